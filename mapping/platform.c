@@ -1,0 +1,525 @@
+/*  =========================================================================
+    platform - clusters, nodes and links of a (virtual) grid
+
+    The parser validates everything (it reads user files) and reports the
+    first problem as "line N: reason"; it never asserts on input.
+    =========================================================================
+*/
+#include "mapping.h"
+
+//  Defaults documented in platform.h and docs/PLANNING.md
+#define PLATFORM_INTRA_LATENCY_US       50.0
+#define PLATFORM_INTRA_BANDWIDTH_MBPS   1000.0
+#define PLATFORM_BACKBONE_LATENCY_US    5000.0
+#define PLATFORM_BACKBONE_BANDWIDTH_MBPS 100.0
+
+typedef struct {
+    char *name;                 //  Cluster name, unique in the platform
+    size_t nodes;               //  Number of nodes
+    size_t first;               //  Global index of the first node
+    double *speeds;             //  Speed factor of each node, in (0, 1]
+    double power;               //  Power of a speed-1 node
+    size_t supernodes;          //  Super-nodes the launcher starts here
+} cluster_t;
+
+struct _platform_t {
+    char *name;                 //  Platform name
+    size_t cluster_count;       //  Number of clusters
+    cluster_t *clusters;        //  Clusters in file order
+    size_t node_count;          //  Nodes over all clusters
+    double *latency_us;         //  cluster_count^2 latencies, row = from
+    double *bandwidth_mbps;     //  cluster_count^2 bandwidths, row = from
+};
+
+//  Parsing context: where we are and the first error met
+typedef struct {
+    char *error;                //  Caller's buffer, may be NULL
+    size_t error_size;          //  Size of the caller's buffer
+} parser_t;
+
+static int
+s_fail (parser_t *parser, zpl_t *item, const char *format, ...)
+{
+    if (!parser->error || parser->error_size == 0)
+        return -1;
+    char reason [256];
+    va_list args;
+    va_start (args, format);
+    vsnprintf (reason, sizeof reason, format, args);
+    va_end (args);
+    if (item && zpl_line (item))
+        snprintf (parser->error, parser->error_size, "line %zu: %s",
+                  zpl_line (item), reason);
+    else
+        snprintf (parser->error, parser->error_size, "%s", reason);
+    return -1;
+}
+
+//  Read a finite number from a whole string
+static bool
+s_to_double (const char *text, double *value)
+{
+    if (!text || !*text)
+        return false;
+    char *end;
+    errno = 0;
+    *value = strtod (text, &end);
+    return errno == 0 && *end == '\0' && isfinite (*value);
+}
+
+//  Read the optional number "name" under item; keeps *value if absent
+static int
+s_number (parser_t *parser, zpl_t *item, const char *name, double *value)
+{
+    zpl_t *field = zpl_locate (item, name);
+    if (!field)
+        return 0;
+    if (!s_to_double (zpl_value (field), value))
+        return s_fail (parser, field, "%s is not a number: '%s'", name,
+                       zpl_value (field) ? zpl_value (field) : "");
+    return 0;
+}
+
+//  Read the optional positive whole number "name" under item
+static int
+s_count (parser_t *parser, zpl_t *item, const char *name, size_t minimum,
+         size_t *value)
+{
+    zpl_t *field = zpl_locate (item, name);
+    if (!field)
+        return 0;
+    double number;
+    if (!s_to_double (zpl_value (field), &number) || number != floor (number)
+    ||  number < (double) minimum || number > 1e9)
+        return s_fail (parser, field, "%s must be a whole number >= %zu",
+                       name, minimum);
+    *value = (size_t) number;
+    return 0;
+}
+
+//  Read a latency and a bandwidth, both positive
+static int
+s_link_figures (parser_t *parser, zpl_t *item, double *latency,
+                double *bandwidth)
+{
+    if (s_number (parser, item, "latency_us", latency)
+    ||  s_number (parser, item, "bandwidth_mbps", bandwidth))
+        return -1;
+    if (*latency < 0)
+        return s_fail (parser, item, "latency_us must be >= 0");
+    if (*bandwidth <= 0)
+        return s_fail (parser, item, "bandwidth_mbps must be > 0");
+    return 0;
+}
+
+//  Parse "speeds": exactly one factor in (0, 1] per node
+static int
+s_parse_speeds (parser_t *parser, zpl_t *item, cluster_t *cluster)
+{
+    zpl_t *field = zpl_locate (item, "speeds");
+    const char *cursor = zpl_value (field) ? zpl_value (field) : "";
+    size_t count = 0;
+    while (true) {
+        while (isspace ((unsigned char) *cursor))
+            cursor++;
+        if (!*cursor)
+            break;
+        char *end;
+        errno = 0;
+        double speed = strtod (cursor, &end);
+        if (end == cursor || errno || !isfinite (speed)
+        ||  (*end && !isspace ((unsigned char) *end)))
+            return s_fail (parser, field, "speeds holds a non-number");
+        if (speed <= 0 || speed > 1)
+            return s_fail (parser, field, "speed %g is out of (0, 1]", speed);
+        if (count < cluster->nodes)
+            cluster->speeds [count] = speed;
+        count++;
+        cursor = end;
+    }
+    if (count != cluster->nodes)
+        return s_fail (parser, field,
+                       "speeds has %zu values for %zu nodes", count,
+                       cluster->nodes);
+    return 0;
+}
+
+//  Parse one cluster item
+static int
+s_parse_cluster (parser_t *parser, zpl_t *item, cluster_t *cluster,
+                 double *latency, double *bandwidth)
+{
+    zpl_t *name = zpl_locate (item, "name");
+    if (!name || !zpl_value (name) || !*zpl_value (name))
+        return s_fail (parser, item, "cluster has no name");
+    cluster->name = strdup (zpl_value (name));
+    cluster->nodes = 0;
+    if (!zpl_locate (item, "nodes"))
+        return s_fail (parser, item, "cluster %s has no nodes",
+                       cluster->name);
+    cluster->supernodes = 1;
+    cluster->power = 1.0;
+    double speed = 1.0;
+    if (s_count (parser, item, "nodes", 1, &cluster->nodes)
+    ||  s_count (parser, item, "supernodes", 0, &cluster->supernodes)
+    ||  s_number (parser, item, "speed", &speed)
+    ||  s_number (parser, item, "power", &cluster->power)
+    ||  s_link_figures (parser, item, latency, bandwidth))
+        return -1;
+    if (speed <= 0 || speed > 1)
+        return s_fail (parser, zpl_locate (item, "speed"),
+                       "speed %g is out of (0, 1]", speed);
+    if (cluster->power <= 0)
+        return s_fail (parser, zpl_locate (item, "power"),
+                       "power must be > 0");
+    cluster->speeds = (double *) malloc (cluster->nodes * sizeof (double));
+    assert (cluster->speeds);
+    for (size_t node = 0; node < cluster->nodes; node++)
+        cluster->speeds [node] = speed;
+    if (zpl_locate (item, "speeds"))
+        return s_parse_speeds (parser, item, cluster);
+    return 0;
+}
+
+//  Parse one link item and store it both ways
+static int
+s_parse_link (parser_t *parser, platform_t *self, zpl_t *item)
+{
+    zpl_t *between = zpl_locate (item, "between");
+    char first [128], second [128], extra [2];
+    if (!between || !zpl_value (between)
+    ||  sscanf (zpl_value (between), "%127s %127s %1s", first, second,
+                extra) != 2)
+        return s_fail (parser, between ? between : item,
+                       "link needs between = \"CLUSTER CLUSTER\"");
+    int from = platform_cluster_index (self, first);
+    int to = platform_cluster_index (self, second);
+    if (from < 0 || to < 0)
+        return s_fail (parser, between, "link names unknown cluster '%s'",
+                       from < 0 ? first : second);
+    if (from == to)
+        return s_fail (parser, between, "link joins cluster %s to itself",
+                       first);
+    size_t count = self->cluster_count;
+    double latency = self->latency_us [from * count + to];
+    double bandwidth = self->bandwidth_mbps [from * count + to];
+    if (s_link_figures (parser, item, &latency, &bandwidth))
+        return -1;
+    self->latency_us [from * count + to] = latency;
+    self->latency_us [to * count + from] = latency;
+    self->bandwidth_mbps [from * count + to] = bandwidth;
+    self->bandwidth_mbps [to * count + from] = bandwidth;
+    return 0;
+}
+
+//  Count the children called name
+static size_t
+s_children_named (zpl_t *item, const char *name)
+{
+    size_t count = 0;
+    for (zpl_t *child = zpl_child (item); child; child = zpl_next (child))
+        if (streq (zpl_name (child), name))
+            count++;
+    return count;
+}
+
+//  Parse every cluster, filling the diagonal of the link matrices
+static int
+s_parse_clusters (parser_t *parser, platform_t *self, zpl_t *root)
+{
+    size_t count = self->cluster_count;
+    size_t index = 0;
+    for (zpl_t *item = zpl_child (root); item; item = zpl_next (item)) {
+        if (!streq (zpl_name (item), "cluster"))
+            continue;
+        cluster_t *cluster = &self->clusters [index];
+        double latency = PLATFORM_INTRA_LATENCY_US;
+        double bandwidth = PLATFORM_INTRA_BANDWIDTH_MBPS;
+        if (s_parse_cluster (parser, item, cluster, &latency, &bandwidth))
+            return -1;
+        for (size_t other = 0; other < index; other++)
+            if (streq (self->clusters [other].name, cluster->name))
+                return s_fail (parser, item, "duplicate cluster name '%s'",
+                               cluster->name);
+        self->latency_us [index * count + index] = latency;
+        self->bandwidth_mbps [index * count + index] = bandwidth;
+        cluster->first = self->node_count;
+        self->node_count += cluster->nodes;
+        index++;
+    }
+    return 0;
+}
+
+//  Known item names, so that typing mistakes are reported, not ignored
+static int
+s_check_names (parser_t *parser, zpl_t *root)
+{
+    static const char *known [] = {
+        "name", "backbone", "cluster", "link", NULL
+    };
+    for (zpl_t *item = zpl_child (root); item; item = zpl_next (item)) {
+        size_t index = 0;
+        while (known [index] && !streq (known [index], zpl_name (item)))
+            index++;
+        if (!known [index])
+            return s_fail (parser, item, "unknown item '%s' in platform",
+                           zpl_name (item));
+    }
+    return 0;
+}
+
+//  Fill the platform from the "platform" item
+static int
+s_parse_platform (parser_t *parser, platform_t *self, zpl_t *root)
+{
+    zpl_t *name = zpl_locate (root, "name");
+    if (!name || !zpl_value (name) || !*zpl_value (name))
+        return s_fail (parser, root, "platform has no name");
+    self->name = strdup (zpl_value (name));
+    if (s_check_names (parser, root))
+        return -1;
+    double latency = PLATFORM_BACKBONE_LATENCY_US;
+    double bandwidth = PLATFORM_BACKBONE_BANDWIDTH_MBPS;
+    zpl_t *backbone = zpl_locate (root, "backbone");
+    if (backbone && s_link_figures (parser, backbone, &latency, &bandwidth))
+        return -1;
+    size_t count = s_children_named (root, "cluster");
+    if (count == 0)
+        return s_fail (parser, root, "platform has no cluster");
+    self->cluster_count = count;
+    self->clusters = (cluster_t *) calloc (count, sizeof (cluster_t));
+    self->latency_us = (double *) malloc (count * count * sizeof (double));
+    self->bandwidth_mbps = (double *) malloc (count * count * sizeof (double));
+    assert (self->clusters && self->latency_us && self->bandwidth_mbps);
+    for (size_t cell = 0; cell < count * count; cell++) {
+        self->latency_us [cell] = latency;
+        self->bandwidth_mbps [cell] = bandwidth;
+    }
+    if (s_parse_clusters (parser, self, root))
+        return -1;
+    for (zpl_t *item = zpl_child (root); item; item = zpl_next (item))
+        if (streq (zpl_name (item), "link") && s_parse_link (parser, self, item))
+            return -1;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Parse a platform from a string
+
+platform_t *
+platform_parse (const char *text, char *error, size_t error_size)
+{
+    assert (text);
+    parser_t parser = { error, error_size };
+    zpl_t *tree = zpl_parse (text, error, error_size);
+    if (!tree)
+        return NULL;
+    platform_t *self = (platform_t *) calloc (1, sizeof (platform_t));
+    assert (self);
+    zpl_t *root = zpl_locate (tree, "platform");
+    int rc = root ? s_parse_platform (&parser, self, root)
+                  : s_fail (&parser, NULL, "no 'platform' item");
+    if (rc == 0 && zpl_next (root))
+        rc = s_fail (&parser, zpl_next (root), "unexpected item '%s' after "
+                     "the platform", zpl_name (zpl_next (root)));
+    zpl_destroy (&tree);
+    if (rc)
+        platform_destroy (&self);
+    return self;
+}
+
+//  Read a whole file; returns a fresh string or NULL
+static char *
+s_read_file (const char *path)
+{
+    FILE *file = fopen (path, "rb");
+    if (!file)
+        return NULL;
+    size_t size = 0, capacity = 4096;
+    char *text = (char *) malloc (capacity);
+    assert (text);
+    size_t got;
+    while ((got = fread (text + size, 1, capacity - size - 1, file)) > 0) {
+        size += got;
+        if (capacity - size - 1 == 0) {
+            capacity *= 2;
+            text = (char *) realloc (text, capacity);
+            assert (text);
+        }
+    }
+    bool failed = ferror (file);
+    fclose (file);
+    if (failed) {
+        free (text);
+        return NULL;
+    }
+    text [size] = '\0';
+    return text;
+}
+
+//  --------------------------------------------------------------------------
+//  Load a platform file
+
+platform_t *
+platform_load (const char *path, char *error, size_t error_size)
+{
+    assert (path);
+    char *text = s_read_file (path);
+    if (!text) {
+        if (error)
+            snprintf (error, error_size, "%s: %s", path, strerror (errno));
+        return NULL;
+    }
+    char reason [512] = "";
+    platform_t *self = platform_parse (text, reason, sizeof reason);
+    free (text);
+    if (!self && error) {
+        //  "line N: why" becomes "PATH:N: why", as compilers print it
+        size_t line;
+        int consumed = 0;
+        if (sscanf (reason, "line %zu: %n", &line, &consumed) == 1
+        &&  consumed > 0)
+            snprintf (error, error_size, "%s:%zu: %s", path, line,
+                      reason + consumed);
+        else
+            snprintf (error, error_size, "%s: %s", path, reason);
+    }
+    return self;
+}
+
+//  --------------------------------------------------------------------------
+//  Destroy a platform
+
+void
+platform_destroy (platform_t **self_p)
+{
+    assert (self_p);
+    platform_t *self = *self_p;
+    if (!self)
+        return;
+    for (size_t index = 0; index < self->cluster_count; index++) {
+        free (self->clusters [index].name);
+        free (self->clusters [index].speeds);
+    }
+    free (self->clusters);
+    free (self->latency_us);
+    free (self->bandwidth_mbps);
+    free (self->name);
+    free (self);
+    *self_p = NULL;
+}
+
+const char *
+platform_name (platform_t *self)
+{
+    assert (self);
+    return self->name;
+}
+
+size_t
+platform_cluster_count (platform_t *self)
+{
+    assert (self);
+    return self->cluster_count;
+}
+
+const char *
+platform_cluster_name (platform_t *self, size_t cluster)
+{
+    assert (self);
+    assert (cluster < self->cluster_count);
+    return self->clusters [cluster].name;
+}
+
+int
+platform_cluster_index (platform_t *self, const char *name)
+{
+    assert (self);
+    assert (name);
+    for (size_t index = 0; index < self->cluster_count; index++)
+        if (self->clusters [index].name
+        &&  streq (self->clusters [index].name, name))
+            return (int) index;
+    return -1;
+}
+
+size_t
+platform_cluster_nodes (platform_t *self, size_t cluster)
+{
+    assert (self);
+    assert (cluster < self->cluster_count);
+    return self->clusters [cluster].nodes;
+}
+
+size_t
+platform_cluster_supernodes (platform_t *self, size_t cluster)
+{
+    assert (self);
+    assert (cluster < self->cluster_count);
+    return self->clusters [cluster].supernodes;
+}
+
+double
+platform_node_speed (platform_t *self, size_t cluster, size_t node)
+{
+    assert (self);
+    assert (cluster < self->cluster_count);
+    assert (node < self->clusters [cluster].nodes);
+    return self->clusters [cluster].speeds [node];
+}
+
+double
+platform_node_power (platform_t *self, size_t cluster, size_t node)
+{
+    return platform_node_speed (self, cluster, node)
+         * self->clusters [cluster].power;
+}
+
+double
+platform_latency_us (platform_t *self, size_t from_cluster,
+                     size_t to_cluster)
+{
+    assert (self);
+    assert (from_cluster < self->cluster_count);
+    assert (to_cluster < self->cluster_count);
+    return self->latency_us [from_cluster * self->cluster_count + to_cluster];
+}
+
+double
+platform_bandwidth_mbps (platform_t *self, size_t from_cluster,
+                         size_t to_cluster)
+{
+    assert (self);
+    assert (from_cluster < self->cluster_count);
+    assert (to_cluster < self->cluster_count);
+    return self->bandwidth_mbps [from_cluster * self->cluster_count
+                                 + to_cluster];
+}
+
+size_t
+platform_node_count (platform_t *self)
+{
+    assert (self);
+    return self->node_count;
+}
+
+size_t
+platform_node_index (platform_t *self, size_t cluster, size_t node)
+{
+    assert (self);
+    assert (cluster < self->cluster_count);
+    assert (node < self->clusters [cluster].nodes);
+    return self->clusters [cluster].first + node;
+}
+
+size_t
+platform_node_cluster (platform_t *self, size_t index)
+{
+    assert (self);
+    assert (index < self->node_count);
+    size_t cluster = 0;
+    while (index >= self->clusters [cluster].first
+                    + self->clusters [cluster].nodes)
+        cluster++;
+    return cluster;
+}

@@ -1,0 +1,107 @@
+/*  =========================================================================
+    platform - the description of a (virtual) grid: clusters of nodes with
+    their speeds and powers, and the links between clusters
+
+    Read from a ZPL platform file (the format the local virtual-grid
+    launcher uses, see docs/PLANNING.md):
+
+        platform
+            name = "two-clusters"
+            backbone                    #  default link between clusters
+                latency_us = 5000
+                bandwidth_mbps = 100
+            cluster
+                name = "A"
+                nodes = 4
+                speed = 1.0             #  0 < speed <= 1 (default 1)
+                speeds = "1 1 0.5 0.5"  #  optional, one per node
+                power = 1.0             #  power of a speed-1 node (default 1)
+                latency_us = 50         #  intra-cluster (default 50)
+                bandwidth_mbps = 10000  #  intra-cluster (default 1000)
+                supernodes = 1          #  default 1
+            link                        #  optional, overrides the backbone
+                between = "A B"
+                latency_us = 2000
+                bandwidth_mbps = 1000
+
+    The backbone defaults to 5000 us and 100 Mb/s.  A platform is read-only
+    once loaded; the free/used state of nodes lives in grid_t.
+    =========================================================================
+*/
+#ifndef JACE_PLATFORM_H_INCLUDED
+#define JACE_PLATFORM_H_INCLUDED
+
+#include <stddef.h>
+
+//  Opaque description of clusters, nodes and links
+typedef struct _platform_t platform_t;
+
+//  Load a platform file.  Returns NULL on failure, and writes
+//  "PATH:LINE: reason" (or "PATH: reason") into error when not NULL.
+platform_t *
+    platform_load (const char *path, char *error, size_t error_size);
+
+//  Parse a platform from a string.  Returns NULL on failure, with
+//  "line N: reason" (or a reason without a line) in error.
+platform_t *
+    platform_parse (const char *text, char *error, size_t error_size);
+
+//  Destroy a platform; nullifies the reference.  Safe on NULL.
+void
+    platform_destroy (platform_t **self_p);
+
+//  Name of the platform
+const char *
+    platform_name (platform_t *self);
+
+//  Number of clusters (at least 1)
+size_t
+    platform_cluster_count (platform_t *self);
+
+//  Name of a cluster
+const char *
+    platform_cluster_name (platform_t *self, size_t cluster);
+
+//  Index of the cluster with this name, or -1 when there is none
+int
+    platform_cluster_index (platform_t *self, const char *name);
+
+//  Number of nodes in a cluster (at least 1)
+size_t
+    platform_cluster_nodes (platform_t *self, size_t cluster);
+
+//  Number of super-nodes the launcher starts in a cluster
+size_t
+    platform_cluster_supernodes (platform_t *self, size_t cluster);
+
+//  Speed factor of a node, in (0, 1]
+double
+    platform_node_speed (platform_t *self, size_t cluster, size_t node);
+
+//  Computing power of a node: the cluster's power times the node's speed
+double
+    platform_node_power (platform_t *self, size_t cluster, size_t node);
+
+//  Latency between two clusters in microseconds (intra when equal)
+double
+    platform_latency_us (platform_t *self, size_t from_cluster,
+                         size_t to_cluster);
+
+//  Bandwidth between two clusters in Mb/s (intra when equal)
+double
+    platform_bandwidth_mbps (platform_t *self, size_t from_cluster,
+                             size_t to_cluster);
+
+//  Total number of nodes over all clusters
+size_t
+    platform_node_count (platform_t *self);
+
+//  Global index (clusters in file order, nodes in order) of a node
+size_t
+    platform_node_index (platform_t *self, size_t cluster, size_t node);
+
+//  Cluster of the node with this global index
+size_t
+    platform_node_cluster (platform_t *self, size_t index);
+
+#endif

@@ -1,0 +1,244 @@
+/*  =========================================================================
+    zpl - a ZPL reader that keeps line numbers
+
+    Reads the subset of ZPL (rfc 4) that zconfig writes: one item per line,
+    four spaces of indentation per level, "name" or "name = value", values
+    bare or quoted with " or ', comments from "#" to the end of the line.
+    =========================================================================
+*/
+#include "mapping.h"
+
+//  Deepest nesting we accept; files deeper than this are not ours
+#define ZPL_MAX_DEPTH 16
+
+struct _zpl_t {
+    char *name;                 //  Item name, "" for the root
+    char *value;                //  Item value, NULL when absent
+    size_t line;                //  Line number in the source text
+    zpl_t *child;               //  First child
+    zpl_t *last_child;          //  Last child, to append in file order
+    zpl_t *next;                //  Next sibling
+};
+
+static zpl_t *
+s_item_new (const char *name, size_t name_size, size_t line)
+{
+    zpl_t *self = (zpl_t *) calloc (1, sizeof (zpl_t));
+    assert (self);
+    self->name = strndup (name, name_size);
+    assert (self->name);
+    self->line = line;
+    return self;
+}
+
+static void
+s_append (zpl_t *parent, zpl_t *child)
+{
+    if (parent->last_child)
+        parent->last_child->next = child;
+    else
+        parent->child = child;
+    parent->last_child = child;
+}
+
+static bool
+s_is_name_char (char c)
+{
+    return isalnum ((unsigned char) c) || strchr ("$-_@.&+/", c) != NULL;
+}
+
+//  Parse "= value" after a name.  Returns 0 and sets *value (fresh string)
+//  or -1 with the reason.
+static int
+s_parse_value (const char **cursor_p, char **value, const char **reason)
+{
+    const char *cursor = *cursor_p;
+    while (*cursor == ' ' || *cursor == '\t')
+        cursor++;
+    if (*cursor != '=') {
+        *value = NULL;
+        *cursor_p = cursor;
+        return 0;
+    }
+    cursor++;
+    while (*cursor == ' ' || *cursor == '\t')
+        cursor++;
+    if (*cursor == '"' || *cursor == '\'') {
+        char quote = *cursor++;
+        const char *end = strchr (cursor, quote);
+        const char *eol = strchr (cursor, '\n');
+        if (!end || (eol && end > eol)) {
+            *reason = "unterminated quoted value";
+            return -1;
+        }
+        *value = strndup (cursor, end - cursor);
+        *cursor_p = end + 1;
+        return 0;
+    }
+    const char *start = cursor;
+    while (*cursor && !isspace ((unsigned char) *cursor) && *cursor != '#')
+        cursor++;
+    if (cursor == start) {
+        *reason = "missing value after '='";
+        return -1;
+    }
+    *value = strndup (start, cursor - start);
+    *cursor_p = cursor;
+    return 0;
+}
+
+//  Only blanks or a comment may follow an item on its line
+static bool
+s_rest_is_blank (const char *cursor)
+{
+    while (*cursor == ' ' || *cursor == '\t')
+        cursor++;
+    return *cursor == '\0' || *cursor == '\n' || *cursor == '#'
+        || *cursor == '\r';
+}
+
+//  Parse one non-blank line into an item under the right parent.
+//  Returns 0, or -1 with the reason.
+static int
+s_parse_line (const char *text, size_t line, zpl_t **stack, size_t *depth_p,
+              const char **reason)
+{
+    size_t indent = 0;
+    while (text [indent] == ' ')
+        indent++;
+    if (text [indent] == '\t') {
+        *reason = "tabs are not allowed for indentation";
+        return -1;
+    }
+    if (indent % 4) {
+        *reason = "indentation must be a multiple of 4 spaces";
+        return -1;
+    }
+    size_t depth = indent / 4;
+    if (depth > *depth_p || depth >= ZPL_MAX_DEPTH) {
+        *reason = "item is indented too deeply";
+        return -1;
+    }
+    const char *cursor = text + indent;
+    const char *name = cursor;
+    while (s_is_name_char (*cursor))
+        cursor++;
+    if (cursor == name) {
+        *reason = "expected a name";
+        return -1;
+    }
+    size_t name_size = cursor - name;
+    char *value = NULL;
+    if (s_parse_value (&cursor, &value, reason))
+        return -1;
+    if (!s_rest_is_blank (cursor)) {
+        free (value);
+        *reason = "unexpected text after the item";
+        return -1;
+    }
+    zpl_t *item = s_item_new (name, name_size, line);
+    item->value = value;
+    s_append (stack [depth], item);
+    stack [depth + 1] = item;
+    *depth_p = depth + 1;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Parse ZPL text into a tree
+
+zpl_t *
+zpl_parse (const char *text, char *error, size_t error_size)
+{
+    assert (text);
+    zpl_t *root = s_item_new ("", 0, 0);
+    zpl_t *stack [ZPL_MAX_DEPTH + 1] = { root };
+    size_t depth = 0;           //  Deepest level a new item may take
+    size_t line = 1;
+    const char *cursor = text;
+    while (*cursor) {
+        const char *start = cursor;
+        while (*start == ' ')
+            start++;
+        bool blank = *start == '\n' || *start == '\0' || *start == '#'
+                  || *start == '\r';
+        const char *reason = NULL;
+        if (!blank && s_parse_line (cursor, line, stack, &depth, &reason)) {
+            if (error)
+                snprintf (error, error_size, "line %zu: %s", line, reason);
+            zpl_destroy (&root);
+            return NULL;
+        }
+        const char *eol = strchr (cursor, '\n');
+        if (!eol)
+            break;
+        cursor = eol + 1;
+        line++;
+    }
+    return root;
+}
+
+//  --------------------------------------------------------------------------
+//  Destroy a tree
+
+void
+zpl_destroy (zpl_t **self_p)
+{
+    assert (self_p);
+    zpl_t *self = *self_p;
+    while (self) {
+        zpl_t *next = self->next;
+        zpl_destroy (&self->child);
+        free (self->name);
+        free (self->value);
+        free (self);
+        self = next;
+    }
+    *self_p = NULL;
+}
+
+const char *
+zpl_name (zpl_t *self)
+{
+    assert (self);
+    return self->name;
+}
+
+const char *
+zpl_value (zpl_t *self)
+{
+    assert (self);
+    return self->value;
+}
+
+size_t
+zpl_line (zpl_t *self)
+{
+    assert (self);
+    return self->line;
+}
+
+zpl_t *
+zpl_child (zpl_t *self)
+{
+    assert (self);
+    return self->child;
+}
+
+zpl_t *
+zpl_next (zpl_t *self)
+{
+    assert (self);
+    return self->next;
+}
+
+zpl_t *
+zpl_locate (zpl_t *self, const char *name)
+{
+    assert (self);
+    assert (name);
+    for (zpl_t *child = self->child; child; child = child->next)
+        if (streq (child->name, name))
+            return child;
+    return NULL;
+}

@@ -1,0 +1,53 @@
+/*  =========================================================================
+    zpl - a ZPL (ZeroMQ Property Language, rfc 4) reader that keeps line
+    numbers
+
+    The platform and job files are ZPL, the syntax of CZMQ's zconfig.  We
+    read them with this small reader instead of zconfig because zconfig
+    reports syntax errors through the log and forgets where each item was
+    written; our parsers must return "FILE:LINE: reason" and never log.
+    The tree is read-only once built.
+    =========================================================================
+*/
+#ifndef JACE_ZPL_H_INCLUDED
+#define JACE_ZPL_H_INCLUDED
+
+#include <stddef.h>
+
+//  One item of a ZPL tree: a name, an optional value, children
+typedef struct _zpl_t zpl_t;
+
+//  Parse ZPL text into a tree whose root has no name.  Returns NULL and
+//  writes "line N: reason" into error (when not NULL) on a syntax error.
+zpl_t *
+    zpl_parse (const char *text, char *error, size_t error_size);
+
+//  Destroy a tree; nullifies the reference.  Safe on NULL.
+void
+    zpl_destroy (zpl_t **self_p);
+
+//  Name of the item (the root's is "")
+const char *
+    zpl_name (zpl_t *self);
+
+//  Value of the item, or NULL when it has none
+const char *
+    zpl_value (zpl_t *self);
+
+//  Line where the item was written (0 for the root)
+size_t
+    zpl_line (zpl_t *self);
+
+//  First child, or NULL
+zpl_t *
+    zpl_child (zpl_t *self);
+
+//  Next sibling, or NULL
+zpl_t *
+    zpl_next (zpl_t *self);
+
+//  First child with this name, or NULL
+zpl_t *
+    zpl_locate (zpl_t *self, const char *name);
+
+#endif

@@ -1,0 +1,921 @@
+/*  =========================================================================
+    jace_msg - the one codec for every message Jace processes exchange
+
+    The schema table below is the protocol: for each type, the fields it
+    carries in wire order.  docs/PROTOCOL.md describes the same in prose.
+    =========================================================================
+*/
+#include "jace_msg.h"
+
+#include <msgpack.h>
+
+//  Every field any message can carry.  Strings first, then integers, then
+//  the rest; the order only matters for the storage arrays below.
+typedef enum {
+    F_SENDER, F_ENDPOINT, F_CLUSTER, F_PUBKEY, F_JOB, F_APP, F_REASON,
+    F_TASK, F_EPOCH, F_ITERATION, F_COUNT, F_STATE, F_INTERVAL, F_FIRST,
+    F_VALUE, F_NODES, F_PARAMS,
+    F_END                       //  Ends a schema
+} field_t;
+
+#define STRING_FIELDS   (F_REASON + 1)
+#define INT_FIELDS      (F_FIRST - F_TASK + 1)
+
+//  Bound of each string field, in bytes including the terminating NUL.
+static const size_t s_string_bound [STRING_FIELDS] = {
+    JACE_ID_MAX, JACE_ENDPOINT_MAX, JACE_ID_MAX, JACE_ID_MAX, JACE_ID_MAX,
+    JACE_ID_MAX, JACE_TEXT_MAX
+};
+
+//  Wire layout of each type: its name and its fields in order.
+typedef struct {
+    const char *name;           //  Type name for logs
+    field_t fields [12];        //  Fields in wire order, F_END terminated
+} schema_t;
+
+static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
+    [JACE_MSG_HELLO] = { "HELLO", { F_SENDER, F_NODES, F_END } },
+    [JACE_MSG_WELCOME] = { "WELCOME", { F_SENDER, F_INTERVAL, F_END } },
+    [JACE_MSG_HEARTBEAT] = { "HEARTBEAT",
+        { F_SENDER, F_JOB, F_STATE, F_END } },
+    [JACE_MSG_BYE] = { "BYE", { F_SENDER, F_END } },
+    [JACE_MSG_RESERVE] = { "RESERVE",
+        { F_SENDER, F_JOB, F_COUNT, F_INTERVAL, F_STATE, F_END } },
+    [JACE_MSG_GRANT] = { "GRANT",
+        { F_SENDER, F_JOB, F_COUNT, F_NODES, F_END } },
+    [JACE_MSG_RELEASE] = { "RELEASE",
+        { F_SENDER, F_JOB, F_NODES, F_END } },
+    [JACE_MSG_STATUS] = { "STATUS", { F_SENDER, F_END } },
+    [JACE_MSG_STATUS_REPLY] = { "STATUS_REPLY",
+        { F_SENDER, F_NODES, F_END } },
+    [JACE_MSG_PEER_STATE] = { "PEER_STATE",
+        { F_SENDER, F_ENDPOINT, F_NODES, F_END } },
+    [JACE_MSG_ASSIGN] = { "ASSIGN",
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_COUNT, F_INTERVAL, F_APP,
+          F_PARAMS, F_NODES, F_END } },
+    [JACE_MSG_ACCEPT] = { "ACCEPT",
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_END } },
+    [JACE_MSG_REFUSE] = { "REFUSE",
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_REASON, F_END } },
+    [JACE_MSG_START] = { "START", { F_JOB, F_EPOCH, F_END } },
+    [JACE_MSG_PROGRESS] = { "PROGRESS",
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_VALUE, F_STATE,
+          F_END } },
+    [JACE_MSG_COLLECT] = { "COLLECT", { F_JOB, F_COUNT, F_END } },
+    [JACE_MSG_RESULT] = { "RESULT",
+        { F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_FIRST, F_COUNT, F_END } },
+    [JACE_MSG_STOP] = { "STOP", { F_JOB, F_REASON, F_END } },
+    [JACE_MSG_DATA] = { "DATA",
+        { F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_FIRST, F_END } },
+    [JACE_MSG_ERROR] = { "ERROR", { F_SENDER, F_REASON, F_END } },
+};
+
+//  Fields of a node record on the wire, in order.
+#define NODE_FIELDS 11
+
+//  One payload frame: descriptor and the frame itself (wire order).
+typedef struct {
+    jace_payload_kind_t kind;   //  Element kind
+    size_t count;               //  Elements
+    zframe_t *frame;            //  Raw bytes, little-endian
+} payload_t;
+
+struct _jace_msg_t {
+    jace_msg_type_t type;               //  Message type
+    zframe_t *routing_id;               //  ROUTER peer, or NULL
+    char *strings [STRING_FIELDS];      //  String fields, NULL if unset
+    int64_t ints [INT_FIELDS];          //  Integer fields
+    double value;                       //  The one floating-point field
+    jace_node_t *nodes;                 //  Node list
+    size_t node_count;                  //  Records in nodes
+    size_t node_capacity;               //  Allocated records
+    zhash_t *params;                    //  Params map, values owned
+    payload_t payloads [JACE_MSG_PAYLOADS_MAX];  //  Payload frames
+    size_t payload_count;               //  Payloads in use
+};
+
+
+//  --------------------------------------------------------------------------
+//  Size in bytes of one element of a payload kind.
+
+static size_t
+s_element_size (jace_payload_kind_t kind)
+{
+    return kind == JACE_PAYLOAD_BYTES ? 1 : 8;
+}
+
+//  --------------------------------------------------------------------------
+//  Copy count elements between host and wire order (the same on
+//  little-endian hosts; byte-swapped on big-endian ones).
+
+static void
+s_copy_ordered (void *dest, const void *src, size_t count, size_t size)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    if (size == 8) {
+        const uint64_t *in = src;
+        uint64_t *out = dest;
+        for (size_t i = 0; i < count; i++) {
+            uint64_t word;
+            memcpy (&word, in + i, 8);
+            word = __builtin_bswap64 (word);
+            memcpy (out + i, &word, 8);
+        }
+        return;
+    }
+#endif
+    if (count > 0)
+        memcpy (dest, src, count * size);
+}
+
+//  --------------------------------------------------------------------------
+
+jace_msg_t *
+jace_msg_new (jace_msg_type_t type)
+{
+    assert (type > 0 && type < JACE_MSG_TYPE_COUNT);
+    jace_msg_t *self = (jace_msg_t *) zmalloc (sizeof (jace_msg_t));
+    self->type = type;
+    self->params = zhash_new ();
+    zhash_autofree (self->params);
+    return self;
+}
+
+//  --------------------------------------------------------------------------
+
+void
+jace_msg_destroy (jace_msg_t **self_p)
+{
+    assert (self_p);
+    if (*self_p) {
+        jace_msg_t *self = *self_p;
+        zframe_destroy (&self->routing_id);
+        for (size_t i = 0; i < STRING_FIELDS; i++)
+            free (self->strings [i]);
+        free (self->nodes);
+        zhash_destroy (&self->params);
+        for (size_t i = 0; i < self->payload_count; i++)
+            zframe_destroy (&self->payloads [i].frame);
+        free (self);
+        *self_p = NULL;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Encoding
+
+static void
+s_pack_string (msgpack_packer *pk, const char *value)
+{
+    size_t length = value ? strlen (value) : 0;
+    msgpack_pack_str (pk, length);
+    msgpack_pack_str_body (pk, value ? value : "", length);
+}
+
+static void
+s_pack_node (msgpack_packer *pk, const jace_node_t *node)
+{
+    msgpack_pack_array (pk, NODE_FIELDS);
+    s_pack_string (pk, node->id);
+    s_pack_string (pk, node->endpoint);
+    s_pack_string (pk, node->data);
+    s_pack_string (pk, node->cluster);
+    s_pack_string (pk, node->pubkey);
+    s_pack_string (pk, node->supernode);
+    msgpack_pack_double (pk, node->power);
+    msgpack_pack_int64 (pk, node->cores);
+    msgpack_pack_int64 (pk, node->memory);
+    msgpack_pack_int64 (pk, node->state);
+    msgpack_pack_int64 (pk, node->task);
+}
+
+static void
+s_pack_params (msgpack_packer *pk, zhash_t *params)
+{
+    msgpack_pack_map (pk, zhash_size (params));
+    for (const char *value = (const char *) zhash_first (params); value;
+         value = (const char *) zhash_next (params)) {
+        s_pack_string (pk, zhash_cursor (params));
+        s_pack_string (pk, value);
+    }
+}
+
+static void
+s_pack_field (msgpack_packer *pk, const jace_msg_t *self, field_t field)
+{
+    if (field < STRING_FIELDS)
+        s_pack_string (pk, self->strings [field]);
+    else
+    if (field <= F_FIRST)
+        msgpack_pack_int64 (pk, self->ints [field - F_TASK]);
+    else
+    if (field == F_VALUE)
+        msgpack_pack_double (pk, self->value);
+    else
+    if (field == F_NODES) {
+        msgpack_pack_array (pk, self->node_count);
+        for (size_t i = 0; i < self->node_count; i++)
+            s_pack_node (pk, &self->nodes [i]);
+    }
+    else
+        s_pack_params (pk, self->params);
+}
+
+static size_t
+s_schema_length (jace_msg_type_t type)
+{
+    size_t length = 0;
+    while (s_schemas [type].fields [length] != F_END)
+        length++;
+    return length;
+}
+
+zmsg_t *
+jace_msg_encode (const jace_msg_t *self)
+{
+    assert (self);
+    const schema_t *schema = &s_schemas [self->type];
+    msgpack_sbuffer buffer;
+    msgpack_sbuffer_init (&buffer);
+    msgpack_packer pk;
+    msgpack_packer_init (&pk, &buffer, msgpack_sbuffer_write);
+
+    msgpack_pack_array (&pk, 3 + s_schema_length (self->type));
+    msgpack_pack_int (&pk, JACE_MSG_VERSION);
+    msgpack_pack_int (&pk, self->type);
+    for (size_t i = 0; schema->fields [i] != F_END; i++)
+        s_pack_field (&pk, self, schema->fields [i]);
+    msgpack_pack_array (&pk, self->payload_count);
+    for (size_t i = 0; i < self->payload_count; i++) {
+        msgpack_pack_array (&pk, 2);
+        msgpack_pack_int (&pk, self->payloads [i].kind);
+        msgpack_pack_uint64 (&pk, self->payloads [i].count);
+    }
+
+    zmsg_t *zmsg = zmsg_new ();
+    zmsg_addmem (zmsg, buffer.data, buffer.size);
+    msgpack_sbuffer_destroy (&buffer);
+    for (size_t i = 0; i < self->payload_count; i++)
+        zmsg_append (zmsg, &(zframe_t *) { zframe_dup (self->payloads [i].frame) });
+    return zmsg;
+}
+
+//  --------------------------------------------------------------------------
+//  Decoding.  Every helper returns 0 or -1 with the reason written.
+
+//  Write the reason a message is rejected; returns -1 for the caller to
+//  pass up.
+static int
+s_reject (char *reason, size_t reason_size, const char *format, ...)
+{
+    va_list args;
+    va_start (args, format);
+    vsnprintf (reason, reason_size, format, args);
+    va_end (args);
+    return -1;
+}
+
+static int
+s_read_string (const msgpack_object *obj, size_t bound, char *dest,
+               const char *what, char *reason, size_t reason_size)
+{
+    if (obj->type != MSGPACK_OBJECT_STR)
+        return s_reject (reason, reason_size, "field %s is not a string", what);
+    size_t length = obj->via.str.size;
+    if (length >= bound)
+        return s_reject (reason, reason_size, "field %s is %zu bytes, limit %zu", what, length,
+                       bound - 1);
+    if (memchr (obj->via.str.ptr, 0, length))
+        return s_reject (reason, reason_size, "field %s holds a NUL byte", what);
+    memcpy (dest, obj->via.str.ptr, length);
+    dest [length] = 0;
+    return 0;
+}
+
+static int
+s_read_int (const msgpack_object *obj, int64_t *dest, const char *what,
+            char *reason, size_t reason_size)
+{
+    if (obj->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+        if (obj->via.u64 > INT64_MAX)
+            return s_reject (reason, reason_size, "field %s is out of range", what);
+        *dest = (int64_t) obj->via.u64;
+        return 0;
+    }
+    if (obj->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
+        *dest = obj->via.i64;
+        return 0;
+    }
+    return s_reject (reason, reason_size, "field %s is not an integer", what);
+}
+
+static int
+s_read_double (const msgpack_object *obj, double *dest, const char *what,
+               char *reason, size_t reason_size)
+{
+    if (obj->type != MSGPACK_OBJECT_FLOAT64
+    &&  obj->type != MSGPACK_OBJECT_FLOAT32)
+        return s_reject (reason, reason_size, "field %s is not a float", what);
+    *dest = obj->via.f64;
+    return 0;
+}
+
+static int
+s_read_node (const msgpack_object *obj, jace_node_t *node,
+             char *reason, size_t reason_size)
+{
+    if (obj->type != MSGPACK_OBJECT_ARRAY
+    ||  obj->via.array.size != NODE_FIELDS)
+        return s_reject (reason, reason_size, "node record is not an array of %d", NODE_FIELDS);
+    const msgpack_object *f = obj->via.array.ptr;
+    if (s_read_string (&f [0], JACE_ID_MAX, node->id, "node.id",
+                       reason, reason_size)
+    ||  s_read_string (&f [1], JACE_ENDPOINT_MAX, node->endpoint,
+                       "node.endpoint", reason, reason_size)
+    ||  s_read_string (&f [2], JACE_ENDPOINT_MAX, node->data, "node.data",
+                       reason, reason_size)
+    ||  s_read_string (&f [3], JACE_ID_MAX, node->cluster, "node.cluster",
+                       reason, reason_size)
+    ||  s_read_string (&f [4], JACE_ID_MAX, node->pubkey, "node.pubkey",
+                       reason, reason_size)
+    ||  s_read_string (&f [5], JACE_ENDPOINT_MAX, node->supernode,
+                       "node.supernode", reason, reason_size)
+    ||  s_read_double (&f [6], &node->power, "node.power",
+                       reason, reason_size)
+    ||  s_read_int (&f [7], &node->cores, "node.cores", reason, reason_size)
+    ||  s_read_int (&f [8], &node->memory, "node.memory",
+                    reason, reason_size)
+    ||  s_read_int (&f [9], &node->state, "node.state", reason, reason_size)
+    ||  s_read_int (&f [10], &node->task, "node.task", reason, reason_size))
+        return -1;
+    return 0;
+}
+
+static int
+s_read_nodes (jace_msg_t *self, const msgpack_object *obj,
+              char *reason, size_t reason_size)
+{
+    if (obj->type != MSGPACK_OBJECT_ARRAY)
+        return s_reject (reason, reason_size, "field nodes is not an array");
+    if (obj->via.array.size > JACE_NODES_MAX)
+        return s_reject (reason, reason_size, "%u node records, limit %d", obj->via.array.size,
+                       JACE_NODES_MAX);
+    for (uint32_t i = 0; i < obj->via.array.size; i++) {
+        jace_node_t node;
+        if (s_read_node (&obj->via.array.ptr [i], &node, reason, reason_size))
+            return -1;
+        jace_msg_add_node (self, &node);
+    }
+    return 0;
+}
+
+static int
+s_read_params (jace_msg_t *self, const msgpack_object *obj,
+               char *reason, size_t reason_size)
+{
+    if (obj->type != MSGPACK_OBJECT_MAP)
+        return s_reject (reason, reason_size, "field params is not a map");
+    if (obj->via.map.size > JACE_PARAMS_MAX)
+        return s_reject (reason, reason_size, "%u params, limit %d", obj->via.map.size,
+                       JACE_PARAMS_MAX);
+    char *key = (char *) zmalloc (JACE_ENDPOINT_MAX);
+    char *value = (char *) zmalloc (JACE_TEXT_MAX);
+    int rc = 0;
+    for (uint32_t i = 0; i < obj->via.map.size && rc == 0; i++) {
+        const msgpack_object_kv *kv = &obj->via.map.ptr [i];
+        rc = s_read_string (&kv->key, JACE_ENDPOINT_MAX, key, "params key",
+                            reason, reason_size);
+        if (rc == 0)
+            rc = s_read_string (&kv->val, JACE_TEXT_MAX, value,
+                                "params value", reason, reason_size);
+        if (rc == 0 && *key == 0)
+            rc = s_reject (reason, reason_size, "empty params key");
+        if (rc == 0)
+            jace_msg_set_param (self, key, value);
+    }
+    free (key);
+    free (value);
+    return rc;
+}
+
+static const char *
+s_field_name (field_t field)
+{
+    static const char *names [] = {
+        "sender", "endpoint", "cluster", "pubkey", "job", "app", "reason",
+        "task", "epoch", "iteration", "count", "state", "interval", "first",
+        "value", "nodes", "params"
+    };
+    return names [field];
+}
+
+static int
+s_read_field (jace_msg_t *self, field_t field, const msgpack_object *obj,
+              char *reason, size_t reason_size)
+{
+    if (field < STRING_FIELDS) {
+        char *text = (char *) zmalloc (s_string_bound [field]);
+        if (s_read_string (obj, s_string_bound [field], text,
+                           s_field_name (field), reason, reason_size)) {
+            free (text);
+            return -1;
+        }
+        free (self->strings [field]);
+        self->strings [field] = text;
+        return 0;
+    }
+    if (field <= F_FIRST)
+        return s_read_int (obj, &self->ints [field - F_TASK],
+                           s_field_name (field), reason, reason_size);
+    if (field == F_VALUE)
+        return s_read_double (obj, &self->value, "value",
+                              reason, reason_size);
+    if (field == F_NODES)
+        return s_read_nodes (self, obj, reason, reason_size);
+    return s_read_params (self, obj, reason, reason_size);
+}
+
+//  Check the payload descriptor against the frames that follow the header
+//  and take the frames.
+static int
+s_read_payloads (jace_msg_t *self, const msgpack_object *obj, zmsg_t *zmsg,
+                 char *reason, size_t reason_size)
+{
+    if (obj->type != MSGPACK_OBJECT_ARRAY)
+        return s_reject (reason, reason_size, "payload descriptor is not an array");
+    size_t count = obj->via.array.size;
+    if (count > JACE_MSG_PAYLOADS_MAX)
+        return s_reject (reason, reason_size, "%zu payloads, limit %d", count,
+                       JACE_MSG_PAYLOADS_MAX);
+    if (count != zmsg_size (zmsg))
+        return s_reject (reason, reason_size, "header announces %zu payload frames, got %zu",
+                       count, zmsg_size (zmsg));
+    for (size_t i = 0; i < count; i++) {
+        const msgpack_object *pair = &obj->via.array.ptr [i];
+        int64_t kind = 0, length = 0;
+        if (pair->type != MSGPACK_OBJECT_ARRAY || pair->via.array.size != 2)
+            return s_reject (reason, reason_size, "payload %zu descriptor is not [kind, count]", i);
+        if (s_read_int (&pair->via.array.ptr [0], &kind, "payload kind",
+                        reason, reason_size)
+        ||  s_read_int (&pair->via.array.ptr [1], &length, "payload count",
+                        reason, reason_size))
+            return -1;
+        if (kind < JACE_PAYLOAD_F64 || kind > JACE_PAYLOAD_BYTES)
+            return s_reject (reason, reason_size, "payload %zu has unknown kind %" PRId64, i, kind);
+        size_t element = s_element_size ((jace_payload_kind_t) kind);
+        if (length < 0 || (uint64_t) length > JACE_MSG_FRAME_MAX / element)
+            return s_reject (reason, reason_size, "payload %zu count %" PRId64 " out of range",
+                           i, length);
+        zframe_t *frame = zmsg_pop (zmsg);
+        if (zframe_size (frame) != (size_t) length * element) {
+            snprintf (reason, reason_size,
+                      "payload %zu is %zu bytes, header says %zu", i,
+                      zframe_size (frame), (size_t) length * element);
+            zframe_destroy (&frame);
+            return -1;
+        }
+        self->payloads [i] = (payload_t) {
+            (jace_payload_kind_t) kind, (size_t) length, frame };
+        self->payload_count = i + 1;
+    }
+    return 0;
+}
+
+//  Check version, type and field count of the header array.
+static int
+s_read_envelope (const msgpack_object *root, jace_msg_type_t *type,
+                 char *reason, size_t reason_size)
+{
+    if (root->type != MSGPACK_OBJECT_ARRAY || root->via.array.size < 3)
+        return s_reject (reason, reason_size, "header is not an array of at least 3 items");
+    int64_t version = 0, number = 0;
+    if (s_read_int (&root->via.array.ptr [0], &version, "version",
+                    reason, reason_size)
+    ||  s_read_int (&root->via.array.ptr [1], &number, "type",
+                    reason, reason_size))
+        return -1;
+    if (version != JACE_MSG_VERSION)
+        return s_reject (reason, reason_size, "version %" PRId64 ", expected %d", version,
+                       JACE_MSG_VERSION);
+    if (number <= 0 || number >= JACE_MSG_TYPE_COUNT)
+        return s_reject (reason, reason_size, "unknown message type %" PRId64, number);
+    *type = (jace_msg_type_t) number;
+    size_t expected = 3 + s_schema_length (*type);
+    if (root->via.array.size != expected)
+        return s_reject (reason, reason_size, "%s has %u header items, expected %zu",
+                       s_schemas [*type].name, root->via.array.size,
+                       expected);
+    return 0;
+}
+
+static jace_msg_t *
+s_decode_header (const msgpack_object *root, zmsg_t *zmsg,
+                 char *reason, size_t reason_size)
+{
+    jace_msg_type_t type = JACE_MSG_HELLO;
+    if (s_read_envelope (root, &type, reason, reason_size))
+        return NULL;
+    jace_msg_t *self = jace_msg_new (type);
+    const field_t *fields = s_schemas [type].fields;
+    const msgpack_object *items = root->via.array.ptr;
+    size_t index = 0;
+    int rc = 0;
+    for (; fields [index] != F_END && rc == 0; index++)
+        rc = s_read_field (self, fields [index], &items [2 + index],
+                           reason, reason_size);
+    if (rc == 0)
+        rc = s_read_payloads (self, &items [2 + index], zmsg,
+                              reason, reason_size);
+    if (rc)
+        jace_msg_destroy (&self);
+    return self;
+}
+
+jace_msg_t *
+jace_msg_decode (zmsg_t **zmsg_p, char *reason, size_t reason_size)
+{
+    assert (zmsg_p && *zmsg_p);
+    char scratch [8];
+    if (!reason) {
+        reason = scratch;
+        reason_size = sizeof scratch;
+    }
+    *reason = 0;
+    zmsg_t *zmsg = *zmsg_p;
+    *zmsg_p = NULL;
+    jace_msg_t *self = NULL;
+
+    zframe_t *header = zmsg_pop (zmsg);
+    if (!header)
+        snprintf (reason, reason_size, "empty message");
+    else
+    if (zframe_size (header) > JACE_MSG_HEADER_MAX)
+        snprintf (reason, reason_size, "header of %zu bytes, limit %d",
+                  zframe_size (header), JACE_MSG_HEADER_MAX);
+    else {
+        msgpack_unpacked unpacked;
+        msgpack_unpacked_init (&unpacked);
+        size_t offset = 0;
+        msgpack_unpack_return ret = msgpack_unpack_next (
+            &unpacked, (const char *) zframe_data (header),
+            zframe_size (header), &offset);
+        if (ret != MSGPACK_UNPACK_SUCCESS)
+            snprintf (reason, reason_size, "header is not msgpack");
+        else
+        if (offset != zframe_size (header))
+            snprintf (reason, reason_size, "%zu trailing bytes after header",
+                      zframe_size (header) - offset);
+        else
+            self = s_decode_header (&unpacked.data, zmsg, reason,
+                                    reason_size);
+        msgpack_unpacked_destroy (&unpacked);
+    }
+    zframe_destroy (&header);
+    zmsg_destroy (&zmsg);
+    return self;
+}
+
+//  --------------------------------------------------------------------------
+
+int
+jace_msg_send (jace_msg_t **self_p, zsock_t *output)
+{
+    assert (self_p && *self_p);
+    assert (output);
+    jace_msg_t *self = *self_p;
+    zmsg_t *zmsg = jace_msg_encode (self);
+    if (zsock_type (output) == ZMQ_ROUTER) {
+        if (!self->routing_id) {
+            zmsg_destroy (&zmsg);
+            jace_msg_destroy (self_p);
+            return -1;
+        }
+        zmsg_prepend (zmsg, &(zframe_t *) { zframe_dup (self->routing_id) });
+    }
+    jace_msg_destroy (self_p);
+    //  Send frame by frame without blocking; a refused first frame drops
+    //  the message whole, as ZeroMQ queues multipart messages atomically.
+    void *handle = zsock_resolve (output);
+    size_t frames = zmsg_size (zmsg);
+    int rc = 0;
+    for (size_t i = 0; i < frames && rc == 0; i++) {
+        zframe_t *frame = zmsg_pop (zmsg);
+        int flags = ZFRAME_DONTWAIT | (i + 1 < frames ? ZFRAME_MORE : 0);
+        rc = zframe_send (&frame, handle, flags);
+        zframe_destroy (&frame);
+    }
+    zmsg_destroy (&zmsg);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+
+static void
+s_print_routing_id (zframe_t *routing_id, char *sender, size_t sender_size)
+{
+    char *hex = zframe_strhex (routing_id);
+    snprintf (sender, sender_size, "%s", hex);
+    free (hex);
+}
+
+jace_msg_t *
+jace_msg_recv (zsock_t *input, char *reason, size_t reason_size,
+               char *sender, size_t sender_size)
+{
+    assert (input);
+    zmsg_t *zmsg = zmsg_recv_nowait (input);
+    if (!zmsg) {
+        if (reason)
+            snprintf (reason, reason_size, "nothing to receive");
+        return NULL;
+    }
+    zframe_t *routing_id = NULL;
+    if (zsock_type (input) == ZMQ_ROUTER)
+        routing_id = zmsg_pop (zmsg);
+    if (sender && sender_size)
+        *sender = 0;
+    if (routing_id && sender)
+        s_print_routing_id (routing_id, sender, sender_size);
+
+    jace_msg_t *self = NULL;
+    if (zsock_type (input) == ZMQ_ROUTER && zmsg_size (zmsg) == 0) {
+        if (reason)
+            snprintf (reason, reason_size, "empty message");
+        zmsg_destroy (&zmsg);
+    }
+    else
+        self = jace_msg_decode (&zmsg, reason, reason_size);
+    if (self && routing_id) {
+        self->routing_id = routing_id;
+        routing_id = NULL;
+    }
+    zframe_destroy (&routing_id);
+    return self;
+}
+
+//  --------------------------------------------------------------------------
+
+void
+jace_msg_prepare_socket (zsock_t *sock, int64_t frame_max)
+{
+    assert (sock);
+    if (frame_max <= 0 || frame_max > JACE_MSG_FRAME_MAX)
+        frame_max = JACE_MSG_FRAME_MAX;
+    zsock_set_maxmsgsize (sock, (int) frame_max);
+    zsock_set_linger (sock, 0);
+    if (zsock_type (sock) == ZMQ_ROUTER)
+        zsock_set_router_mandatory (sock, 1);
+}
+
+//  --------------------------------------------------------------------------
+
+const char *
+jace_msg_type_name (int type)
+{
+    if (type <= 0 || type >= JACE_MSG_TYPE_COUNT)
+        return "?";
+    return s_schemas [type].name;
+}
+
+jace_msg_type_t
+jace_msg_type (const jace_msg_t *self)
+{
+    assert (self);
+    return self->type;
+}
+
+zframe_t *
+jace_msg_routing_id (const jace_msg_t *self)
+{
+    assert (self);
+    return self->routing_id;
+}
+
+void
+jace_msg_set_routing_id (jace_msg_t *self, zframe_t *routing_id)
+{
+    assert (self);
+    zframe_destroy (&self->routing_id);
+    if (routing_id)
+        self->routing_id = zframe_dup (routing_id);
+}
+
+//  --------------------------------------------------------------------------
+//  Field accessors
+
+static const char *
+s_string (const jace_msg_t *self, field_t field)
+{
+    assert (self);
+    return self->strings [field] ? self->strings [field] : "";
+}
+
+static void
+s_set_string (jace_msg_t *self, field_t field, const char *value)
+{
+    assert (self);
+    free (self->strings [field]);
+    self->strings [field] = NULL;
+    if (value)
+        self->strings [field] = strndup (value, s_string_bound [field] - 1);
+}
+
+const char *jace_msg_sender (const jace_msg_t *self)
+    { return s_string (self, F_SENDER); }
+const char *jace_msg_endpoint (const jace_msg_t *self)
+    { return s_string (self, F_ENDPOINT); }
+const char *jace_msg_cluster (const jace_msg_t *self)
+    { return s_string (self, F_CLUSTER); }
+const char *jace_msg_pubkey (const jace_msg_t *self)
+    { return s_string (self, F_PUBKEY); }
+const char *jace_msg_job (const jace_msg_t *self)
+    { return s_string (self, F_JOB); }
+const char *jace_msg_app (const jace_msg_t *self)
+    { return s_string (self, F_APP); }
+const char *jace_msg_reason (const jace_msg_t *self)
+    { return s_string (self, F_REASON); }
+
+void jace_msg_set_sender (jace_msg_t *self, const char *value)
+    { s_set_string (self, F_SENDER, value); }
+void jace_msg_set_endpoint (jace_msg_t *self, const char *value)
+    { s_set_string (self, F_ENDPOINT, value); }
+void jace_msg_set_cluster (jace_msg_t *self, const char *value)
+    { s_set_string (self, F_CLUSTER, value); }
+void jace_msg_set_pubkey (jace_msg_t *self, const char *value)
+    { s_set_string (self, F_PUBKEY, value); }
+void jace_msg_set_job (jace_msg_t *self, const char *value)
+    { s_set_string (self, F_JOB, value); }
+void jace_msg_set_app (jace_msg_t *self, const char *value)
+    { s_set_string (self, F_APP, value); }
+void jace_msg_set_reason (jace_msg_t *self, const char *value)
+    { s_set_string (self, F_REASON, value); }
+
+static int64_t
+s_int (const jace_msg_t *self, field_t field)
+{
+    assert (self);
+    return self->ints [field - F_TASK];
+}
+
+static void
+s_set_int (jace_msg_t *self, field_t field, int64_t value)
+{
+    assert (self);
+    self->ints [field - F_TASK] = value;
+}
+
+int64_t jace_msg_task (const jace_msg_t *self)
+    { return s_int (self, F_TASK); }
+int64_t jace_msg_epoch (const jace_msg_t *self)
+    { return s_int (self, F_EPOCH); }
+int64_t jace_msg_iteration (const jace_msg_t *self)
+    { return s_int (self, F_ITERATION); }
+int64_t jace_msg_count (const jace_msg_t *self)
+    { return s_int (self, F_COUNT); }
+int64_t jace_msg_state (const jace_msg_t *self)
+    { return s_int (self, F_STATE); }
+int64_t jace_msg_interval (const jace_msg_t *self)
+    { return s_int (self, F_INTERVAL); }
+int64_t jace_msg_first (const jace_msg_t *self)
+    { return s_int (self, F_FIRST); }
+
+void jace_msg_set_task (jace_msg_t *self, int64_t value)
+    { s_set_int (self, F_TASK, value); }
+void jace_msg_set_epoch (jace_msg_t *self, int64_t value)
+    { s_set_int (self, F_EPOCH, value); }
+void jace_msg_set_iteration (jace_msg_t *self, int64_t value)
+    { s_set_int (self, F_ITERATION, value); }
+void jace_msg_set_count (jace_msg_t *self, int64_t value)
+    { s_set_int (self, F_COUNT, value); }
+void jace_msg_set_state (jace_msg_t *self, int64_t value)
+    { s_set_int (self, F_STATE, value); }
+void jace_msg_set_interval (jace_msg_t *self, int64_t value)
+    { s_set_int (self, F_INTERVAL, value); }
+void jace_msg_set_first (jace_msg_t *self, int64_t value)
+    { s_set_int (self, F_FIRST, value); }
+
+double
+jace_msg_value (const jace_msg_t *self)
+{
+    assert (self);
+    return self->value;
+}
+
+void
+jace_msg_set_value (jace_msg_t *self, double value)
+{
+    assert (self);
+    self->value = value;
+}
+
+//  --------------------------------------------------------------------------
+
+size_t
+jace_msg_node_count (const jace_msg_t *self)
+{
+    assert (self);
+    return self->node_count;
+}
+
+const jace_node_t *
+jace_msg_node (const jace_msg_t *self, size_t index)
+{
+    assert (self);
+    assert (index < self->node_count);
+    return &self->nodes [index];
+}
+
+void
+jace_msg_add_node (jace_msg_t *self, const jace_node_t *node)
+{
+    assert (self);
+    assert (node);
+    if (self->node_count == self->node_capacity) {
+        self->node_capacity = self->node_capacity ? 2 * self->node_capacity
+                                                  : 8;
+        self->nodes = (jace_node_t *) realloc (
+            self->nodes, self->node_capacity * sizeof (jace_node_t));
+        assert (self->nodes);
+    }
+    self->nodes [self->node_count++] = *node;
+}
+
+//  --------------------------------------------------------------------------
+
+const char *
+jace_msg_param (const jace_msg_t *self, const char *key)
+{
+    assert (self);
+    return (const char *) zhash_lookup (self->params, key);
+}
+
+void
+jace_msg_set_param (jace_msg_t *self, const char *key, const char *value)
+{
+    assert (self);
+    assert (key && value);
+    zhash_update (self->params, key, (void *) value);
+}
+
+zhash_t *
+jace_msg_params (const jace_msg_t *self)
+{
+    assert (self);
+    return self->params;
+}
+
+//  --------------------------------------------------------------------------
+
+size_t
+jace_msg_payload_count (const jace_msg_t *self)
+{
+    assert (self);
+    return self->payload_count;
+}
+
+jace_payload_kind_t
+jace_msg_payload_kind (const jace_msg_t *self, size_t index)
+{
+    assert (self);
+    assert (index < self->payload_count);
+    return self->payloads [index].kind;
+}
+
+size_t
+jace_msg_payload_length (const jace_msg_t *self, size_t index)
+{
+    assert (self);
+    assert (index < self->payload_count);
+    return self->payloads [index].count;
+}
+
+void
+jace_msg_add_payload (jace_msg_t *self, jace_payload_kind_t kind,
+                      const void *data, size_t count)
+{
+    assert (self);
+    assert (self->payload_count < JACE_MSG_PAYLOADS_MAX);
+    assert (data || count == 0);
+    size_t element = s_element_size (kind);
+    zframe_t *frame = zframe_new (NULL, count * element);
+    s_copy_ordered (zframe_data (frame), data, count, element);
+    self->payloads [self->payload_count++] = (payload_t) { kind, count, frame };
+}
+
+void
+jace_msg_payload_copy (const jace_msg_t *self, size_t index, void *dest)
+{
+    assert (self);
+    assert (index < self->payload_count);
+    const payload_t *payload = &self->payloads [index];
+    s_copy_ordered (dest, zframe_data (payload->frame), payload->count,
+                    s_element_size (payload->kind));
+}
+
+const void *
+jace_msg_payload_data (const jace_msg_t *self, size_t index)
+{
+    assert (self);
+    assert (index < self->payload_count);
+    return zframe_data (self->payloads [index].frame);
+}

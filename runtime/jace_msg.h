@@ -1,0 +1,237 @@
+/*  =========================================================================
+    jace_msg - the one codec for every message Jace processes exchange
+
+    A message is one msgpack header frame
+
+        [version, type, field_1, ..., field_k, [[kind, count], ...]]
+
+    followed by one raw little-endian payload frame per [kind, count] pair.
+    Which fields a type carries, and in which order, is fixed by a schema
+    table in jace_msg.c; the decoder checks the version, the type, the field
+    count and each field's msgpack type, string lengths, and that every
+    payload frame has exactly the size its descriptor announces.  Anything
+    else is rejected with a one-line reason: input never aborts a process.
+
+    Only this class touches msgpack.  Vectors are never encoded element by
+    element: they travel as raw payload frames.
+    =========================================================================
+*/
+#ifndef JACE_MSG_H_INCLUDED
+#define JACE_MSG_H_INCLUDED
+
+#include <czmq.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+//  Wire version; a message of another version is rejected.
+#define JACE_MSG_VERSION        1
+//  Largest header frame we accept (registry listings live here).
+#define JACE_MSG_HEADER_MAX     (4 * 1024 * 1024)
+//  Default largest frame of any kind, also set as ZMQ_MAXMSGSIZE.
+#define JACE_MSG_FRAME_MAX      (1024LL * 1024 * 1024)
+//  Most payload frames in one message.
+#define JACE_MSG_PAYLOADS_MAX   16
+//  Bounds of the string fields.
+#define JACE_ID_MAX             64      //  ids, cluster names, keys
+#define JACE_ENDPOINT_MAX       256     //  ZeroMQ endpoints
+#define JACE_TEXT_MAX           65536   //  reasons, application names
+#define JACE_PARAMS_MAX         1024    //  entries in a params map
+#define JACE_NODES_MAX          65536   //  records in a node list
+
+//  Message types.  Numbers are part of the wire format: append only.
+typedef enum {
+    JACE_MSG_HELLO = 1,         //  daemon -> super-node: register or refresh
+    JACE_MSG_WELCOME,           //  super-node -> daemon: registered
+    JACE_MSG_HEARTBEAT,         //  any -> any: still alive
+    JACE_MSG_BYE,               //  daemon -> super-node: leaving
+    JACE_MSG_RESERVE,           //  spawner (or peer) -> super-node: lease N
+    JACE_MSG_GRANT,             //  super-node -> spawner: the leased daemons
+    JACE_MSG_RELEASE,           //  spawner -> super-node: give daemons back
+    JACE_MSG_STATUS,            //  client -> super-node: list the registry
+    JACE_MSG_STATUS_REPLY,      //  super-node -> client: the registry
+    JACE_MSG_PEER_STATE,        //  super-node -> super-node: my daemons
+    JACE_MSG_ASSIGN,            //  spawner -> daemon: run this task
+    JACE_MSG_ACCEPT,            //  daemon -> spawner: task taken
+    JACE_MSG_REFUSE,            //  daemon -> spawner: task refused
+    JACE_MSG_START,             //  spawner -> daemon: all tasks placed, go
+    JACE_MSG_PROGRESS,          //  daemon -> spawner: iteration, change
+    JACE_MSG_COLLECT,           //  spawner -> daemon: send your block
+    JACE_MSG_RESULT,            //  daemon -> spawner: the block
+    JACE_MSG_STOP,              //  spawner -> daemon: job over
+    JACE_MSG_DATA,              //  daemon -> daemon: neighbour values
+    JACE_MSG_ERROR,             //  any -> any: request failed, with reason
+    JACE_MSG_TYPE_COUNT         //  One past the last type
+} jace_msg_type_t;
+
+//  Kinds of raw payload frames (little-endian on the wire).
+typedef enum {
+    JACE_PAYLOAD_F64 = 1,       //  IEEE-754 doubles
+    JACE_PAYLOAD_I64 = 2,       //  signed 64-bit integers
+    JACE_PAYLOAD_BYTES = 3      //  opaque bytes
+} jace_payload_kind_t;
+
+//  States of a daemon as the registry sees it.
+typedef enum {
+    JACE_NODE_FREE = 0,         //  registered, available
+    JACE_NODE_LEASED = 1,       //  reserved by a spawner, no task yet
+    JACE_NODE_WORKING = 2       //  running a task
+} jace_node_state_t;
+
+//  One daemon as registries, grants and neighbour tables describe it.
+//  A plain value: copy it freely.
+typedef struct {
+    char id [JACE_ID_MAX];              //  Daemon's unique id
+    char endpoint [JACE_ENDPOINT_MAX];  //  Its control endpoint
+    char data [JACE_ENDPOINT_MAX];      //  Its data (neighbour) endpoint
+    char cluster [JACE_ID_MAX];         //  Cluster it belongs to
+    char pubkey [JACE_ID_MAX];          //  CURVE public key, Z85, or ""
+    char supernode [JACE_ENDPOINT_MAX]; //  Super-node it registered with
+    double power;                       //  Measured computing power
+    int64_t cores;                      //  Cores on the node
+    int64_t memory;                     //  Memory, MiB
+    int64_t state;                      //  jace_node_state_t
+    int64_t task;                       //  Task it runs, or -1
+} jace_node_t;
+
+//  Opaque message.
+typedef struct _jace_msg_t jace_msg_t;
+
+//  Create an empty message of the given type.
+jace_msg_t *
+    jace_msg_new (jace_msg_type_t type);
+
+//  Destroy message; nullifies the reference. Safe on NULL.
+void
+    jace_msg_destroy (jace_msg_t **self_p);
+
+//  Encode into a fresh multipart message (header + payload frames).
+//  Does not include the routing id.
+zmsg_t *
+    jace_msg_encode (const jace_msg_t *self);
+
+//  Decode a multipart message; consumes *zmsg_p.  Returns NULL on
+//  malformed input with a one-line reason in `reason` (may be NULL).
+jace_msg_t *
+    jace_msg_decode (zmsg_t **zmsg_p, char *reason, size_t reason_size);
+
+//  Send on a socket; consumes *self_p, success or not.  On a ROUTER
+//  socket the routing id set on the message goes first.  Never blocks:
+//  returns 0, or -1 if the message could not be queued (peer's queue
+//  full, peer unknown, socket closing).
+int
+    jace_msg_send (jace_msg_t **self_p, zsock_t *output);
+
+//  Receive one message from a socket that has input waiting.  Returns NULL
+//  on malformed input, with the reason in `reason` and, on a ROUTER
+//  socket, the sender's routing id printed into `sender`.
+jace_msg_t *
+    jace_msg_recv (zsock_t *input, char *reason, size_t reason_size,
+                   char *sender, size_t sender_size);
+
+//  Set the socket options every Jace socket carries: largest frame,
+//  no lingering on close, and, for ROUTERs, an error on unroutable sends.
+void
+    jace_msg_prepare_socket (zsock_t *sock, int64_t frame_max);
+
+//  Name of a type ("HELLO"), or "?" for an unknown number.
+const char *
+    jace_msg_type_name (int type);
+
+//  Type of the message.
+jace_msg_type_t
+    jace_msg_type (const jace_msg_t *self);
+
+//  Routing id (ROUTER sockets): borrowed frame, or NULL.
+zframe_t *
+    jace_msg_routing_id (const jace_msg_t *self);
+
+//  Set routing id; the frame is copied.
+void
+    jace_msg_set_routing_id (jace_msg_t *self, zframe_t *routing_id);
+
+//  String fields: getters return "" when unset; setters copy, truncating
+//  at the field's bound.
+const char *jace_msg_sender (const jace_msg_t *self);
+const char *jace_msg_endpoint (const jace_msg_t *self);
+const char *jace_msg_cluster (const jace_msg_t *self);
+const char *jace_msg_pubkey (const jace_msg_t *self);
+const char *jace_msg_job (const jace_msg_t *self);
+const char *jace_msg_app (const jace_msg_t *self);
+const char *jace_msg_reason (const jace_msg_t *self);
+void jace_msg_set_sender (jace_msg_t *self, const char *value);
+void jace_msg_set_endpoint (jace_msg_t *self, const char *value);
+void jace_msg_set_cluster (jace_msg_t *self, const char *value);
+void jace_msg_set_pubkey (jace_msg_t *self, const char *value);
+void jace_msg_set_job (jace_msg_t *self, const char *value);
+void jace_msg_set_app (jace_msg_t *self, const char *value);
+void jace_msg_set_reason (jace_msg_t *self, const char *value);
+
+//  Integer fields (0 when unset).
+int64_t jace_msg_task (const jace_msg_t *self);
+int64_t jace_msg_epoch (const jace_msg_t *self);
+int64_t jace_msg_iteration (const jace_msg_t *self);
+int64_t jace_msg_count (const jace_msg_t *self);
+int64_t jace_msg_state (const jace_msg_t *self);
+int64_t jace_msg_interval (const jace_msg_t *self);
+int64_t jace_msg_first (const jace_msg_t *self);
+void jace_msg_set_task (jace_msg_t *self, int64_t value);
+void jace_msg_set_epoch (jace_msg_t *self, int64_t value);
+void jace_msg_set_iteration (jace_msg_t *self, int64_t value);
+void jace_msg_set_count (jace_msg_t *self, int64_t value);
+void jace_msg_set_state (jace_msg_t *self, int64_t value);
+void jace_msg_set_interval (jace_msg_t *self, int64_t value);
+void jace_msg_set_first (jace_msg_t *self, int64_t value);
+
+//  Floating-point fields (0 when unset).
+double jace_msg_value (const jace_msg_t *self);
+void jace_msg_set_value (jace_msg_t *self, double value);
+
+//  The node list (registries, grants, neighbour tables).
+size_t
+    jace_msg_node_count (const jace_msg_t *self);
+//  Borrowed; valid until the message changes or is destroyed.
+const jace_node_t *
+    jace_msg_node (const jace_msg_t *self, size_t index);
+//  Append a copy of node.
+void
+    jace_msg_add_node (jace_msg_t *self, const jace_node_t *node);
+
+//  The params map (string keys and values; job parameters).
+//  Value of key, or NULL.  Borrowed.
+const char *
+    jace_msg_param (const jace_msg_t *self, const char *key);
+//  Set key to a copy of value.
+void
+    jace_msg_set_param (jace_msg_t *self, const char *key, const char *value);
+//  All params; borrowed.
+zhash_t *
+    jace_msg_params (const jace_msg_t *self);
+
+//  Payload frames.
+size_t
+    jace_msg_payload_count (const jace_msg_t *self);
+jace_payload_kind_t
+    jace_msg_payload_kind (const jace_msg_t *self, size_t index);
+//  Number of elements (bytes for JACE_PAYLOAD_BYTES).
+size_t
+    jace_msg_payload_length (const jace_msg_t *self, size_t index);
+//  Append a payload of `count` elements copied from data, in host order.
+void
+    jace_msg_add_payload (jace_msg_t *self, jace_payload_kind_t kind,
+                          const void *data, size_t count);
+//  Copy payload `index` into dest (host order); dest holds its length.
+void
+    jace_msg_payload_copy (const jace_msg_t *self, size_t index, void *dest);
+//  Raw borrowed bytes of a payload (wire order), for zero-copy readers.
+const void *
+    jace_msg_payload_data (const jace_msg_t *self, size_t index);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,198 @@
+/*  =========================================================================
+    test_mapping_platform - the platform file parser
+
+    Good files load with every field and default as documented; each kind
+    of bad file is rejected with a reason that names the line.
+    =========================================================================
+*/
+#include "mapping.h"
+#include "tap.h"
+
+static const char *s_two_clusters =
+    "#  comment line\n"
+    "platform\n"
+    "    name = \"two-clusters\"\n"
+    "    backbone                      #  default link\n"
+    "        latency_us = 5000\n"
+    "        bandwidth_mbps = 100\n"
+    "    cluster\n"
+    "        name = \"A\"\n"
+    "        nodes = 4\n"
+    "        speeds = \"1 1 0.5 0.5\"\n"
+    "        power = 2.0\n"
+    "        latency_us = 50\n"
+    "        bandwidth_mbps = 10000\n"
+    "        supernodes = 2\n"
+    "    cluster\n"
+    "        name = 'B'\n"
+    "        nodes = 3\n"
+    "        speed = 0.25\n"
+    "    cluster\n"
+    "        name = C\n"
+    "        nodes = 1\n"
+    "    link\n"
+    "        between = \"A B\"\n"
+    "        latency_us = 2000\n"
+    "        bandwidth_mbps = 1000\n";
+
+static void
+s_test_good (void)
+{
+    char error [256] = "";
+    platform_t *platform = platform_parse (s_two_clusters, error,
+                                           sizeof error);
+    if (!ok (platform != NULL, "a valid platform parses"))
+        diag ("%s", error);
+    if (!platform)
+        return;
+    ok (streq (platform_name (platform), "two-clusters"), "name is read");
+    is_int (platform_cluster_count (platform), 3, "three clusters");
+    ok (streq (platform_cluster_name (platform, 1), "B"),
+        "single-quoted name is read");
+    ok (streq (platform_cluster_name (platform, 2), "C"),
+        "bare name is read");
+    is_int (platform_cluster_nodes (platform, 0), 4, "A has 4 nodes");
+    is_int (platform_cluster_supernodes (platform, 0), 2,
+            "A has 2 super-nodes");
+    is_int (platform_cluster_supernodes (platform, 1), 1,
+            "super-nodes default to 1");
+    is_double (platform_node_speed (platform, 0, 2), 0.5, 0,
+               "speeds overrides speed per node");
+    is_double (platform_node_power (platform, 0, 3), 1.0, 1e-12,
+               "node power is power times speed");
+    is_double (platform_node_power (platform, 1, 2), 0.25, 1e-12,
+               "power defaults to 1");
+    is_double (platform_node_speed (platform, 2, 0), 1.0, 0,
+               "speed defaults to 1");
+    is_double (platform_latency_us (platform, 0, 0), 50, 0,
+               "intra-cluster latency is read");
+    is_double (platform_latency_us (platform, 1, 1), 50, 0,
+               "intra-cluster latency defaults to 50 us");
+    is_double (platform_bandwidth_mbps (platform, 2, 2), 1000, 0,
+               "intra-cluster bandwidth defaults to 1000 Mb/s");
+    is_double (platform_latency_us (platform, 1, 0), 2000, 0,
+               "link overrides backbone, both directions");
+    is_double (platform_bandwidth_mbps (platform, 0, 1), 1000, 0,
+               "link bandwidth is read");
+    is_double (platform_latency_us (platform, 0, 2), 5000, 0,
+               "other pairs use the backbone");
+    is_double (platform_bandwidth_mbps (platform, 2, 1), 100, 0,
+               "backbone bandwidth is read");
+    is_int (platform_node_count (platform), 8, "8 nodes in all");
+    is_int (platform_node_index (platform, 1, 2), 6,
+            "global index runs over clusters");
+    is_int (platform_node_cluster (platform, 7), 2,
+            "global index maps back to its cluster");
+    is_int (platform_cluster_index (platform, "B"), 1, "cluster found by name");
+    is_int (platform_cluster_index (platform, "Z"), -1,
+            "unknown cluster is -1");
+    platform_destroy (&platform);
+    ok (platform == NULL, "destroy nullifies the reference");
+    platform_destroy (&platform);
+}
+
+typedef struct {
+    const char *text;           //  A bad platform file
+    const char *reason;         //  Substring the error must contain
+} bad_case_t;
+
+static void
+s_test_bad (void)
+{
+    const char *head = "platform\n    name = p\n";
+    bad_case_t cases [] = {
+        { "platform\n    cluster\n        name = A\n        nodes = 1\n",
+          "line 1: platform has no name" },
+        { "    cluster\n        nodes = 1\n", "line 3: cluster has no name" },
+        { "    cluster\n        name = A\n        nodes = 0\n",
+          "line 5: nodes must be a whole number >= 1" },
+        { "    cluster\n        name = A\n", "cluster A has no nodes" },
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "        speed = 1.5\n", "line 6: speed 1.5 is out of (0, 1]" },
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "        speed = 0\n", "out of (0, 1]" },
+        { "    cluster\n        name = A\n        nodes = 3\n"
+          "        speeds = \"1 0.5\"\n", "speeds has 2 values for 3 nodes" },
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "        speeds = \"1 x\"\n", "speeds holds a non-number" },
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "    link\n        between = \"A Q\"\n",
+          "line 7: link names unknown cluster 'Q'" },
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "    cluster\n        name = A\n        nodes = 1\n",
+          "line 6: duplicate cluster name 'A'" },
+        { "    cluster\n        name = A\n        nodes = four\n",
+          "line 5: nodes must be a whole number" },
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "        latency_us = 5ms\n", "latency_us is not a number" },
+        { "    backbone\n        bandwidth_mbps = 0\n    cluster\n"
+          "        name = A\n        nodes = 2\n", "bandwidth_mbps must be > 0" },
+        { "", "platform has no cluster" },
+        { "   cluster\n", "line 3: indentation must be a multiple of 4" },
+        { "    cluster\n        name = \"A\n", "unterminated quoted value" },
+        { "    clusters\n", "unknown item 'clusters'" },
+    };
+    size_t count = sizeof cases / sizeof cases [0];
+    for (size_t index = 0; index < count; index++) {
+        char text [1024];
+        //  The first case carries its own header
+        snprintf (text, sizeof text, "%s%s", index ? head : "",
+                  cases [index].text);
+        char error [256] = "";
+        platform_t *platform = platform_parse (text, error, sizeof error);
+        char name [300];
+        snprintf (name, sizeof name, "rejected with '%s'",
+                  cases [index].reason);
+        if (!ok (!platform && strstr (error, cases [index].reason), name))
+            diag ("error was '%s'", error);
+        platform_destroy (&platform);
+    }
+}
+
+static void
+s_test_files (void)
+{
+    const char *srcdir = getenv ("JACE_SRCDIR");
+    char path [1024];
+    snprintf (path, sizeof path, "%s/examples/platforms/two-clusters.platform",
+              srcdir ? srcdir : ".");
+    char error [1200] = "";
+    platform_t *platform = platform_load (path, error, sizeof error);
+    if (!ok (platform != NULL, "example two-clusters.platform loads"))
+        diag ("%s", error);
+    if (platform)
+        is_int (platform_node_count (platform), 10, "it has 10 nodes");
+    else
+        ok (false, "it has 10 nodes");
+    platform_destroy (&platform);
+
+    snprintf (path, sizeof path, "%s/examples/platforms/local8.platform",
+              srcdir ? srcdir : ".");
+    platform = platform_load (path, error, sizeof error);
+    ok (platform && platform_node_count (platform) == 8
+        && platform_cluster_count (platform) == 2,
+        "example local8.platform is 2 clusters of 4");
+    platform_destroy (&platform);
+
+    snprintf (path, sizeof path, "%s/tests/data/planning/bad-speed.platform",
+              srcdir ? srcdir : ".");
+    platform = platform_load (path, error, sizeof error);
+    char want [1100];
+    snprintf (want, sizeof want, "%s:8: speed", path);
+    if (!ok (!platform && strstr (error, want) == error,
+             "a bad file is reported as FILE:LINE: reason"))
+        diag ("error was '%s'", error);
+    platform = platform_load ("/nonexistent/x.platform", error, sizeof error);
+    ok (!platform && strstr (error, "/nonexistent/x.platform: ") == error,
+        "a missing file is reported with its path");
+}
+
+int
+main (void)
+{
+    tap_plan (47);
+    s_test_good ();
+    s_test_bad ();
+    s_test_files ();
+    return tap_done ();
+}
