@@ -71,7 +71,7 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
 };
 
 //  Fields of a node record on the wire, in order.
-#define NODE_FIELDS 11
+#define NODE_FIELDS 12
 
 //  One payload frame: descriptor and the frame itself (wire order).
 typedef struct {
@@ -187,6 +187,7 @@ s_pack_node (msgpack_packer *pk, const jace_node_t *node)
     msgpack_pack_int64 (pk, node->memory);
     msgpack_pack_int64 (pk, node->state);
     msgpack_pack_int64 (pk, node->task);
+    msgpack_pack_int64 (pk, node->epoch);
 }
 
 static void
@@ -346,7 +347,9 @@ s_read_node (const msgpack_object *obj, jace_node_t *node,
     ||  s_read_int (&f [8], &node->memory, "node.memory",
                     reason, reason_size)
     ||  s_read_int (&f [9], &node->state, "node.state", reason, reason_size)
-    ||  s_read_int (&f [10], &node->task, "node.task", reason, reason_size))
+    ||  s_read_int (&f [10], &node->task, "node.task", reason, reason_size)
+    ||  s_read_int (&f [11], &node->epoch, "node.epoch", reason,
+                    reason_size))
         return -1;
     return 0;
 }

@@ -95,6 +95,7 @@ typedef struct {
     int64_t memory;                     //  Memory, MiB
     int64_t state;                      //  jace_node_state_t
     int64_t task;                       //  Task it runs, or -1
+    int64_t epoch;                      //  Epoch of that task
 } jace_node_t;
 
 //  Opaque message.

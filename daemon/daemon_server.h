@@ -1,0 +1,44 @@
+/*  =========================================================================
+    daemon_server - a daemon: registers, heartbeats, runs one task
+
+    An actor.  It binds a ROUTER (control endpoint) where spawners send
+    ASSIGN, START, COLLECT and STOP, and starts a daemon_worker that owns
+    the data endpoint and runs the task.  It registers with the first
+    super-node of its list by sending HELLO every heartbeat; when WELCOMEs
+    stop for a failover period it moves on to the next super-node.  While
+    it works for a spawner it sends it HEARTBEATs and forwards the worker's
+    ACCEPT, REFUSE, PROGRESS and RESULT.
+    =========================================================================
+*/
+#ifndef DAEMON_SERVER_H_INCLUDED
+#define DAEMON_SERVER_H_INCLUDED
+
+#include <czmq.h>
+#include <stdbool.h>
+
+//  What a daemon is started with; read before zactor_new returns.
+typedef struct {
+    const char **supernodes;    //  Super-node endpoints, in failover order
+    size_t supernode_count;     //  Entries in supernodes
+    const char *cluster;        //  Cluster name (default "default")
+    const char *bind;           //  Control endpoint (default loopback:*)
+    const char *advertise;      //  Host others reach us at, for wildcards
+    const char *id;             //  Daemon id (default generated)
+    const char *keys_dir;       //  CURVE keys directory, or NULL
+    const char *cert;           //  Our certificate name (default daemon)
+    bool insecure;              //  Allow binding non-loopback without keys
+    double speed;               //  Emulated speed factor, (0, 1]
+    double power;               //  Computing power; <= 0: measure it
+    int heartbeat_msec;         //  HELLO and HEARTBEAT period
+    bool verbose;               //  Log every message
+} daemon_config_t;
+
+//  The actor; args is a daemon_config_t.
+void
+    daemon_server_actor (zsock_t *pipe, void *args);
+
+//  Control endpoint (caller frees), or NULL if the daemon failed to start.
+char *
+    daemon_server_endpoint (zactor_t *server);
+
+#endif

@@ -1,0 +1,376 @@
+/*  =========================================================================
+    daemon_worker - the thread that runs a daemon's task
+    =========================================================================
+*/
+#include "daemon_worker.h"
+#include "jace_task_runtime.h"
+#include "app_table.h"
+
+#include <math.h>
+
+//  Longest gap between two PROGRESS reports while iterating.
+#define PROGRESS_MSEC 100
+//  Longest single sleep when emulating a slower node; the pipe and inbox
+//  are drained between sleeps.
+#define SLOWDOWN_SLICE_USEC 20000
+
+typedef enum {
+    WORKER_IDLE,                //  No task
+    WORKER_READY,               //  Task set up, waiting for START
+    WORKER_RUNNING,             //  Iterating
+    WORKER_HALTED               //  Stopped iterating (max iterations)
+} worker_state_t;
+
+typedef struct {
+    zsock_t *pipe;              //  To the control actor
+    zsock_t *inbox;             //  PULL: neighbours' DATA
+    zpoller_t *poller;          //  Pipe and inbox, when not iterating
+    char *endpoint;             //  Bound data endpoint, or NULL
+    jace_security_t *security;  //  Borrowed
+    double speed;               //  Compute slow-down factor
+    bool verbose;               //  Log every message
+    bool terminated;            //  $TERM received
+    worker_state_t state;       //  What we are doing
+    const jace_app_t *app;      //  Application of the task
+    jace_task_t *task;          //  The task, or NULL
+    void *app_state;            //  Application's state for the task
+    char sender [JACE_ID_MAX];  //  Daemon id, for messages we emit
+    double tolerance;           //  Local convergence threshold
+    int64_t converge_iterations;   //  Iterations under it to converge
+    int64_t max_iterations;     //  Iteration cap, or 0
+    int64_t quiet_iterations;   //  Consecutive iterations under tolerance
+    int64_t last_progress;      //  When we last reported (msec)
+    int64_t reported_state;     //  State in the last report
+    double slowdown_debt;       //  Microseconds of emulated slowness owed
+    uint64_t rejected;          //  DATA messages that did not belong
+} worker_t;
+
+
+//  --------------------------------------------------------------------------
+
+static int
+s_bind_inbox (worker_t *self, const char *bind)
+{
+    self->inbox = zsock_new (ZMQ_PULL);
+    jace_msg_prepare_socket (self->inbox, 0);
+    //  A few vectors per neighbour at most: the loop drains the inbox
+    //  every iteration, so a deeper queue would only hold stale values.
+    zsock_set_rcvhwm (self->inbox, 64);
+    jace_security_apply_server (self->security, self->inbox);
+    if (zsock_bind (self->inbox, "%s", bind) < 0) {
+        zsys_error ("daemon: cannot bind data endpoint %s: %s", bind,
+                    zmq_strerror (zmq_errno ()));
+        return -1;
+    }
+    self->endpoint = zsock_last_endpoint (self->inbox);
+    zpoller_add (self->poller, self->inbox);
+    return 0;
+}
+
+static worker_t *
+s_worker_new (zsock_t *pipe, daemon_worker_config_t *config)
+{
+    worker_t *self = (worker_t *) zmalloc (sizeof *self);
+    self->pipe = pipe;
+    self->security = config->security;
+    self->speed = config->speed > 0 && config->speed <= 1 ? config->speed : 1;
+    self->verbose = config->verbose;
+    self->poller = zpoller_new (pipe, NULL);
+    zpoller_set_nonstop (self->poller, true);
+    s_bind_inbox (self, config->bind);
+    return self;
+}
+
+static void
+s_drop_task (worker_t *self)
+{
+    if (self->app && self->app_state)
+        self->app->destroy (&self->app_state);
+    jace_task_destroy (&self->task);
+    self->app = NULL;
+    self->state = WORKER_IDLE;
+}
+
+static void
+s_worker_destroy (worker_t **self_p)
+{
+    worker_t *self = *self_p;
+    s_drop_task (self);
+    zpoller_destroy (&self->poller);
+    zsock_destroy (&self->inbox);
+    free (self->endpoint);
+    free (self);
+    *self_p = NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Messages to the control actor
+
+static jace_msg_t *
+s_task_msg (worker_t *self, jace_msg_type_t type)
+{
+    jace_msg_t *msg = jace_msg_new (type);
+    jace_msg_set_sender (msg, self->sender);
+    jace_msg_set_job (msg, jace_task_job (self->task));
+    jace_msg_set_task (msg, jace_task_rank (self->task));
+    jace_msg_set_epoch (msg, jace_task_epoch (self->task));
+    return msg;
+}
+
+static void
+s_refuse (worker_t *self, jace_msg_t *request, const char *reason)
+{
+    jace_msg_t *refuse = jace_msg_new (JACE_MSG_REFUSE);
+    jace_msg_set_sender (refuse, self->sender);
+    jace_msg_set_job (refuse, jace_msg_job (request));
+    jace_msg_set_task (refuse, jace_msg_task (request));
+    jace_msg_set_epoch (refuse, jace_msg_epoch (request));
+    jace_msg_set_reason (refuse, reason);
+    jace_msg_send (&refuse, self->pipe);
+}
+
+static void
+s_report_progress (worker_t *self, int64_t state)
+{
+    jace_msg_t *progress = s_task_msg (self, JACE_MSG_PROGRESS);
+    jace_msg_set_iteration (progress, jace_task_iteration (self->task));
+    jace_msg_set_value (progress, jace_task_change (self->task));
+    jace_msg_set_state (progress, state);
+    jace_msg_send (&progress, self->pipe);
+    self->last_progress = zclock_mono ();
+    self->reported_state = state;
+}
+
+//  --------------------------------------------------------------------------
+//  Commands from the control actor
+
+static void
+s_on_assign (worker_t *self, jace_msg_t *assign)
+{
+    char reason [256] = "";
+    s_drop_task (self);
+    snprintf (self->sender, sizeof self->sender, "%s",
+              jace_msg_sender (assign));
+    self->app = app_table_find (jace_msg_app (assign));
+    if (!self->app) {
+        snprintf (reason, sizeof reason, "unknown application '%s' "
+                  "(known: %s)", jace_msg_app (assign), app_table_names ());
+        s_refuse (self, assign, reason);
+        return;
+    }
+    self->task = jace_task_new (assign, self->security, reason,
+                                sizeof reason);
+    if (self->task)
+        self->app_state = self->app->setup (self->task, reason,
+                                            sizeof reason);
+    if (!self->app_state) {
+        s_refuse (self, assign, reason);
+        s_drop_task (self);
+        return;
+    }
+    self->tolerance = jace_task_param_double (self->task,
+        "job/local_tolerance",
+        jace_task_param_double (self->task, "job/tolerance", 1e-6));
+    self->converge_iterations = jace_task_param_int (self->task,
+        "job/converge_iterations", 10);
+    self->max_iterations = jace_task_param_int (self->task,
+        "job/max_iterations", 0);
+    self->quiet_iterations = 0;
+    self->slowdown_debt = 0;
+    self->state = WORKER_READY;
+    jace_msg_t *accept = s_task_msg (self, JACE_MSG_ACCEPT);
+    jace_msg_send (&accept, self->pipe);
+}
+
+static void
+s_on_collect (worker_t *self, jace_msg_t *collect)
+{
+    if (!self->task)
+        return;
+    int64_t first = 0;
+    size_t count = 0;
+    const double *values = self->app->solution (self->app_state, &first,
+                                                &count);
+    jace_msg_t *result = s_task_msg (self, JACE_MSG_RESULT);
+    jace_msg_set_iteration (result, jace_task_iteration (self->task));
+    jace_msg_set_first (result, first);
+    jace_msg_set_count (result, jace_msg_count (collect));
+    jace_msg_add_payload (result, JACE_PAYLOAD_F64, values, count);
+    jace_msg_send (&result, self->pipe);
+}
+
+static void
+s_recv_pipe (worker_t *self)
+{
+    zmsg_t *zmsg = zmsg_recv (self->pipe);
+    if (!zmsg)
+        return;
+    char *command = zframe_strdup (zmsg_first (zmsg));
+    if (streq (command, "$TERM"))
+        self->terminated = true;
+    else
+    if (streq (command, "ENDPOINT"))
+        zstr_send (self->pipe, self->endpoint ? self->endpoint : "");
+    else {
+        //  Everything else is a Jace message the control actor checked.
+        jace_msg_t *msg = jace_msg_decode (&zmsg, NULL, 0);
+        assert (msg);
+        switch (jace_msg_type (msg)) {
+            case JACE_MSG_ASSIGN: s_on_assign (self, msg); break;
+            case JACE_MSG_START:
+                if (self->state == WORKER_READY)
+                    self->state = WORKER_RUNNING;
+                break;
+            case JACE_MSG_COLLECT: s_on_collect (self, msg); break;
+            case JACE_MSG_STOP: s_drop_task (self); break;
+            default: assert (false);
+        }
+        jace_msg_destroy (&msg);
+    }
+    free (command);
+    zmsg_destroy (&zmsg);
+}
+
+//  --------------------------------------------------------------------------
+//  Neighbours' data
+
+static void
+s_recv_inbox (worker_t *self)
+{
+    char reason [256];
+    jace_msg_t *msg = jace_msg_recv (self->inbox, reason, sizeof reason,
+                                     NULL, 0);
+    if (!msg) {
+        self->rejected++;
+        zsys_warning ("daemon %s: malformed data message: %s "
+                      "(%" PRIu64 " so far)", self->sender, reason,
+                      self->rejected);
+        return;
+    }
+    if (jace_msg_type (msg) != JACE_MSG_DATA)
+        snprintf (reason, sizeof reason, "%s on the data socket",
+                  jace_msg_type_name (jace_msg_type (msg)));
+    else
+    if (!self->task)
+        snprintf (reason, sizeof reason, "DATA for job '%s' with no task",
+                  jace_msg_job (msg));
+    else
+    if (jace_task_deliver (self->task, msg, reason, sizeof reason) == 0)
+        *reason = 0;
+    if (*reason) {
+        self->rejected++;
+        if (self->verbose || self->rejected % 1000 == 1)
+            zsys_warning ("daemon %s: dropped %s (%" PRIu64 " so far)",
+                          self->sender, reason, self->rejected);
+    }
+    jace_msg_destroy (&msg);
+}
+
+static bool
+s_has_input (zsock_t *sock)
+{
+    return (zsock_events (sock) & ZMQ_POLLIN) != 0;
+}
+
+//  Handle whatever is waiting, without blocking.
+static void
+s_drain (worker_t *self)
+{
+    while (s_has_input (self->inbox))
+        s_recv_inbox (self);
+    while (!self->terminated && s_has_input (self->pipe))
+        s_recv_pipe (self);
+}
+
+//  --------------------------------------------------------------------------
+//  Iterating
+
+//  Emulate a slower node: after computing for `busy` microseconds, stay
+//  away for busy * (1/speed - 1) more, serving messages meanwhile.
+static void
+s_slow_down (worker_t *self, int64_t busy)
+{
+    if (self->speed >= 1)
+        return;
+    self->slowdown_debt += (double) busy * (1 / self->speed - 1);
+    while (self->slowdown_debt >= 1000 && self->state == WORKER_RUNNING
+           && !self->terminated) {
+        int64_t slice = self->slowdown_debt < SLOWDOWN_SLICE_USEC
+                        ? (int64_t) self->slowdown_debt : SLOWDOWN_SLICE_USEC;
+        int64_t start = zclock_usecs ();
+        zpoller_wait (self->poller, (int) (slice / 1000));
+        s_drain (self);
+        self->slowdown_debt -= (double) (zclock_usecs () - start);
+    }
+}
+
+static int64_t
+s_task_state (worker_t *self)
+{
+    if (self->state == WORKER_HALTED)
+        return DAEMON_TASK_EXHAUSTED;
+    return self->quiet_iterations >= self->converge_iterations
+           ? DAEMON_TASK_CONVERGED : DAEMON_TASK_RUNNING;
+}
+
+static void
+s_iterate (worker_t *self)
+{
+    int64_t start = zclock_usecs ();
+    if (self->app->iterate (self->task, self->app_state)) {
+        jace_msg_t *failed = s_task_msg (self, JACE_MSG_REFUSE);
+        jace_msg_set_reason (failed, "the application failed an iteration");
+        jace_msg_send (&failed, self->pipe);
+        s_drop_task (self);
+        return;
+    }
+    jace_task_count_iteration (self->task);
+    double change = jace_task_change (self->task);
+    if (isfinite (change) && change < self->tolerance)
+        self->quiet_iterations++;
+    else
+        self->quiet_iterations = 0;
+    if (self->max_iterations > 0
+    &&  jace_task_iteration (self->task) >= self->max_iterations)
+        self->state = WORKER_HALTED;
+    int64_t state = s_task_state (self);
+    if (state != self->reported_state
+    ||  zclock_mono () - self->last_progress >= PROGRESS_MSEC)
+        s_report_progress (self, state);
+    s_slow_down (self, zclock_usecs () - start);
+}
+
+//  --------------------------------------------------------------------------
+
+void
+daemon_worker_actor (zsock_t *pipe, void *args)
+{
+    worker_t *self = s_worker_new (pipe, (daemon_worker_config_t *) args);
+    zsock_signal (pipe, 0);
+    while (!self->terminated) {
+        if (self->state == WORKER_RUNNING) {
+            s_drain (self);
+            if (self->state == WORKER_RUNNING && !self->terminated)
+                s_iterate (self);
+            continue;
+        }
+        void *which = zpoller_wait (self->poller, -1);
+        if (which == self->pipe)
+            s_recv_pipe (self);
+        else
+        if (which == self->inbox)
+            s_recv_inbox (self);
+    }
+    s_worker_destroy (&self);
+}
+
+char *
+daemon_worker_endpoint (zactor_t *worker)
+{
+    assert (worker);
+    zstr_send (worker, "ENDPOINT");
+    char *endpoint = zstr_recv (worker);
+    if (endpoint && !*endpoint)
+        zstr_free (&endpoint);
+    return endpoint;
+}

@@ -1,0 +1,47 @@
+/*  =========================================================================
+    daemon_worker - the thread that runs a daemon's task
+
+    An actor that lives as long as its daemon.  It owns the daemon's data
+    socket (a PULL bound when it starts, where neighbours' DATA arrives) so
+    that the iteration loop reads neighbours' values without any hop
+    through another thread.  The control actor (daemon_server) talks to it
+    with Jace messages over the pipe: ASSIGN, START, COLLECT and STOP in;
+    ACCEPT, REFUSE, PROGRESS and RESULT out.  Between iterations it drains
+    the pipe and the data socket without blocking, so a running task never
+    waits for the network.
+
+    Local convergence: the task's change stays under the job's tolerance
+    for job/converge_iterations consecutive iterations (default 10).
+    =========================================================================
+*/
+#ifndef DAEMON_WORKER_H_INCLUDED
+#define DAEMON_WORKER_H_INCLUDED
+
+#include "jace_msg.h"
+#include "jace_security.h"
+
+//  PROGRESS.state values.
+typedef enum {
+    DAEMON_TASK_RUNNING = 0,    //  Iterating, not locally converged
+    DAEMON_TASK_CONVERGED = 1,  //  Iterating, locally converged
+    DAEMON_TASK_EXHAUSTED = 2   //  Stopped at job/max_iterations
+} daemon_task_state_t;
+
+//  What the worker is started with; read before zactor_new returns.
+typedef struct {
+    const char *bind;           //  Data endpoint to bind (port may be *)
+    jace_security_t *security;  //  Borrowed; must outlive the worker
+    double speed;               //  Compute slow-down factor, (0, 1]
+    bool verbose;               //  Log every message
+} daemon_worker_config_t;
+
+//  The actor; args is a daemon_worker_config_t.
+void
+    daemon_worker_actor (zsock_t *pipe, void *args);
+
+//  Endpoint the data socket is bound to (caller frees), or NULL if the
+//  worker could not start.
+char *
+    daemon_worker_endpoint (zactor_t *worker);
+
+#endif

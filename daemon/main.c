@@ -1,0 +1,134 @@
+/*  =========================================================================
+    jace-daemon - one task per node, registered with a super-node
+    =========================================================================
+*/
+#include "daemon_server.h"
+#include "jace_process.h"
+
+#include <getopt.h>
+
+#define PROGRAM "jace-daemon"
+#define SUPERNODES_MAX 64
+
+//  OpenBLAS starts its own thread pool; one task per daemon uses one core
+//  unless the job asks for more.
+void openblas_set_num_threads (int count);
+
+static void
+s_usage (FILE *out)
+{
+    fprintf (out,
+"Usage: " PROGRAM " --supernode EP [--supernode EP]... [options]\n"
+"\n"
+"Offer this node to a Jace grid: register with a super-node (failing over\n"
+"to the next one given), run one task at a time for a spawner, exchange\n"
+"data directly with neighbour daemons.\n"
+"\n"
+"  -s, --supernode EP    super-node endpoint (repeatable, failover order)\n"
+"  -C, --cluster NAME    cluster this node belongs to (default: default)\n"
+"      --speed F         emulate a slower node, 0 < F <= 1 (default 1)\n"
+"      --power P         computing power to report, skipping the start-up\n"
+"                        OpenBLAS benchmark (GFLOP/s)\n"
+"  -b, --bind EP         control endpoint (default tcp://127.0.0.1:*);\n"
+"                        the data endpoint binds the same host\n"
+"      --advertise HOST  host name others reach us at, for wildcard binds\n"
+"      --id ID           daemon id (default: generated)\n"
+"  -k, --keys DIR        CURVE keys from jace-keygen: encrypt every link\n"
+"  -c, --cert NAME       our certificate in DIR (default: daemon)\n"
+"      --insecure        allow binding a non-loopback endpoint without keys\n"
+"      --heartbeat MS    heartbeat period (default 500)\n"
+"  -v, --verbose         log every message\n"
+"  -h, --help            this help\n");
+}
+
+static int
+s_parse (int argc, char *argv [], daemon_config_t *config,
+         const char **supernodes)
+{
+    static struct option options [] = {
+        { "supernode", required_argument, 0, 's' },
+        { "cluster", required_argument, 0, 'C' },
+        { "speed", required_argument, 0, 'S' },
+        { "power", required_argument, 0, 'P' },
+        { "bind", required_argument, 0, 'b' },
+        { "advertise", required_argument, 0, 'A' },
+        { "id", required_argument, 0, 'i' },
+        { "keys", required_argument, 0, 'k' },
+        { "cert", required_argument, 0, 'c' },
+        { "insecure", no_argument, 0, 'I' },
+        { "heartbeat", required_argument, 0, 'H' },
+        { "verbose", no_argument, 0, 'v' },
+        { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 }
+    };
+    long number;
+    int option;
+    while ((option = getopt_long (argc, argv, "s:C:b:k:c:vh", options,
+                                  NULL)) != -1) {
+        switch (option) {
+            case 's':
+                if (config->supernode_count == SUPERNODES_MAX) {
+                    fprintf (stderr, PROGRAM ": at most %d --supernode\n",
+                             SUPERNODES_MAX);
+                    return 2;
+                }
+                supernodes [config->supernode_count++] = optarg;
+                break;
+            case 'C': config->cluster = optarg; break;
+            case 'S':
+                if (jace_process_parse_double (PROGRAM, "--speed", optarg,
+                                               1e-3, 1, &config->speed))
+                    return 2;
+                break;
+            case 'P':
+                if (jace_process_parse_double (PROGRAM, "--power", optarg,
+                                               1e-9, 1e9, &config->power))
+                    return 2;
+                break;
+            case 'b': config->bind = optarg; break;
+            case 'A': config->advertise = optarg; break;
+            case 'i': config->id = optarg; break;
+            case 'k': config->keys_dir = optarg; break;
+            case 'c': config->cert = optarg; break;
+            case 'I': config->insecure = true; break;
+            case 'H':
+                if (jace_process_parse_int (PROGRAM, "--heartbeat", optarg,
+                                            10, 600000, &number))
+                    return 2;
+                config->heartbeat_msec = (int) number;
+                break;
+            case 'v': config->verbose = true; break;
+            case 'h': s_usage (stdout); exit (0);
+            default: s_usage (stderr); return 2;
+        }
+    }
+    if (config->supernode_count == 0 || optind < argc) {
+        fprintf (stderr, PROGRAM ": %s\n", optind < argc
+                 ? "unexpected arguments" : "--supernode EP is required");
+        s_usage (stderr);
+        return 2;
+    }
+    if (config->id && (!*config->id || strlen (config->id) >= 64)) {
+        fprintf (stderr, PROGRAM ": --id must have 1 to 63 characters\n");
+        return 2;
+    }
+    return 0;
+}
+
+int
+main (int argc, char *argv [])
+{
+    jace_process_init ("daemon");
+    openblas_set_num_threads (1);
+    const char *supernodes [SUPERNODES_MAX];
+    daemon_config_t config = { .speed = 1, .supernodes = supernodes };
+    int rc = s_parse (argc, argv, &config, supernodes);
+    if (rc)
+        return rc;
+    zactor_t *server = zactor_new (daemon_server_actor, &config);
+    char *endpoint = daemon_server_endpoint (server);
+    rc = endpoint && jace_process_wait (server) == 0 ? 0 : 1;
+    zstr_free (&endpoint);
+    zactor_destroy (&server);
+    return rc;
+}

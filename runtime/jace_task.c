@@ -1,0 +1,371 @@
+/*  =========================================================================
+    jace_task - the task API: what an application writer implements and
+    calls
+
+    The runtime side of a task: its identity and parameters from ASSIGN,
+    one PUSH socket per neighbour it sends to (connected on first use, with
+    a small high-water mark so stale vectors never queue up), and the
+    newest vector received from each neighbour.
+    =========================================================================
+*/
+#include "jace_task.h"
+#include "jace_task_runtime.h"
+
+//  Messages queued per link before sends are dropped: a newer vector is
+//  always coming, so a deep queue would only deliver stale values late.
+#define LINK_QUEUE 4
+
+//  The newest vector received from one neighbour.
+typedef struct {
+    double *values;             //  Values, owned
+    size_t capacity;            //  Allocated values
+    size_t count;               //  Values held
+    int64_t first;              //  First unknown they stand for
+    int64_t iteration;          //  Sender's iteration, -1 if none yet
+    int64_t epoch;              //  Sender's epoch
+} newest_t;
+
+//  One other task of the job.
+typedef struct {
+    jace_node_t node;           //  Its daemon (data endpoint, key, epoch)
+    zsock_t *link;              //  PUSH to its data endpoint, or NULL
+    newest_t newest;            //  Newest values received from it
+    int64_t row;                //  First row it owns
+} peer_task_t;
+
+struct _jace_task_t {
+    char job [JACE_ID_MAX];     //  Job id
+    int64_t rank;               //  Our task number
+    int64_t count;              //  Tasks in the job
+    int64_t epoch;              //  Our epoch (bumped on each placement)
+    int64_t iteration;          //  Completed iterations
+    double change;              //  Local change of the last iteration
+    int64_t first_row;          //  First row we own
+    int64_t row_count;          //  Rows we own
+    int64_t rows;               //  Rows in the job
+    zhash_t *params;            //  Job parameters, owned
+    peer_task_t *peers;         //  One per task (ours unused)
+    jace_security_t *security;  //  Borrowed; keys for links, or plain
+    uint64_t dropped;           //  Sends dropped on full links
+    uint64_t stale;             //  Received vectors discarded as stale
+};
+
+
+//  --------------------------------------------------------------------------
+//  Row ownership comes in the params: "block/rows" rows in the job, and
+//  "block/first/R" the first row of task R, for R = 0 .. count (the last
+//  one equal to block/rows).
+
+static int
+s_read_layout (jace_task_t *self, jace_msg_t *assign, char *reason,
+               size_t reason_size)
+{
+    self->rows = jace_task_param_int (self, "block/rows", -1);
+    if (self->rows < self->count) {
+        snprintf (reason, reason_size, "ASSIGN lacks block/rows");
+        return -1;
+    }
+    for (int64_t rank = 0; rank <= self->count; rank++) {
+        char key [64];
+        snprintf (key, sizeof key, "block/first/%" PRId64, rank);
+        int64_t row = jace_task_param_int (self, key, -1);
+        int64_t previous = rank ? self->peers [rank - 1].row : 0;
+        if (row < previous || row > self->rows
+        ||  (rank == self->count && row != self->rows)) {
+            snprintf (reason, reason_size, "ASSIGN has bad %s", key);
+            return -1;
+        }
+        if (rank < self->count)
+            self->peers [rank].row = row;
+    }
+    self->first_row = self->peers [self->rank].row;
+    self->row_count = jace_task_row_of (self, self->rank + 1)
+                    - self->first_row;
+    return 0;
+}
+
+static int
+s_read_table (jace_task_t *self, jace_msg_t *assign, char *reason,
+              size_t reason_size)
+{
+    if ((int64_t) jace_msg_node_count (assign) != self->count) {
+        snprintf (reason, reason_size, "ASSIGN lists %zu tasks, job has %"
+                  PRId64, jace_msg_node_count (assign), self->count);
+        return -1;
+    }
+    for (size_t i = 0; i < jace_msg_node_count (assign); i++) {
+        const jace_node_t *node = jace_msg_node (assign, i);
+        if (node->task < 0 || node->task >= self->count
+        ||  self->peers [node->task].node.id [0]) {
+            snprintf (reason, reason_size, "ASSIGN table has bad task %"
+                      PRId64, node->task);
+            return -1;
+        }
+        self->peers [node->task].node = *node;
+        self->peers [node->task].newest.iteration = -1;
+    }
+    return 0;
+}
+
+jace_task_t *
+jace_task_new (jace_msg_t *assign, jace_security_t *security,
+               char *reason, size_t reason_size)
+{
+    assert (assign);
+    jace_task_t *self = (jace_task_t *) zmalloc (sizeof *self);
+    snprintf (self->job, sizeof self->job, "%s", jace_msg_job (assign));
+    self->rank = jace_msg_task (assign);
+    self->count = jace_msg_count (assign);
+    self->epoch = jace_msg_epoch (assign);
+    self->security = security;
+    self->params = zhash_dup (jace_msg_params (assign));
+    if (self->count < 1 || self->count > JACE_NODES_MAX
+    ||  self->rank < 0 || self->rank >= self->count) {
+        snprintf (reason, reason_size, "ASSIGN of task %" PRId64 " of %"
+                  PRId64, self->rank, self->count);
+        jace_task_destroy (&self);
+        return NULL;
+    }
+    self->peers = (peer_task_t *) zmalloc (self->count * sizeof (peer_task_t));
+    if (s_read_table (self, assign, reason, reason_size)
+    ||  s_read_layout (self, assign, reason, reason_size))
+        jace_task_destroy (&self);
+    return self;
+}
+
+void
+jace_task_destroy (jace_task_t **self_p)
+{
+    assert (self_p);
+    if (*self_p) {
+        jace_task_t *self = *self_p;
+        for (int64_t i = 0; self->peers && i < self->count; i++) {
+            zsock_destroy (&self->peers [i].link);
+            free (self->peers [i].newest.values);
+        }
+        free (self->peers);
+        zhash_destroy (&self->params);
+        free (self);
+        *self_p = NULL;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Application side
+
+int64_t
+jace_task_rank (const jace_task_t *self)
+{
+    assert (self);
+    return self->rank;
+}
+
+int64_t
+jace_task_count (const jace_task_t *self)
+{
+    assert (self);
+    return self->count;
+}
+
+const char *
+jace_task_param (const jace_task_t *self, const char *key)
+{
+    assert (self);
+    return (const char *) zhash_lookup (self->params, key);
+}
+
+int64_t
+jace_task_param_int (const jace_task_t *self, const char *key,
+                     int64_t fallback)
+{
+    const char *text = jace_task_param (self, key);
+    char *end = NULL;
+    long long value = text ? strtoll (text, &end, 10) : 0;
+    return text && end != text && *end == 0 ? (int64_t) value : fallback;
+}
+
+double
+jace_task_param_double (const jace_task_t *self, const char *key,
+                        double fallback)
+{
+    const char *text = jace_task_param (self, key);
+    char *end = NULL;
+    double value = text ? strtod (text, &end) : 0;
+    return text && end != text && *end == 0 ? value : fallback;
+}
+
+int64_t
+jace_task_first_row (const jace_task_t *self)
+{
+    assert (self);
+    return self->first_row;
+}
+
+int64_t
+jace_task_row_count (const jace_task_t *self)
+{
+    assert (self);
+    return self->row_count;
+}
+
+int64_t
+jace_task_row_of (const jace_task_t *self, int64_t rank)
+{
+    assert (self);
+    assert (rank >= 0 && rank <= self->count);
+    return rank == self->count ? self->rows : self->peers [rank].row;
+}
+
+int64_t
+jace_task_iteration (const jace_task_t *self)
+{
+    assert (self);
+    return self->iteration;
+}
+
+void
+jace_task_set_change (jace_task_t *self, double change)
+{
+    assert (self);
+    self->change = change;
+}
+
+//  --------------------------------------------------------------------------
+
+static zsock_t *
+s_link (jace_task_t *self, peer_task_t *peer)
+{
+    if (peer->link)
+        return peer->link;
+    zsock_t *link = zsock_new (ZMQ_PUSH);
+    jace_msg_prepare_socket (link, 0);
+    zsock_set_sndhwm (link, LINK_QUEUE);
+    if (jace_security_apply_client (self->security, link, peer->node.pubkey)
+    ||  zsock_connect (link, "%s", peer->node.data)) {
+        zsys_warning ("task %" PRId64 ": cannot connect to task %" PRId64
+                      " at '%s'", self->rank, peer->node.task,
+                      peer->node.data);
+        zsock_destroy (&link);
+        return NULL;
+    }
+    peer->link = link;
+    return link;
+}
+
+int
+jace_task_send (jace_task_t *self, int64_t to, const double *values,
+                size_t count, int64_t first)
+{
+    assert (self);
+    assert (to >= 0 && to < self->count && to != self->rank);
+    zsock_t *link = s_link (self, &self->peers [to]);
+    if (!link)
+        return -1;
+    jace_msg_t *msg = jace_msg_new (JACE_MSG_DATA);
+    jace_msg_set_job (msg, self->job);
+    jace_msg_set_task (msg, self->rank);
+    jace_msg_set_epoch (msg, self->epoch);
+    jace_msg_set_iteration (msg, self->iteration);
+    jace_msg_set_first (msg, first);
+    jace_msg_add_payload (msg, JACE_PAYLOAD_F64, values, count);
+    if (jace_msg_send (&msg, link)) {
+        self->dropped++;
+        return -1;
+    }
+    return 0;
+}
+
+const double *
+jace_task_newest (jace_task_t *self, int64_t from, size_t *count,
+                  int64_t *first, int64_t *iteration)
+{
+    assert (self);
+    assert (from >= 0 && from < self->count);
+    newest_t *newest = &self->peers [from].newest;
+    if (newest->iteration < 0)
+        return NULL;
+    if (count)
+        *count = newest->count;
+    if (first)
+        *first = newest->first;
+    if (iteration)
+        *iteration = newest->iteration;
+    return newest->values;
+}
+
+//  --------------------------------------------------------------------------
+//  Runtime side
+
+const char *
+jace_task_job (const jace_task_t *self)
+{
+    assert (self);
+    return self->job;
+}
+
+int64_t
+jace_task_epoch (const jace_task_t *self)
+{
+    assert (self);
+    return self->epoch;
+}
+
+double
+jace_task_change (const jace_task_t *self)
+{
+    assert (self);
+    return self->change;
+}
+
+void
+jace_task_count_iteration (jace_task_t *self)
+{
+    assert (self);
+    self->iteration++;
+}
+
+int
+jace_task_deliver (jace_task_t *self, jace_msg_t *data, char *reason,
+                   size_t reason_size)
+{
+    assert (self);
+    assert (data);
+    int64_t from = jace_msg_task (data);
+    if (!streq (jace_msg_job (data), self->job)
+    ||  from < 0 || from >= self->count || from == self->rank
+    ||  jace_msg_payload_count (data) != 1
+    ||  jace_msg_payload_kind (data, 0) != JACE_PAYLOAD_F64) {
+        snprintf (reason, reason_size, "DATA for job '%s' from task %"
+                  PRId64 " does not belong here", jace_msg_job (data), from);
+        return -1;
+    }
+    peer_task_t *peer = &self->peers [from];
+    newest_t *newest = &peer->newest;
+    //  Older epochs come from a daemon that was replaced: never use them.
+    if (jace_msg_epoch (data) < peer->node.epoch
+    ||  (jace_msg_epoch (data) == newest->epoch
+         && jace_msg_iteration (data) <= newest->iteration)) {
+        self->stale++;
+        return 0;
+    }
+    size_t count = jace_msg_payload_length (data, 0);
+    if (count > newest->capacity) {
+        free (newest->values);
+        newest->values = (double *) malloc (count * sizeof (double));
+        assert (newest->values);
+        newest->capacity = count;
+    }
+    jace_msg_payload_copy (data, 0, newest->values);
+    newest->count = count;
+    newest->first = jace_msg_first (data);
+    newest->iteration = jace_msg_iteration (data);
+    newest->epoch = jace_msg_epoch (data);
+    return 0;
+}
+
+uint64_t
+jace_task_dropped (const jace_task_t *self)
+{
+    assert (self);
+    return self->dropped;
+}

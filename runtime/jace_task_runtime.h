@@ -1,0 +1,52 @@
+/*  =========================================================================
+    jace_task_runtime - the side of a task only the daemon sees
+
+    Creating a task from its ASSIGN, delivering neighbours' DATA to it and
+    counting its iterations.  Not installed: application writers use
+    jace_task.h.
+    =========================================================================
+*/
+#ifndef JACE_TASK_RUNTIME_H_INCLUDED
+#define JACE_TASK_RUNTIME_H_INCLUDED
+
+#include "jace_msg.h"
+#include "jace_security.h"
+#include "jace_task.h"
+
+//  Create the task an ASSIGN describes; security is borrowed (keys for the
+//  links to neighbours).  Returns NULL with the reason if the ASSIGN is
+//  inconsistent.
+jace_task_t *
+    jace_task_new (jace_msg_t *assign, jace_security_t *security,
+                   char *reason, size_t reason_size);
+
+//  Destroy task; nullifies the reference. Safe on NULL.
+void
+    jace_task_destroy (jace_task_t **self_p);
+
+//  Job id and epoch of the task.
+const char *
+    jace_task_job (const jace_task_t *self);
+int64_t
+    jace_task_epoch (const jace_task_t *self);
+
+//  Local change the application reported for its last iteration.
+double
+    jace_task_change (const jace_task_t *self);
+
+//  Count one completed iteration.
+void
+    jace_task_count_iteration (jace_task_t *self);
+
+//  Keep a neighbour's DATA if it is newer than what we hold.  Returns 0
+//  (kept, or stale and dropped), or -1 with the reason if it does not
+//  belong to this task at all.
+int
+    jace_task_deliver (jace_task_t *self, jace_msg_t *data, char *reason,
+                       size_t reason_size);
+
+//  Sends dropped so far because a link was full.
+uint64_t
+    jace_task_dropped (const jace_task_t *self);
+
+#endif

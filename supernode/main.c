@@ -1,0 +1,109 @@
+/*  =========================================================================
+    jace-supernode - registry of free daemons, peered with other super-nodes
+    =========================================================================
+*/
+#include "supernode_server.h"
+#include "jace_process.h"
+
+#include <getopt.h>
+
+#define PROGRAM "jace-supernode"
+
+static void
+s_usage (FILE *out)
+{
+    fprintf (out,
+"Usage: " PROGRAM " --bind EP [--peer EP]... [options]\n"
+"\n"
+"Keep the registry of the daemons of a cluster, lease them to spawners, and\n"
+"peer with other super-nodes to complete requests this one cannot fill.\n"
+"\n"
+"  -b, --bind EP            endpoint to serve on, e.g. tcp://127.0.0.1:7400\n"
+"                           (port * picks a free one)\n"
+"  -p, --peer EP            peer super-node (repeatable; peering is mutual)\n"
+"  -k, --keys DIR           CURVE keys from jace-keygen: encrypt every link\n"
+"                           and accept only certificates found in DIR\n"
+"  -c, --cert NAME          our certificate in DIR (default: supernode)\n"
+"      --insecure           allow binding a non-loopback endpoint without keys\n"
+"      --heartbeat MS       heartbeat period asked of daemons (default 500)\n"
+"      --timeout MS         silence before a daemon or peer is dropped\n"
+"                           (default 4 heartbeats)\n"
+"      --endpoint-file PATH write the bound endpoint there once serving\n"
+"  -v, --verbose            log every message\n"
+"  -h, --help               this help\n");
+}
+
+int
+main (int argc, char *argv [])
+{
+    jace_process_init ("supernode");
+    supernode_config_t config = { .bind = NULL };
+    const char *peers [64];
+    const char *endpoint_file = NULL;
+    long number;
+    static struct option options [] = {
+        { "bind", required_argument, 0, 'b' },
+        { "peer", required_argument, 0, 'p' },
+        { "keys", required_argument, 0, 'k' },
+        { "cert", required_argument, 0, 'c' },
+        { "insecure", no_argument, 0, 'I' },
+        { "heartbeat", required_argument, 0, 'H' },
+        { "timeout", required_argument, 0, 'T' },
+        { "endpoint-file", required_argument, 0, 'E' },
+        { "verbose", no_argument, 0, 'v' },
+        { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 }
+    };
+    int option;
+    while ((option = getopt_long (argc, argv, "b:p:k:c:vh", options, NULL)) != -1) {
+        switch (option) {
+            case 'b': config.bind = optarg; break;
+            case 'p':
+                if (config.peer_count == 64) {
+                    fprintf (stderr, PROGRAM ": at most 64 --peer\n");
+                    return 2;
+                }
+                peers [config.peer_count++] = optarg;
+                break;
+            case 'k': config.keys_dir = optarg; break;
+            case 'c': config.cert = optarg; break;
+            case 'I': config.insecure = true; break;
+            case 'H':
+                if (jace_process_parse_int (PROGRAM, "--heartbeat", optarg,
+                                            10, 600000, &number))
+                    return 2;
+                config.heartbeat_msec = (int) number;
+                break;
+            case 'T':
+                if (jace_process_parse_int (PROGRAM, "--timeout", optarg,
+                                            10, 3600000, &number))
+                    return 2;
+                config.timeout_msec = (int) number;
+                break;
+            case 'E': endpoint_file = optarg; break;
+            case 'v': config.verbose = true; break;
+            case 'h': s_usage (stdout); return 0;
+            default: s_usage (stderr); return 2;
+        }
+    }
+    if (!config.bind || optind < argc) {
+        fprintf (stderr, PROGRAM ": %s\n", config.bind
+                 ? "unexpected arguments" : "--bind EP is required");
+        s_usage (stderr);
+        return 2;
+    }
+    config.peers = peers;
+
+    zactor_t *server = zactor_new (supernode_server_actor, &config);
+    char *endpoint = supernode_server_endpoint (server);
+    int rc = 1;
+    if (endpoint) {
+        char *line = zsys_sprintf ("%s\n", endpoint);
+        if (!endpoint_file || jace_process_write_file (endpoint_file, line) == 0)
+            rc = jace_process_wait (server) == 0 ? 0 : 1;
+        zstr_free (&line);
+    }
+    zstr_free (&endpoint);
+    zactor_destroy (&server);
+    return rc;
+}

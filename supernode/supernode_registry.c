@@ -1,0 +1,245 @@
+/*  =========================================================================
+    supernode_registry - the daemons a super-node knows, and their leases
+    =========================================================================
+*/
+#include "supernode_registry.h"
+
+//  One registered daemon.
+typedef struct {
+    jace_node_t node;               //  As last reported; state is derived
+    int64_t reported_state;         //  State the daemon itself reported
+    int64_t expires_at;             //  Forgotten after this (msec)
+    char lease [JACE_ID_MAX];       //  Lease holding it, or ""
+    int64_t lease_expires_at;       //  Lease lapses after this (msec)
+} entry_t;
+
+struct _supernode_registry_t {
+    char *endpoint;                 //  Our own endpoint, stamped on nodes
+    zhashx_t *entries;              //  Daemon id -> entry_t, owned
+};
+
+//  --------------------------------------------------------------------------
+
+static void
+s_entry_destroy (void **item_p)
+{
+    free (*item_p);
+    *item_p = NULL;
+}
+
+supernode_registry_t *
+supernode_registry_new (const char *endpoint)
+{
+    assert (endpoint);
+    supernode_registry_t *self = (supernode_registry_t *) zmalloc (sizeof *self);
+    self->endpoint = strdup (endpoint);
+    self->entries = zhashx_new ();
+    zhashx_set_destructor (self->entries, s_entry_destroy);
+    return self;
+}
+
+void
+supernode_registry_destroy (supernode_registry_t **self_p)
+{
+    assert (self_p);
+    if (*self_p) {
+        supernode_registry_t *self = *self_p;
+        zhashx_destroy (&self->entries);
+        free (self->endpoint);
+        free (self);
+        *self_p = NULL;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  The state others see: working if the daemon says so, else leased while
+//  a lease holds it, else free.
+
+static void
+s_derive_state (entry_t *entry)
+{
+    if (entry->reported_state == JACE_NODE_WORKING)
+        entry->node.state = JACE_NODE_WORKING;
+    else
+    if (*entry->lease)
+        entry->node.state = JACE_NODE_LEASED;
+    else
+        entry->node.state = JACE_NODE_FREE;
+}
+
+bool
+supernode_registry_refresh (supernode_registry_t *self,
+                            const jace_node_t *node, int64_t expires_at)
+{
+    assert (self);
+    assert (node);
+    entry_t *entry = (entry_t *) zhashx_lookup (self->entries, node->id);
+    bool is_new = entry == NULL;
+    if (is_new) {
+        entry = (entry_t *) zmalloc (sizeof *entry);
+        zhashx_insert (self->entries, node->id, entry);
+    }
+    entry->node = *node;
+    snprintf (entry->node.supernode, sizeof entry->node.supernode, "%s",
+              self->endpoint);
+    entry->reported_state = node->state;
+    entry->expires_at = expires_at;
+    s_derive_state (entry);
+    return is_new;
+}
+
+bool
+supernode_registry_remove (supernode_registry_t *self, const char *id)
+{
+    assert (self);
+    assert (id);
+    if (!zhashx_lookup (self->entries, id))
+        return false;
+    zhashx_delete (self->entries, id);
+    return true;
+}
+
+//  --------------------------------------------------------------------------
+
+size_t
+supernode_registry_expire (supernode_registry_t *self, int64_t now,
+                           zlist_t *expired)
+{
+    assert (self);
+    zlist_t *dead = zlist_new ();
+    for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
+         entry = (entry_t *) zhashx_next (self->entries)) {
+        if (entry->expires_at < now)
+            zlist_append (dead, entry->node.id);
+        else
+        if (*entry->lease && entry->lease_expires_at < now) {
+            *entry->lease = 0;
+            s_derive_state (entry);
+        }
+    }
+    size_t removed = 0;
+    for (char *id = (char *) zlist_first (dead); id;
+         id = (char *) zlist_next (dead)) {
+        if (expired)
+            zlist_append (expired, strdup (id));
+        //  The id lives in the entry: copy it before deleting.
+        char key [JACE_ID_MAX];
+        snprintf (key, sizeof key, "%s", id);
+        zhashx_delete (self->entries, key);
+        removed++;
+    }
+    zlist_destroy (&dead);
+    return removed;
+}
+
+//  --------------------------------------------------------------------------
+
+size_t
+supernode_registry_size (supernode_registry_t *self)
+{
+    assert (self);
+    return zhashx_size (self->entries);
+}
+
+size_t
+supernode_registry_free_count (supernode_registry_t *self)
+{
+    assert (self);
+    size_t count = 0;
+    for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
+         entry = (entry_t *) zhashx_next (self->entries))
+        if (entry->node.state == JACE_NODE_FREE)
+            count++;
+    return count;
+}
+
+//  --------------------------------------------------------------------------
+//  Order for leasing: fastest first, then by id so that equal nodes are
+//  handed out in a stable order.
+
+static int
+s_compare_for_lease (const void *a, const void *b)
+{
+    const entry_t *left = *(entry_t * const *) a;
+    const entry_t *right = *(entry_t * const *) b;
+    if (left->node.power != right->node.power)
+        return left->node.power > right->node.power ? -1 : 1;
+    return strcmp (left->node.id, right->node.id);
+}
+
+size_t
+supernode_registry_lease (supernode_registry_t *self, const char *lease,
+                          size_t count, int64_t expires_at, jace_msg_t *msg)
+{
+    assert (self);
+    assert (lease && *lease);
+    size_t free_count = supernode_registry_free_count (self);
+    if (free_count == 0 || count == 0)
+        return 0;
+    entry_t **candidates = (entry_t **) zmalloc (free_count * sizeof (entry_t *));
+    size_t found = 0;
+    for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
+         entry = (entry_t *) zhashx_next (self->entries))
+        if (entry->node.state == JACE_NODE_FREE)
+            candidates [found++] = entry;
+    qsort (candidates, found, sizeof (entry_t *), s_compare_for_lease);
+    size_t leased = found < count ? found : count;
+    for (size_t i = 0; i < leased; i++) {
+        entry_t *entry = candidates [i];
+        snprintf (entry->lease, sizeof entry->lease, "%s", lease);
+        entry->lease_expires_at = expires_at;
+        s_derive_state (entry);
+        if (msg)
+            jace_msg_add_node (msg, &entry->node);
+    }
+    free (candidates);
+    return leased;
+}
+
+size_t
+supernode_registry_renew (supernode_registry_t *self, const char *lease,
+                          int64_t expires_at)
+{
+    assert (self);
+    assert (lease);
+    size_t renewed = 0;
+    for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
+         entry = (entry_t *) zhashx_next (self->entries))
+        if (*lease && streq (entry->lease, lease)) {
+            entry->lease_expires_at = expires_at;
+            renewed++;
+        }
+    return renewed;
+}
+
+size_t
+supernode_registry_release (supernode_registry_t *self, const char *lease,
+                            const char *id)
+{
+    assert (self);
+    assert (lease);
+    size_t released = 0;
+    for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
+         entry = (entry_t *) zhashx_next (self->entries)) {
+        if (!*lease || !streq (entry->lease, lease))
+            continue;
+        if (id && !streq (entry->node.id, id))
+            continue;
+        *entry->lease = 0;
+        s_derive_state (entry);
+        released++;
+    }
+    return released;
+}
+
+//  --------------------------------------------------------------------------
+
+void
+supernode_registry_describe (supernode_registry_t *self, jace_msg_t *msg)
+{
+    assert (self);
+    assert (msg);
+    for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
+         entry = (entry_t *) zhashx_next (self->entries))
+        jace_msg_add_node (msg, &entry->node);
+}

@@ -1,0 +1,49 @@
+/*  =========================================================================
+    supernode_server - the super-node: registry of daemons, leases, peering
+
+    An actor.  It binds one ROUTER where daemons register (HELLO, repeated
+    as their heartbeat), spawners lease daemons (RESERVE, HEARTBEAT to keep
+    the lease, RELEASE) and anyone asks for the registry (STATUS).  It keeps
+    a DEALER to every peer super-node, tells each what it holds
+    (PEER_STATE, every heartbeat) and completes a reservation it cannot fill
+    alone from its peers.  A status reply lists its own daemons and its
+    peers'.  Peering is symmetric: a PEER_STATE from an unknown super-node
+    makes it a peer.
+
+    Usage:
+        supernode_config_t config = { .bind = "tcp://127.0.0.1:*", ... };
+        zactor_t *server = zactor_new (supernode_server_actor, &config);
+        char *endpoint = supernode_server_endpoint (server);  //  or NULL
+        ...
+        zactor_destroy (&server);
+    =========================================================================
+*/
+#ifndef SUPERNODE_SERVER_H_INCLUDED
+#define SUPERNODE_SERVER_H_INCLUDED
+
+#include <czmq.h>
+#include <stdbool.h>
+
+//  What a super-node is started with; read before zactor_new returns.
+typedef struct {
+    const char *bind;           //  Endpoint to bind (ROUTER)
+    const char **peers;         //  Peer super-node endpoints
+    size_t peer_count;          //  Entries in peers
+    const char *keys_dir;       //  CURVE keys directory, or NULL
+    const char *cert;           //  Our certificate name in keys_dir
+    bool insecure;              //  Allow binding non-loopback without keys
+    int heartbeat_msec;         //  Daemons' HELLO period we ask for
+    int timeout_msec;           //  Silence after which a daemon is dropped
+    bool verbose;               //  Log every message
+} supernode_config_t;
+
+//  The actor; args is a supernode_config_t.
+void
+    supernode_server_actor (zsock_t *pipe, void *args);
+
+//  Endpoint the server is bound to (caller frees), or NULL if it failed
+//  to start, with the reason logged.
+char *
+    supernode_server_endpoint (zactor_t *server);
+
+#endif
