@@ -10,6 +10,10 @@
 
 //  Longest gap between two PROGRESS reports while iterating.
 #define PROGRESS_MSEC 100
+//  Longest wait for neighbours' news when locally converged and nothing
+//  new has arrived: iterating again would only repeat the same values,
+//  and on a shared core it would starve the tasks that have work to do.
+#define IDLE_WAIT_MSEC 5
 //  Longest single sleep when emulating a slower node; the pipe and inbox
 //  are drained between sleeps.
 #define SLOWDOWN_SLICE_USEC 20000
@@ -43,6 +47,7 @@ typedef struct {
     int64_t reported_state;     //  State in the last report
     double slowdown_debt;       //  Microseconds of emulated slowness owed
     uint64_t rejected;          //  DATA messages that did not belong
+    uint64_t received;          //  Neighbour vectors received for the task
 } worker_t;
 
 
@@ -177,6 +182,7 @@ s_on_assign (worker_t *self, jace_msg_t *assign)
         "job/max_iterations", 0);
     self->quiet_iterations = 0;
     self->slowdown_debt = 0;
+    self->received = 0;
     self->state = WORKER_READY;
     jace_msg_t *accept = s_task_msg (self, JACE_MSG_ACCEPT);
     jace_msg_send (&accept, self->pipe);
@@ -234,7 +240,9 @@ s_recv_pipe (worker_t *self)
 //  --------------------------------------------------------------------------
 //  Neighbours' data
 
-static void
+//  Receive one message from the inbox; returns true if it was DATA for
+//  our task.
+static bool
 s_recv_inbox (worker_t *self)
 {
     char reason [256];
@@ -245,7 +253,7 @@ s_recv_inbox (worker_t *self)
         zsys_warning ("daemon %s: malformed data message: %s "
                       "(%" PRIu64 " so far)", self->sender, reason,
                       self->rejected);
-        return;
+        return false;
     }
     if (jace_msg_type (msg) != JACE_MSG_DATA)
         snprintf (reason, sizeof reason, "%s on the data socket",
@@ -264,6 +272,7 @@ s_recv_inbox (worker_t *self)
                           self->sender, reason, self->rejected);
     }
     jace_msg_destroy (&msg);
+    return *reason == 0;
 }
 
 static bool
@@ -272,14 +281,18 @@ s_has_input (zsock_t *sock)
     return (zsock_events (sock) & ZMQ_POLLIN) != 0;
 }
 
-//  Handle whatever is waiting, without blocking.
-static void
+//  Handle whatever is waiting, without blocking; returns the number of
+//  neighbour vectors received.
+static size_t
 s_drain (worker_t *self)
 {
+    size_t received = 0;
     while (s_has_input (self->inbox))
-        s_recv_inbox (self);
+        received += s_recv_inbox (self);
+    self->received += received;
     while (!self->terminated && s_has_input (self->pipe))
         s_recv_pipe (self);
+    return received;
 }
 
 //  --------------------------------------------------------------------------
@@ -308,9 +321,9 @@ static int64_t
 s_task_state (worker_t *self)
 {
     if (self->state == WORKER_HALTED)
-        return DAEMON_TASK_EXHAUSTED;
+        return JACE_TASK_EXHAUSTED;
     return self->quiet_iterations >= self->converge_iterations
-           ? DAEMON_TASK_CONVERGED : DAEMON_TASK_RUNNING;
+           ? JACE_TASK_CONVERGED : JACE_TASK_RUNNING;
 }
 
 static void
@@ -349,7 +362,12 @@ daemon_worker_actor (zsock_t *pipe, void *args)
     zsock_signal (pipe, 0);
     while (!self->terminated) {
         if (self->state == WORKER_RUNNING) {
-            s_drain (self);
+            //  A task that never hears from anyone has no news to wait for.
+            if (s_drain (self) == 0 && self->received > 0
+            &&  self->quiet_iterations >= self->converge_iterations) {
+                zpoller_wait (self->poller, IDLE_WAIT_MSEC);
+                s_drain (self);
+            }
             if (self->state == WORKER_RUNNING && !self->terminated)
                 s_iterate (self);
             continue;

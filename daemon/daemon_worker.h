@@ -20,13 +20,6 @@
 #include "jace_msg.h"
 #include "jace_security.h"
 
-//  PROGRESS.state values.
-typedef enum {
-    DAEMON_TASK_RUNNING = 0,    //  Iterating, not locally converged
-    DAEMON_TASK_CONVERGED = 1,  //  Iterating, locally converged
-    DAEMON_TASK_EXHAUSTED = 2   //  Stopped at job/max_iterations
-} daemon_task_state_t;
-
 //  What the worker is started with; read before zactor_new returns.
 typedef struct {
     const char *bind;           //  Data endpoint to bind (port may be *)

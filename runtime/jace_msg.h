@@ -81,6 +81,13 @@ typedef enum {
     JACE_NODE_WORKING = 2       //  running a task
 } jace_node_state_t;
 
+//  States of a task in PROGRESS messages.
+typedef enum {
+    JACE_TASK_RUNNING = 0,      //  Iterating, not locally converged
+    JACE_TASK_CONVERGED = 1,    //  Iterating, locally converged
+    JACE_TASK_EXHAUSTED = 2     //  Stopped at the iteration cap
+} jace_task_state_t;
+
 //  One daemon as registries, grants and neighbour tables describe it.
 //  A plain value: copy it freely.
 typedef struct {

@@ -1,0 +1,39 @@
+/*  =========================================================================
+    spawner_events - the job's event log, one JSON object per line
+
+    Every event a script may want (lease, assign, start, progress,
+    verification, convergence, result, failure) as a line
+        {"event":"NAME","time":SECONDS_SINCE_SUBMIT,"job":"ID",...}
+    written and flushed at once, so a reader tailing the file sees each
+    event as it happens.  The last line of a successful job is the
+    "result" event, with the verified relative residual under "residual".
+    =========================================================================
+*/
+#ifndef SPAWNER_EVENTS_H_INCLUDED
+#define SPAWNER_EVENTS_H_INCLUDED
+
+#include <czmq.h>
+
+typedef struct _spawner_events_t spawner_events_t;
+
+//  Open the log at path (truncated), or a log that writes nothing when
+//  path is NULL.  Returns NULL if the file cannot be created.
+spawner_events_t *
+    spawner_events_new (const char *path, const char *job);
+
+//  Close the log; nullifies the reference. Safe on NULL.
+void
+    spawner_events_destroy (spawner_events_t **self_p);
+
+//  Write one event.  `fields` is a printf format producing the JSON members
+//  after the common ones, starting with a comma, e.g.
+//      spawner_events_write (log, "assign", ",\"task\":%d", 3);
+void
+    spawner_events_write (spawner_events_t *self, const char *event,
+                          const char *fields, ...) CHECK_PRINTF (3);
+
+//  Escape text for a JSON string into dest (always NUL-terminated).
+void
+    spawner_events_escape (char *dest, size_t size, const char *text);
+
+#endif

@@ -1,0 +1,258 @@
+/*  =========================================================================
+    spawner_job - a job as the user describes it: the ZPL job file
+    =========================================================================
+*/
+#include "spawner_job.h"
+#include "app_table.h"
+#include "jace_msg.h"
+
+#include <errno.h>
+#include <math.h>
+
+struct _spawner_job_t {
+    zconfig_t *root;            //  The job file with overrides applied
+    zhash_t *params;            //  Flattened "section/key" -> value
+    const jace_app_t *app;      //  Application to run
+    int64_t tasks;              //  job/tasks
+    double tolerance;           //  job/tolerance
+    int64_t max_iterations;     //  job/max_iterations, 0 = none
+    double max_seconds;         //  job/max_seconds
+    double reserve_timeout;     //  job/reserve_timeout, seconds
+    int64_t heartbeat_timeout;  //  job/heartbeat_timeout, msec
+    int64_t rows;               //  Rows of the problem
+    int64_t unknowns_per_row;   //  Unknowns in each row
+};
+
+//  --------------------------------------------------------------------------
+
+static int
+s_apply_overrides (zconfig_t *root, zlist_t *overrides, char *reason,
+                   size_t reason_size)
+{
+    for (char *item = overrides ? (char *) zlist_first (overrides) : NULL;
+         item; item = (char *) zlist_next (overrides)) {
+        char *equals = strchr (item, '=');
+        if (!equals || equals == item || !memchr (item, '/', equals - item)) {
+            snprintf (reason, reason_size, "--set %s: expected "
+                      "SECTION/KEY=VALUE, e.g. job/tasks=8", item);
+            return -1;
+        }
+        char *path = strndup (item, equals - item);
+        zconfig_put (root, path, equals + 1);
+        free (path);
+    }
+    return 0;
+}
+
+//  Walk the tree, recording every item that has a value under its path.
+static void
+s_flatten (zconfig_t *config, const char *prefix, zhash_t *params)
+{
+    for (zconfig_t *child = zconfig_child (config); child;
+         child = zconfig_next (child)) {
+        char *path = *prefix
+                   ? zsys_sprintf ("%s/%s", prefix, zconfig_name (child))
+                   : strdup (zconfig_name (child));
+        if (zconfig_value (child) && *zconfig_value (child))
+            zhash_update (params, path, zconfig_value (child));
+        s_flatten (child, path, params);
+        free (path);
+    }
+}
+
+//  A number from the job section; absent gives fallback.
+static int
+s_number (spawner_job_t *self, const char *key, double min, double max,
+          double fallback, double *value, const char *path, char *reason,
+          size_t reason_size)
+{
+    const char *text = (const char *) zhash_lookup (self->params, key);
+    if (!text) {
+        *value = fallback;
+        return 0;
+    }
+    char *end = NULL;
+    errno = 0;
+    double number = strtod (text, &end);
+    if (errno || end == text || *end || !isfinite (number)
+    ||  number < min || number > max) {
+        snprintf (reason, reason_size, "%s: %s = '%s' is not a number in "
+                  "[%g, %g]", path, key, text, min, max);
+        return -1;
+    }
+    *value = number;
+    return 0;
+}
+
+static int
+s_check_job_section (spawner_job_t *self, const char *path, char *reason,
+                     size_t reason_size)
+{
+    const char *name = (const char *) zhash_lookup (self->params,
+                                                    "job/application");
+    if (!name) {
+        snprintf (reason, reason_size, "%s: job/application is missing "
+                  "(known: %s)", path, app_table_names ());
+        return -1;
+    }
+    self->app = app_table_find (name);
+    if (!self->app) {
+        snprintf (reason, reason_size, "%s: job/application = '%s' is "
+                  "unknown (known: %s)", path, name, app_table_names ());
+        return -1;
+    }
+    double tasks, max_iterations, heartbeat_timeout;
+    if (s_number (self, "job/tasks", 1, JACE_NODES_MAX, 1, &tasks, path,
+                  reason, reason_size)
+    ||  s_number (self, "job/tolerance", 1e-300, 1, 1e-6, &self->tolerance,
+                  path, reason, reason_size)
+    ||  s_number (self, "job/max_iterations", 0, 1e15, 0, &max_iterations,
+                  path, reason, reason_size)
+    ||  s_number (self, "job/max_seconds", 0.1, 1e7, 600,
+                  &self->max_seconds, path, reason, reason_size)
+    ||  s_number (self, "job/reserve_timeout", 0, 1e6, 30,
+                  &self->reserve_timeout, path, reason, reason_size)
+    ||  s_number (self, "job/heartbeat_timeout", 100, 1e8, 3000,
+                  &heartbeat_timeout, path, reason, reason_size))
+        return -1;
+    if (tasks != floor (tasks) || max_iterations != floor (max_iterations)) {
+        snprintf (reason, reason_size, "%s: job/tasks and "
+                  "job/max_iterations must be integers", path);
+        return -1;
+    }
+    self->tasks = (int64_t) tasks;
+    self->max_iterations = (int64_t) max_iterations;
+    self->heartbeat_timeout = (int64_t) heartbeat_timeout;
+    return 0;
+}
+
+static int
+s_check_problem (spawner_job_t *self, const char *path, char *reason,
+                 size_t reason_size)
+{
+    char why [256] = "";
+    if (self->app->shape (self->params, &self->rows,
+                          &self->unknowns_per_row, why, sizeof why)) {
+        snprintf (reason, reason_size, "%s: %s", path, why);
+        return -1;
+    }
+    if (self->rows < self->tasks) {
+        snprintf (reason, reason_size, "%s: the problem has %" PRId64
+                  " rows, fewer than job/tasks = %" PRId64, path,
+                  self->rows, self->tasks);
+        return -1;
+    }
+    return 0;
+}
+
+spawner_job_t *
+spawner_job_load (const char *path, zlist_t *overrides, char *reason,
+                  size_t reason_size)
+{
+    assert (path);
+    if (!zsys_file_exists (path)) {
+        snprintf (reason, reason_size, "%s: no such job file", path);
+        return NULL;
+    }
+    zconfig_t *root = zconfig_load (path);
+    if (!root) {
+        snprintf (reason, reason_size, "%s: not a valid ZPL file (check "
+                  "indentation: 4 spaces per level, 'key = value')", path);
+        return NULL;
+    }
+    spawner_job_t *self = (spawner_job_t *) zmalloc (sizeof *self);
+    self->root = root;
+    self->params = zhash_new ();
+    zhash_autofree (self->params);
+    if (s_apply_overrides (root, overrides, reason, reason_size))
+        goto out_fail;
+    s_flatten (root, "", self->params);
+    if (s_check_job_section (self, path, reason, reason_size)
+    ||  s_check_problem (self, path, reason, reason_size))
+        goto out_fail;
+    return self;
+
+out_fail:
+    spawner_job_destroy (&self);
+    return NULL;
+}
+
+void
+spawner_job_destroy (spawner_job_t **self_p)
+{
+    assert (self_p);
+    if (*self_p) {
+        spawner_job_t *self = *self_p;
+        zconfig_destroy (&self->root);
+        zhash_destroy (&self->params);
+        free (self);
+        *self_p = NULL;
+    }
+}
+
+//  --------------------------------------------------------------------------
+
+const jace_app_t *spawner_job_app (spawner_job_t *self)
+    { assert (self); return self->app; }
+zhash_t *spawner_job_params (spawner_job_t *self)
+    { assert (self); return self->params; }
+int64_t spawner_job_tasks (spawner_job_t *self)
+    { assert (self); return self->tasks; }
+double spawner_job_tolerance (spawner_job_t *self)
+    { assert (self); return self->tolerance; }
+int64_t spawner_job_max_iterations (spawner_job_t *self)
+    { assert (self); return self->max_iterations; }
+double spawner_job_max_seconds (spawner_job_t *self)
+    { assert (self); return self->max_seconds; }
+double spawner_job_reserve_timeout (spawner_job_t *self)
+    { assert (self); return self->reserve_timeout; }
+int64_t spawner_job_heartbeat_timeout (spawner_job_t *self)
+    { assert (self); return self->heartbeat_timeout; }
+int64_t spawner_job_rows (spawner_job_t *self)
+    { assert (self); return self->rows; }
+int64_t spawner_job_unknowns_per_row (spawner_job_t *self)
+    { assert (self); return self->unknowns_per_row; }
+
+//  --------------------------------------------------------------------------
+//  Largest-remainder rounding of rows * power / total, after giving every
+//  block its one guaranteed row.
+
+int
+spawner_job_partition (spawner_job_t *self, const double *power,
+                       size_t count, int64_t *first)
+{
+    assert (self);
+    assert (power && first && count > 0);
+    if (self->rows < (int64_t) count)
+        return -1;
+    double total = 0;
+    for (size_t i = 0; i < count; i++)
+        total += power [i] > 0 ? power [i] : 0;
+    int64_t spare = self->rows - (int64_t) count;
+    int64_t *rows = (int64_t *) zmalloc (count * sizeof (int64_t));
+    double *remainder = (double *) zmalloc (count * sizeof (double));
+    int64_t given = 0;
+    for (size_t i = 0; i < count; i++) {
+        double share = total > 0 ? spare * (power [i] > 0 ? power [i] : 0)
+                                         / total
+                                 : (double) spare / (double) count;
+        rows [i] = 1 + (int64_t) floor (share);
+        remainder [i] = share - floor (share);
+        given += rows [i];
+    }
+    while (given < self->rows) {
+        size_t best = 0;
+        for (size_t i = 1; i < count; i++)
+            if (remainder [i] > remainder [best])
+                best = i;
+        rows [best]++;
+        remainder [best] = -1;
+        given++;
+    }
+    first [0] = 0;
+    for (size_t i = 0; i < count; i++)
+        first [i + 1] = first [i] + rows [i];
+    free (rows);
+    free (remainder);
+    return 0;
+}

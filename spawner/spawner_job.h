@@ -1,0 +1,66 @@
+/*  =========================================================================
+    spawner_job - a job as the user describes it: the ZPL job file
+
+    Loads the job file, applies --set KEY=VALUE overrides, checks every key
+    the runtime relies on (with the file name and the offending key in the
+    message), and flattens the whole tree into "section/key" -> value
+    parameters that travel to every task.
+
+        job
+            application = jacobi2d    #  what to run
+            tasks = 8                 #  tasks, one daemon each
+            tolerance = 1e-6          #  relative residual to reach
+            max_iterations = 1000000  #  per task; 0 = no cap
+            max_seconds = 300         #  wall-time cap of the whole job
+            reserve_timeout = 30      #  seconds to wait for daemons
+            heartbeat_timeout = 3000  #  ms of silence before a daemon is dead
+        problem
+            n = 64                    #  application parameters
+    =========================================================================
+*/
+#ifndef SPAWNER_JOB_H_INCLUDED
+#define SPAWNER_JOB_H_INCLUDED
+
+#include "jace_task.h"
+
+typedef struct _spawner_job_t spawner_job_t;
+
+//  Load and check a job file, applying overrides ("KEY=VALUE" strings,
+//  may be NULL).  Returns NULL with the reason ("FILE: ...") on failure.
+spawner_job_t *
+    spawner_job_load (const char *path, zlist_t *overrides,
+                      char *reason, size_t reason_size);
+
+//  Destroy job; nullifies the reference. Safe on NULL.
+void
+    spawner_job_destroy (spawner_job_t **self_p);
+
+//  The application to run (found in the application table).
+const jace_app_t *
+    spawner_job_app (spawner_job_t *self);
+
+//  The job's parameters, flattened; borrowed.
+zhash_t *
+    spawner_job_params (spawner_job_t *self);
+
+//  Checked values of the job section.
+int64_t spawner_job_tasks (spawner_job_t *self);
+double spawner_job_tolerance (spawner_job_t *self);
+int64_t spawner_job_max_iterations (spawner_job_t *self);
+double spawner_job_max_seconds (spawner_job_t *self);
+double spawner_job_reserve_timeout (spawner_job_t *self);
+int64_t spawner_job_heartbeat_timeout (spawner_job_t *self);
+
+//  Rows and unknowns per row of the problem.
+int64_t spawner_job_rows (spawner_job_t *self);
+int64_t spawner_job_unknowns_per_row (spawner_job_t *self);
+
+//  Split the rows into `count` blocks in proportion to `power` (one entry
+//  per task, > 0), every block at least one row.  Writes count + 1 block
+//  starts into first (first [count] == rows).  Returns 0, or -1 if there
+//  are fewer rows than tasks.
+int
+    spawner_job_partition (spawner_job_t *self, const double *power,
+                           size_t count, int64_t *first);
+
+#endif

@@ -1,0 +1,127 @@
+/*  =========================================================================
+    spawner_nodes - `jace-spawner nodes`: the daemons a grid has
+    =========================================================================
+*/
+#include "spawner_nodes.h"
+#include "spawner_events.h"
+#include "jace_msg.h"
+#include "jace_security.h"
+
+static const char *
+s_state_name (int64_t state)
+{
+    switch (state) {
+        case JACE_NODE_FREE:    return "free";
+        case JACE_NODE_LEASED:  return "leased";
+        case JACE_NODE_WORKING: return "working";
+        default:                return "unknown";
+    }
+}
+
+static int
+s_compare_nodes (const void *a, const void *b)
+{
+    const jace_node_t *left = (const jace_node_t *) a;
+    const jace_node_t *right = (const jace_node_t *) b;
+    int by_cluster = strcmp (left->cluster, right->cluster);
+    return by_cluster ? by_cluster : strcmp (left->id, right->id);
+}
+
+static void
+s_print_json (const jace_node_t *nodes, size_t count)
+{
+    printf ("[");
+    for (size_t i = 0; i < count; i++) {
+        const jace_node_t *node = &nodes [i];
+        char id [256], endpoint [1024], data [1024], cluster [256],
+             supernode [1024];
+        spawner_events_escape (id, sizeof id, node->id);
+        spawner_events_escape (endpoint, sizeof endpoint, node->endpoint);
+        spawner_events_escape (data, sizeof data, node->data);
+        spawner_events_escape (cluster, sizeof cluster, node->cluster);
+        spawner_events_escape (supernode, sizeof supernode, node->supernode);
+        printf ("%s\n  {\"id\":\"%s\",\"endpoint\":\"%s\",\"data\":\"%s\","
+                "\"cluster\":\"%s\",\"power\":%.4f,\"cores\":%" PRId64
+                ",\"memory\":%" PRId64 ",\"state\":\"%s\",\"task\":%" PRId64
+                ",\"supernode\":\"%s\"}", i ? "," : "", id, endpoint, data,
+                cluster, node->power, node->cores, node->memory,
+                s_state_name (node->state), node->task, supernode);
+    }
+    printf ("%s]\n", count ? "\n" : "");
+}
+
+static void
+s_print_table (const jace_node_t *nodes, size_t count)
+{
+    printf ("%-16s %-10s %-8s %9s %5s %8s  %s\n", "ID", "CLUSTER", "STATE",
+            "POWER", "CORES", "MEM(MiB)", "ENDPOINT");
+    for (size_t i = 0; i < count; i++) {
+        const jace_node_t *node = &nodes [i];
+        printf ("%-16s %-10s %-8s %9.2f %5" PRId64 " %8" PRId64 "  %s\n",
+                node->id, node->cluster, s_state_name (node->state),
+                node->power, node->cores, node->memory, node->endpoint);
+    }
+    printf ("%zu daemons\n", count);
+}
+
+static jace_msg_t *
+s_query (const char *supernode, jace_security_t *security, int timeout_msec)
+{
+    zsock_t *dealer = zsock_new (ZMQ_DEALER);
+    jace_msg_prepare_socket (dealer, JACE_MSG_HEADER_MAX);
+    jace_msg_t *reply = NULL;
+    if (jace_security_apply_client (security, dealer,
+            jace_security_supernode_key (security))
+    ||  zsock_connect (dealer, "%s", supernode)) {
+        fprintf (stderr, "jace-spawner: cannot connect to '%s'\n", supernode);
+        zsock_destroy (&dealer);
+        return NULL;
+    }
+    jace_msg_t *status = jace_msg_new (JACE_MSG_STATUS);
+    jace_msg_set_sender (status, "jace-spawner-nodes");
+    jace_msg_send (&status, dealer);
+    zpoller_t *poller = zpoller_new (dealer, NULL);
+    int64_t deadline = zclock_mono () + timeout_msec;
+    while (!reply && zclock_mono () < deadline && !zsys_interrupted) {
+        if (zpoller_wait (poller, 100) != dealer)
+            continue;
+        reply = jace_msg_recv (dealer, NULL, 0, NULL, 0);
+        if (reply && jace_msg_type (reply) != JACE_MSG_STATUS_REPLY)
+            jace_msg_destroy (&reply);
+    }
+    if (!reply)
+        fprintf (stderr, "jace-spawner: no answer from super-node %s within "
+                 "%d ms\n", supernode, timeout_msec);
+    zpoller_destroy (&poller);
+    zsock_destroy (&dealer);
+    return reply;
+}
+
+int
+spawner_nodes_list (const char *supernode, const char *keys_dir,
+                    const char *cert, bool json, int timeout_msec)
+{
+    char reason [512] = "";
+    jace_security_t *security = jace_security_new (keys_dir,
+        cert ? cert : "spawner", reason, sizeof reason);
+    if (!security) {
+        fprintf (stderr, "jace-spawner: %s\n", reason);
+        return 1;
+    }
+    jace_msg_t *reply = s_query (supernode, security, timeout_msec);
+    jace_security_destroy (&security);
+    if (!reply)
+        return 1;
+    size_t count = jace_msg_node_count (reply);
+    jace_node_t *nodes = (jace_node_t *) zmalloc ((count + 1) * sizeof (jace_node_t));
+    for (size_t i = 0; i < count; i++)
+        nodes [i] = *jace_msg_node (reply, i);
+    qsort (nodes, count, sizeof (jace_node_t), s_compare_nodes);
+    if (json)
+        s_print_json (nodes, count);
+    else
+        s_print_table (nodes, count);
+    free (nodes);
+    jace_msg_destroy (&reply);
+    return 0;
+}

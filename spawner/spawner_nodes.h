@@ -1,0 +1,20 @@
+/*  =========================================================================
+    spawner_nodes - `jace-spawner nodes`: the daemons a grid has
+
+    Asks a super-node for its registry (which includes its peers' daemons)
+    and prints one line per daemon, or with --json an array of objects with
+    id, endpoint, data, cluster, power, cores, memory, state, task and
+    supernode.
+    =========================================================================
+*/
+#ifndef SPAWNER_NODES_H_INCLUDED
+#define SPAWNER_NODES_H_INCLUDED
+
+#include <stdbool.h>
+
+//  Query and print.  Returns 0, or 1 with the reason on stderr.
+int
+    spawner_nodes_list (const char *supernode, const char *keys_dir,
+                        const char *cert, bool json, int timeout_msec);
+
+#endif

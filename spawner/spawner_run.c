@@ -1,0 +1,799 @@
+/*  =========================================================================
+    spawner_run - one job from reservation to a verified answer
+
+    Timing: the lease on our daemons is renewed every LEASE_RENEW_MSEC; a
+    task whose daemon has been silent (no HEARTBEAT, PROGRESS or RESULT)
+    for job/heartbeat_timeout is declared dead.  Verification snapshots
+    start VERIFY_BACKOFF_MIN_MSEC after a failed one and back off to
+    VERIFY_BACKOFF_MAX_MSEC, so a slowly converging job is checked often
+    at first and never floods the daemons.
+    =========================================================================
+*/
+#include "spawner_run.h"
+#include "spawner_events.h"
+#include "spawner_output.h"
+#include "jace_msg.h"
+#include "jace_security.h"
+
+#include <math.h>
+
+#define LEASE_RENEW_MSEC 500
+#define LEASE_MSEC 5000
+#define GRANT_WAIT_MSEC 2000
+#define ACCEPT_WAIT_MSEC 15000
+#define PROGRESS_PRINT_MSEC 2000
+#define PROGRESS_EVENT_MSEC 1000
+#define VERIFY_BACKOFF_MIN_MSEC 100
+#define VERIFY_BACKOFF_MAX_MSEC 2000
+
+//  One task of the job and the daemon running it.
+typedef struct {
+    jace_node_t daemon;         //  Daemon running the task
+    zsock_t *link;              //  DEALER to its control endpoint
+    int64_t epoch;              //  Epoch of this placement
+    int64_t iteration;          //  Last reported iteration
+    double change;              //  Last reported local change
+    int64_t state;              //  Last reported state, -1 before any
+    int64_t last_heard;         //  When the daemon last spoke (msec)
+    bool accepted;              //  ACCEPT received
+    bool collected;             //  RESULT of the current snapshot in
+} task_t;
+
+typedef struct {
+    spawner_job_t *job;         //  Borrowed
+    const spawner_options_t *options;  //  Borrowed
+    char id [JACE_ID_MAX];      //  Job id, also the lease id
+    jace_security_t *security;  //  Keys, or plain links
+    zsock_t *supernode;         //  DEALER to the super-node
+    zsock_t *status;            //  ROUTER answering STATUS
+    char *status_endpoint;      //  Where it is bound
+    zpoller_t *poller;          //  Everything we listen to
+    spawner_events_t *events;   //  The event log
+    jace_msg_t *leased;         //  Daemons we hold, as a node list
+    task_t *tasks;              //  One per task
+    size_t task_count;          //  Tasks in the job
+    int64_t *first_row;         //  Block starts, task_count + 1
+    int64_t started;            //  Submission time (msec)
+    int64_t next_lease_renewal; //  Next lease HEARTBEAT (msec)
+    int64_t next_print;         //  Next progress line (msec)
+    int64_t next_progress_event;   //  Next progress events (msec)
+    int64_t snapshot;           //  Id of the snapshot being gathered, or 0
+    int64_t snapshots;          //  Snapshots taken so far
+    int64_t next_verify;        //  Earliest next snapshot (msec)
+    int64_t verify_backoff;     //  Current back-off (msec)
+    double *x;                  //  The answer being gathered
+    int64_t unknowns;           //  Length of x
+    double residual;            //  Residual of the last snapshot
+    bool verified;              //  The last snapshot passed
+    uint64_t malformed;         //  Bad messages dropped
+    char failure [1024];        //  Why the job failed, or ""
+} run_t;
+
+
+//  --------------------------------------------------------------------------
+//  Failure: recorded once, with the first reason
+
+static void
+s_fail (run_t *self, const char *format, ...) CHECK_PRINTF (2);
+
+static void
+s_fail (run_t *self, const char *format, ...)
+{
+    if (*self->failure)
+        return;
+    va_list args;
+    va_start (args, format);
+    vsnprintf (self->failure, sizeof self->failure, format, args);
+    va_end (args);
+}
+
+static bool
+s_stopping (run_t *self)
+{
+    if (zsys_interrupted)
+        s_fail (self, "interrupted by a signal");
+    return *self->failure != 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Set-up and tear-down
+
+static int
+s_connect (run_t *self)
+{
+    char reason [512] = "";
+    const spawner_options_t *options = self->options;
+    const char *bind = options->bind ? options->bind : "tcp://127.0.0.1:*";
+    self->security = jace_security_new (options->keys_dir,
+        options->cert ? options->cert : "spawner", reason, sizeof reason);
+    if (!self->security
+    ||  jace_security_check_bind (self->security, bind, options->insecure,
+                                  reason, sizeof reason)) {
+        s_fail (self, "%s", reason);
+        return -1;
+    }
+    self->supernode = zsock_new (ZMQ_DEALER);
+    jace_msg_prepare_socket (self->supernode, JACE_MSG_HEADER_MAX);
+    if (jace_security_apply_client (self->security, self->supernode,
+            jace_security_supernode_key (self->security))
+    ||  zsock_connect (self->supernode, "%s", options->supernode)) {
+        s_fail (self, "cannot connect to super-node '%s'",
+                options->supernode);
+        return -1;
+    }
+    self->status = zsock_new (ZMQ_ROUTER);
+    jace_msg_prepare_socket (self->status, JACE_MSG_HEADER_MAX);
+    jace_security_apply_server (self->security, self->status);
+    if (zsock_bind (self->status, "%s", bind) < 0) {
+        s_fail (self, "cannot bind status endpoint %s", bind);
+        return -1;
+    }
+    self->status_endpoint = zsock_last_endpoint (self->status);
+    zpoller_add (self->poller, self->supernode);
+    zpoller_add (self->poller, self->status);
+    return 0;
+}
+
+static run_t *
+s_run_new (spawner_job_t *job, const spawner_options_t *options)
+{
+    run_t *self = (run_t *) zmalloc (sizeof *self);
+    self->job = job;
+    self->options = options;
+    zuuid_t *uuid = zuuid_new ();
+    snprintf (self->id, sizeof self->id, "job-%.8s", zuuid_str (uuid));
+    zuuid_destroy (&uuid);
+    for (char *c = self->id; *c; c++)
+        *c = (char) tolower (*c);
+    self->poller = zpoller_new (NULL);
+    self->leased = jace_msg_new (JACE_MSG_RELEASE);
+    self->task_count = (size_t) spawner_job_tasks (job);
+    self->tasks = (task_t *) zmalloc (self->task_count * sizeof (task_t));
+    self->first_row = (int64_t *) zmalloc ((self->task_count + 1)
+                                           * sizeof (int64_t));
+    self->unknowns = spawner_job_rows (job)
+                   * spawner_job_unknowns_per_row (job);
+    self->x = (double *) zmalloc ((size_t) self->unknowns * sizeof (double));
+    self->started = zclock_mono ();
+    self->verify_backoff = VERIFY_BACKOFF_MIN_MSEC;
+    self->residual = INFINITY;
+    return self;
+}
+
+static void
+s_run_destroy (run_t **self_p)
+{
+    run_t *self = *self_p;
+    for (size_t i = 0; i < self->task_count; i++)
+        zsock_destroy (&self->tasks [i].link);
+    free (self->tasks);
+    free (self->first_row);
+    free (self->x);
+    jace_msg_destroy (&self->leased);
+    spawner_events_destroy (&self->events);
+    zpoller_destroy (&self->poller);
+    zsock_destroy (&self->supernode);
+    zsock_destroy (&self->status);
+    zstr_free (&self->status_endpoint);
+    jace_security_destroy (&self->security);
+    free (self);
+    *self_p = NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Lease
+
+static void
+s_renew_lease (run_t *self)
+{
+    int64_t now = zclock_mono ();
+    if (now < self->next_lease_renewal)
+        return;
+    jace_msg_t *beat = jace_msg_new (JACE_MSG_HEARTBEAT);
+    jace_msg_set_sender (beat, self->id);
+    jace_msg_set_job (beat, self->id);
+    jace_msg_send (&beat, self->supernode);
+    self->next_lease_renewal = now + LEASE_RENEW_MSEC;
+}
+
+static void
+s_release_lease (run_t *self)
+{
+    if (jace_msg_node_count (self->leased) == 0 || !self->supernode)
+        return;
+    jace_msg_t *release = jace_msg_new (JACE_MSG_RELEASE);
+    jace_msg_set_sender (release, self->id);
+    jace_msg_set_job (release, self->id);
+    for (size_t i = 0; i < jace_msg_node_count (self->leased); i++)
+        jace_msg_add_node (release, jace_msg_node (self->leased, i));
+    jace_msg_send (&release, self->supernode);
+    //  Give the release a moment to leave before the socket closes.
+    zclock_sleep (50);
+}
+
+static void
+s_on_grant (run_t *self, jace_msg_t *grant)
+{
+    for (size_t i = 0; i < jace_msg_node_count (grant); i++) {
+        const jace_node_t *node = jace_msg_node (grant, i);
+        if (jace_msg_node_count (self->leased) < self->task_count)
+            jace_msg_add_node (self->leased, node);
+        else {
+            //  More than we need (a late grant): give it back.
+            jace_msg_t *release = jace_msg_new (JACE_MSG_RELEASE);
+            jace_msg_set_sender (release, self->id);
+            jace_msg_set_job (release, self->id);
+            jace_msg_add_node (release, node);
+            jace_msg_send (&release, self->supernode);
+        }
+    }
+}
+
+static void
+s_recv_supernode (run_t *self)
+{
+    char reason [256];
+    jace_msg_t *msg = jace_msg_recv (self->supernode, reason, sizeof reason,
+                                     NULL, 0);
+    if (!msg) {
+        self->malformed++;
+        zsys_warning ("spawner: malformed message from the super-node: %s",
+                      reason);
+        return;
+    }
+    if (jace_msg_type (msg) == JACE_MSG_GRANT
+    &&  streq (jace_msg_job (msg), self->id))
+        s_on_grant (self, msg);
+    jace_msg_destroy (&msg);
+}
+
+static void s_recv_status (run_t *self);
+
+//  Poll everything once, up to `wait` msec; returns the socket that had
+//  input (already handled when it was the super-node or status socket).
+static void *
+s_poll (run_t *self, int wait)
+{
+    void *which = zpoller_wait (self->poller, wait);
+    if (which == self->supernode)
+        s_recv_supernode (self);
+    else
+    if (which == self->status)
+        s_recv_status (self);
+    s_renew_lease (self);
+    return which;
+}
+
+static int
+s_reserve (run_t *self)
+{
+    int64_t deadline = self->started
+                     + (int64_t) (spawner_job_reserve_timeout (self->job) * 1000);
+    int64_t next_request = 0;
+    while (jace_msg_node_count (self->leased) < self->task_count
+           && !s_stopping (self)) {
+        int64_t now = zclock_mono ();
+        if (now >= deadline && next_request) {
+            s_fail (self, "not enough daemons: %zu of %zu leased from %s "
+                    "after %.0f s (start more daemons, or lower job/tasks)",
+                    jace_msg_node_count (self->leased), self->task_count,
+                    self->options->supernode,
+                    spawner_job_reserve_timeout (self->job));
+            break;
+        }
+        if (now >= next_request) {
+            jace_msg_t *reserve = jace_msg_new (JACE_MSG_RESERVE);
+            jace_msg_set_sender (reserve, self->id);
+            jace_msg_set_job (reserve, self->id);
+            jace_msg_set_count (reserve, (int64_t) (self->task_count
+                                - jace_msg_node_count (self->leased)));
+            jace_msg_set_interval (reserve, LEASE_MSEC);
+            jace_msg_send (&reserve, self->supernode);
+            next_request = now + GRANT_WAIT_MSEC;
+        }
+        s_poll (self, 100);
+    }
+    spawner_events_write (self->events, "lease", ",\"daemons\":%zu,"
+                          "\"wanted\":%zu", jace_msg_node_count (self->leased),
+                          self->task_count);
+    return *self->failure ? -1 : 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Placement
+
+//  Neighbouring tasks talk most: keep a cluster's daemons together, the
+//  fastest first, so that consecutive blocks share a cluster.
+static int
+s_compare_placement (const void *a, const void *b)
+{
+    const jace_node_t *left = (const jace_node_t *) a;
+    const jace_node_t *right = (const jace_node_t *) b;
+    int by_cluster = strcmp (left->cluster, right->cluster);
+    if (by_cluster)
+        return by_cluster;
+    if (left->power != right->power)
+        return left->power > right->power ? -1 : 1;
+    return strcmp (left->id, right->id);
+}
+
+static jace_msg_t *
+s_assign_msg (run_t *self, size_t rank, jace_msg_t *table)
+{
+    jace_msg_t *assign = jace_msg_new (JACE_MSG_ASSIGN);
+    jace_msg_set_sender (assign, self->id);
+    jace_msg_set_job (assign, self->id);
+    jace_msg_set_task (assign, (int64_t) rank);
+    jace_msg_set_epoch (assign, self->tasks [rank].epoch);
+    jace_msg_set_count (assign, (int64_t) self->task_count);
+    jace_msg_set_app (assign, spawner_job_app (self->job)->name);
+    zhash_t *params = spawner_job_params (self->job);
+    for (const char *value = (const char *) zhash_first (params); value;
+         value = (const char *) zhash_next (params))
+        jace_msg_set_param (assign, zhash_cursor (params), value);
+    char key [64], value [32];
+    snprintf (value, sizeof value, "%" PRId64, spawner_job_rows (self->job));
+    jace_msg_set_param (assign, "block/rows", value);
+    for (size_t i = 0; i <= self->task_count; i++) {
+        snprintf (key, sizeof key, "block/first/%zu", i);
+        snprintf (value, sizeof value, "%" PRId64, self->first_row [i]);
+        jace_msg_set_param (assign, key, value);
+    }
+    for (size_t i = 0; i < jace_msg_node_count (table); i++)
+        jace_msg_add_node (assign, jace_msg_node (table, i));
+    return assign;
+}
+
+static int
+s_link_task (run_t *self, task_t *task)
+{
+    task->link = zsock_new (ZMQ_DEALER);
+    jace_msg_prepare_socket (task->link, 0);
+    if (jace_security_apply_client (self->security, task->link,
+                                    task->daemon.pubkey)
+    ||  zsock_connect (task->link, "%s", task->daemon.endpoint)) {
+        s_fail (self, "cannot connect to daemon %s at '%s'", task->daemon.id,
+                task->daemon.endpoint);
+        return -1;
+    }
+    zpoller_add (self->poller, task->link);
+    return 0;
+}
+
+static int
+s_place (run_t *self)
+{
+    size_t count = self->task_count;
+    jace_node_t *nodes = (jace_node_t *) zmalloc (count * sizeof (jace_node_t));
+    double *power = (double *) zmalloc (count * sizeof (double));
+    for (size_t i = 0; i < count; i++)
+        nodes [i] = *jace_msg_node (self->leased, i);
+    qsort (nodes, count, sizeof (jace_node_t), s_compare_placement);
+    jace_msg_t *table = jace_msg_new (JACE_MSG_ASSIGN);
+    for (size_t rank = 0; rank < count; rank++) {
+        task_t *task = &self->tasks [rank];
+        task->daemon = nodes [rank];
+        task->daemon.task = (int64_t) rank;
+        task->daemon.epoch = task->epoch = 1;
+        task->state = -1;
+        task->last_heard = zclock_mono ();
+        power [rank] = nodes [rank].power;
+        jace_msg_add_node (table, &task->daemon);
+    }
+    spawner_job_partition (self->job, power, count, self->first_row);
+    int rc = 0;
+    for (size_t rank = 0; rank < count && rc == 0; rank++) {
+        task_t *task = &self->tasks [rank];
+        rc = s_link_task (self, task);
+        if (rc == 0) {
+            jace_msg_t *assign = s_assign_msg (self, rank, table);
+            jace_msg_send (&assign, task->link);
+            spawner_events_write (self->events, "assign", ",\"task\":%zu,"
+                "\"daemon\":\"%s\",\"cluster\":\"%s\",\"power\":%.3f,"
+                "\"rows\":%" PRId64, rank, task->daemon.id,
+                task->daemon.cluster, task->daemon.power,
+                self->first_row [rank + 1] - self->first_row [rank]);
+        }
+    }
+    jace_msg_destroy (&table);
+    free (nodes);
+    free (power);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Messages from daemons
+
+static task_t *
+s_task_of (run_t *self, void *link)
+{
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].link == link)
+            return &self->tasks [i];
+    return NULL;
+}
+
+static void
+s_on_result (run_t *self, task_t *task, jace_msg_t *msg)
+{
+    size_t rank = (size_t) (task - self->tasks);
+    int64_t per_row = spawner_job_unknowns_per_row (self->job);
+    int64_t first = self->first_row [rank] * per_row;
+    int64_t count = (self->first_row [rank + 1] - self->first_row [rank])
+                  * per_row;
+    if (jace_msg_count (msg) != self->snapshot || self->snapshot == 0)
+        return;                 //  A late answer to an older snapshot
+    if (jace_msg_payload_count (msg) != 1
+    ||  jace_msg_payload_kind (msg, 0) != JACE_PAYLOAD_F64
+    ||  jace_msg_first (msg) != first
+    ||  (int64_t) jace_msg_payload_length (msg, 0) != count) {
+        self->malformed++;
+        zsys_warning ("spawner: RESULT of task %zu does not match its block "
+                      "(first %" PRId64 ", %zu values), dropped", rank,
+                      jace_msg_first (msg), jace_msg_payload_count (msg)
+                      ? jace_msg_payload_length (msg, 0) : 0);
+        return;
+    }
+    jace_msg_payload_copy (msg, 0, self->x + first);
+    task->collected = true;
+}
+
+static void
+s_on_task_message (run_t *self, task_t *task, jace_msg_t *msg)
+{
+    size_t rank = (size_t) (task - self->tasks);
+    if (jace_msg_epoch (msg) != task->epoch && jace_msg_epoch (msg) != 0)
+        return;                 //  From an older placement of this task
+    task->last_heard = zclock_mono ();
+    switch (jace_msg_type (msg)) {
+        case JACE_MSG_ACCEPT:
+            task->accepted = true;
+            break;
+        case JACE_MSG_REFUSE:
+            s_fail (self, "daemon %s refused task %zu: %s", task->daemon.id,
+                    rank, jace_msg_reason (msg));
+            break;
+        case JACE_MSG_PROGRESS:
+            task->iteration = jace_msg_iteration (msg);
+            task->change = jace_msg_value (msg);
+            task->state = jace_msg_state (msg);
+            break;
+        case JACE_MSG_RESULT:
+            s_on_result (self, task, msg);
+            break;
+        default:
+            break;              //  HEARTBEAT: last_heard is all it says
+    }
+}
+
+static void
+s_recv_task (run_t *self, void *link)
+{
+    task_t *task = s_task_of (self, link);
+    assert (task);
+    char reason [256];
+    jace_msg_t *msg = jace_msg_recv ((zsock_t *) link, reason, sizeof reason,
+                                     NULL, 0);
+    if (!msg) {
+        self->malformed++;
+        zsys_warning ("spawner: malformed message from daemon %s: %s",
+                      task->daemon.id, reason);
+        return;
+    }
+    if (streq (jace_msg_job (msg), self->id))
+        s_on_task_message (self, task, msg);
+    jace_msg_destroy (&msg);
+}
+
+//  Anyone may ask where the job stands; garbage is counted and dropped.
+static void
+s_recv_status (run_t *self)
+{
+    char reason [256], sender [128];
+    jace_msg_t *msg = jace_msg_recv (self->status, reason, sizeof reason,
+                                     sender, sizeof sender);
+    if (!msg || jace_msg_type (msg) != JACE_MSG_STATUS) {
+        self->malformed++;
+        zsys_warning ("spawner: dropped %s from %s: %s (%" PRIu64
+                      " bad messages so far)", msg ? jace_msg_type_name (
+                      jace_msg_type (msg)) : "message", sender,
+                      msg ? "not a STATUS" : reason, self->malformed);
+        jace_msg_destroy (&msg);
+        return;
+    }
+    jace_msg_t *reply = jace_msg_new (JACE_MSG_STATUS_REPLY);
+    jace_msg_set_sender (reply, self->id);
+    for (size_t i = 0; i < self->task_count; i++) {
+        jace_node_t node = self->tasks [i].daemon;
+        node.state = self->tasks [i].state;
+        jace_msg_add_node (reply, &node);
+    }
+    jace_msg_set_routing_id (reply, jace_msg_routing_id (msg));
+    jace_msg_send (&reply, self->status);
+    jace_msg_destroy (&msg);
+}
+
+static void
+s_poll_tasks (run_t *self, int wait)
+{
+    void *which = s_poll (self, wait);
+    if (which && which != self->supernode && which != self->status)
+        s_recv_task (self, which);
+}
+
+//  --------------------------------------------------------------------------
+//  Start
+
+static void
+s_send_all (run_t *self, jace_msg_type_t type, const char *reason)
+{
+    for (size_t i = 0; i < self->task_count; i++) {
+        if (!self->tasks [i].link)
+            continue;
+        jace_msg_t *msg = jace_msg_new (type);
+        jace_msg_set_job (msg, self->id);
+        jace_msg_set_epoch (msg, self->tasks [i].epoch);
+        jace_msg_set_count (msg, self->snapshot);
+        if (reason)
+            jace_msg_set_reason (msg, reason);
+        jace_msg_send (&msg, self->tasks [i].link);
+    }
+}
+
+static int
+s_start_tasks (run_t *self)
+{
+    int64_t deadline = zclock_mono () + ACCEPT_WAIT_MSEC;
+    size_t accepted = 0;
+    while (accepted < self->task_count && !s_stopping (self)) {
+        if (zclock_mono () > deadline) {
+            s_fail (self, "only %zu of %zu daemons accepted their task "
+                    "within %d s", accepted, self->task_count,
+                    ACCEPT_WAIT_MSEC / 1000);
+            break;
+        }
+        s_poll_tasks (self, 100);
+        accepted = 0;
+        for (size_t i = 0; i < self->task_count; i++)
+            accepted += self->tasks [i].accepted;
+    }
+    if (*self->failure)
+        return -1;
+    s_send_all (self, JACE_MSG_START, NULL);
+    spawner_events_write (self->events, "start", ",\"tasks\":%zu,"
+                          "\"status\":\"%s\"", self->task_count,
+                          self->status_endpoint);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Monitoring
+
+static void
+s_iteration_range (run_t *self, int64_t *min, int64_t *max)
+{
+    *min = INT64_MAX;
+    *max = 0;
+    for (size_t i = 0; i < self->task_count; i++) {
+        int64_t iteration = self->tasks [i].iteration;
+        *min = iteration < *min ? iteration : *min;
+        *max = iteration > *max ? iteration : *max;
+    }
+}
+
+static size_t
+s_count_state (run_t *self, int64_t state)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < self->task_count; i++)
+        count += self->tasks [i].state == state;
+    return count;
+}
+
+static void
+s_report_progress (run_t *self, int64_t now)
+{
+    if (now >= self->next_progress_event) {
+        for (size_t i = 0; i < self->task_count; i++) {
+            task_t *task = &self->tasks [i];
+            spawner_events_write (self->events, "progress", ",\"task\":%zu,"
+                "\"daemon\":\"%s\",\"iteration\":%" PRId64 ",\"change\":%.6e,"
+                "\"state\":%" PRId64, i, task->daemon.id, task->iteration,
+                isfinite (task->change) ? task->change : -1.0, task->state);
+        }
+        self->next_progress_event = now + PROGRESS_EVENT_MSEC;
+    }
+    if (now >= self->next_print && !self->options->quiet) {
+        int64_t min, max;
+        s_iteration_range (self, &min, &max);
+        double change = 0;
+        for (size_t i = 0; i < self->task_count; i++)
+            change = fmax (change, self->tasks [i].change);
+        fprintf (stderr, "%s: %.1f s, iterations %" PRId64 "..%" PRId64
+                 ", max change %.2e, locally converged %zu/%zu\n", self->id,
+                 (now - self->started) / 1000.0, min, max, change,
+                 s_count_state (self, JACE_TASK_CONVERGED), self->task_count);
+        self->next_print = now + PROGRESS_PRINT_MSEC;
+    }
+}
+
+static void
+s_check_liveness (run_t *self, int64_t now)
+{
+    int64_t timeout = spawner_job_heartbeat_timeout (self->job);
+    for (size_t i = 0; i < self->task_count; i++)
+        if (now - self->tasks [i].last_heard > timeout)
+            s_fail (self, "daemon %s (task %zu, cluster %s) silent for "
+                    "%" PRId64 " ms: declared dead", self->tasks [i].daemon.id,
+                    i, self->tasks [i].daemon.cluster,
+                    now - self->tasks [i].last_heard);
+    double limit = spawner_job_max_seconds (self->job);
+    if (now - self->started > (int64_t) (limit * 1000))
+        s_fail (self, "wall-time limit job/max_seconds = %g s reached before "
+                "convergence (last verified residual %.3e, tolerance %.1e)",
+                limit, self->residual, spawner_job_tolerance (self->job));
+}
+
+//  --------------------------------------------------------------------------
+//  Verification
+
+static bool
+s_all_settled (run_t *self)
+{
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].state != JACE_TASK_CONVERGED
+        &&  self->tasks [i].state != JACE_TASK_EXHAUSTED)
+            return false;
+    return true;
+}
+
+static void
+s_begin_snapshot (run_t *self)
+{
+    self->snapshot = ++self->snapshots;
+    for (size_t i = 0; i < self->task_count; i++)
+        self->tasks [i].collected = false;
+    s_send_all (self, JACE_MSG_COLLECT, NULL);
+}
+
+static void
+s_verify_snapshot (run_t *self, int64_t now)
+{
+    const jace_app_t *app = spawner_job_app (self->job);
+    self->residual = app->residual (spawner_job_params (self->job), self->x,
+                                    self->unknowns);
+    double tolerance = spawner_job_tolerance (self->job);
+    self->verified = isfinite (self->residual) && self->residual <= tolerance;
+    spawner_events_write (self->events, "verification", ",\"snapshot\":%"
+                          PRId64 ",\"residual\":%.6e,\"passed\":%s",
+                          self->snapshot, isfinite (self->residual)
+                          ? self->residual : -1.0,
+                          self->verified ? "true" : "false");
+    self->snapshot = 0;
+    if (self->verified)
+        return;
+    if (s_count_state (self, JACE_TASK_EXHAUSTED) == self->task_count)
+        s_fail (self, "no convergence within job/max_iterations = %" PRId64
+                ": relative residual %.3e, tolerance %.1e",
+                spawner_job_max_iterations (self->job), self->residual,
+                tolerance);
+    else
+    if (!isfinite (self->residual))
+        s_fail (self, "the iteration diverges: the residual is not finite");
+    self->next_verify = now + self->verify_backoff;
+    self->verify_backoff = self->verify_backoff * 2 > VERIFY_BACKOFF_MAX_MSEC
+                         ? VERIFY_BACKOFF_MAX_MSEC : self->verify_backoff * 2;
+}
+
+static void
+s_step_verification (run_t *self, int64_t now)
+{
+    if (self->snapshot) {
+        for (size_t i = 0; i < self->task_count; i++)
+            if (!self->tasks [i].collected)
+                return;
+        s_verify_snapshot (self, now);
+    }
+    else
+    if (s_all_settled (self) && now >= self->next_verify) {
+        if (self->snapshots == 0)
+            spawner_events_write (self->events, "convergence",
+                                  ",\"detected\":\"local\"");
+        s_begin_snapshot (self);
+    }
+}
+
+static int
+s_monitor (run_t *self)
+{
+    while (!self->verified && !s_stopping (self)) {
+        s_poll_tasks (self, 50);
+        int64_t now = zclock_mono ();
+        s_report_progress (self, now);
+        s_check_liveness (self, now);
+        s_step_verification (self, now);
+    }
+    return self->verified ? 0 : -1;
+}
+
+//  --------------------------------------------------------------------------
+//  Outcome
+
+static void
+s_print_summary (run_t *self, double seconds)
+{
+    int64_t min, max;
+    s_iteration_range (self, &min, &max);
+    printf ("job %s: verified answer\n", self->id);
+    printf ("  application    %s, %zu tasks, %" PRId64 " unknowns\n",
+            spawner_job_app (self->job)->name, self->task_count,
+            self->unknowns);
+    printf ("  daemons       ");
+    for (size_t i = 0; i < self->task_count; i++)
+        printf (" %s@%s", self->tasks [i].daemon.id,
+                self->tasks [i].daemon.cluster);
+    printf ("\n  time           %.3f s\n", seconds);
+    printf ("  iterations     %" PRId64 "..%" PRId64 " per task\n", min, max);
+    printf ("  residual       %.3e (relative, true ||b - Ax|| / ||b||; "
+            "tolerance %.1e)\n", self->residual,
+            spawner_job_tolerance (self->job));
+    if (self->options->out_path)
+        printf ("  solution       %s\n", self->options->out_path);
+    fflush (stdout);
+}
+
+static int
+s_finish (run_t *self)
+{
+    s_send_all (self, JACE_MSG_STOP, *self->failure ? self->failure
+                                                    : "job done");
+    s_release_lease (self);
+    double seconds = (zclock_mono () - self->started) / 1000.0;
+    if (!*self->failure && self->options->out_path) {
+        char reason [512];
+        if (spawner_output_write (self->options->out_path, self->x,
+                                  self->unknowns, reason, sizeof reason))
+            s_fail (self, "%s", reason);
+    }
+    if (*self->failure) {
+        char escaped [2048];
+        spawner_events_escape (escaped, sizeof escaped, self->failure);
+        spawner_events_write (self->events, "failure", ",\"reason\":\"%s\"",
+                              escaped);
+        fprintf (stderr, "jace-spawner: %s: job %s failed: %s\n",
+                 self->options->job_file, self->id, self->failure);
+        return 1;
+    }
+    int64_t min, max;
+    s_iteration_range (self, &min, &max);
+    spawner_events_write (self->events, "result", ",\"residual\":%.6e,"
+        "\"tolerance\":%.3e,\"seconds\":%.3f,\"tasks\":%zu,"
+        "\"iterations_min\":%" PRId64 ",\"iterations_max\":%" PRId64
+        ",\"unknowns\":%" PRId64, self->residual,
+        spawner_job_tolerance (self->job), seconds, self->task_count, min,
+        max, self->unknowns);
+    s_print_summary (self, seconds);
+    return 0;
+}
+
+int
+spawner_run (spawner_job_t *job, const spawner_options_t *options)
+{
+    assert (job && options && options->supernode);
+    run_t *self = s_run_new (job, options);
+    self->events = spawner_events_new (options->events_path, self->id);
+    if (!self->events) {
+        fprintf (stderr, "jace-spawner: cannot write events to %s: %s\n",
+                 options->events_path, strerror (errno));
+        s_run_destroy (&self);
+        return 1;
+    }
+    if (s_connect (self) == 0
+    &&  s_reserve (self) == 0
+    &&  s_place (self) == 0
+    &&  s_start_tasks (self) == 0)
+        s_monitor (self);
+    int rc = s_finish (self);
+    s_run_destroy (&self);
+    return rc;
+}
