@@ -1,0 +1,169 @@
+#  tests/lib.sh - what the multi-process shell tests share
+#
+#  TAP output, a private run folder, super-nodes and daemons started as
+#  real processes on loopback (free ports only), bounded waits, and a
+#  cleanup that stops every process, checks each exited cleanly and that no
+#  sanitizer reported anything.  Source it, then call lib_init.
+
+: "${JACE_BUILDDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${JACE_SRCDIR:=$JACE_BUILDDIR}"
+BIN=$JACE_BUILDDIR
+export OPENBLAS_NUM_THREADS=1
+
+lib_test_count=0
+lib_failed=0
+lib_pids=""
+
+plan () { echo "1..$1"; }
+
+ok () {     #  ok CONDITION-EXIT-STATUS NAME
+    lib_test_count=$((lib_test_count + 1))
+    if [ "$1" -eq 0 ]; then
+        echo "ok $lib_test_count - $2"
+    else
+        echo "not ok $lib_test_count - $2"
+        lib_failed=$((lib_failed + 1))
+    fi
+}
+
+diag () { echo "# $*" >&2; }
+
+#  Run a command, report it as one check.
+check () {  #  check NAME COMMAND...
+    name=$1; shift
+    if "$@" >/dev/null 2>&1; then ok 0 "$name"; else ok 1 "$name"; fi
+}
+
+lib_init () {
+    RUN=$(mktemp -d "${TMPDIR:-/tmp}/jace-test.XXXXXX")
+    trap lib_cleanup EXIT
+    trap 'exit 1' INT TERM
+}
+
+now_msec () { echo $(( $(date +%s%N) / 1000000 )); }
+
+#  Poll a command until it succeeds or `seconds` (may be fractional) pass.
+wait_for () {   #  wait_for SECONDS COMMAND...
+    limit=$(awk "BEGIN { printf \"%d\", $1 * 1000 }")
+    deadline=$(( $(now_msec) + limit )); shift
+    while ! "$@" >/dev/null 2>&1; do
+        [ "$(now_msec)" -ge "$deadline" ] && return 1
+        sleep 0.05
+    done
+    return 0
+}
+
+#  Start a super-node; sets SN to its endpoint.
+start_supernode () {    #  start_supernode NAME [ARGS...]
+    name=$1; shift
+    rm -f "$RUN/$name.endpoint"
+    "$BIN/jace-supernode" --bind 'tcp://127.0.0.1:*' \
+        --endpoint-file "$RUN/$name.endpoint" "$@" 2>"$RUN/$name.log" &
+    pid=$!
+    lib_pids="$lib_pids $pid"
+    eval "PID_$name=$pid"
+    if ! wait_for 10 test -s "$RUN/$name.endpoint"; then
+        diag "super-node $name did not start:"; cat "$RUN/$name.log" >&2
+        return 1
+    fi
+    SN=$(cat "$RUN/$name.endpoint")
+    eval "SN_$name=$SN"
+}
+
+#  Start a daemon with --power 1 (no benchmark) unless ARGS say otherwise.
+start_daemon () {   #  start_daemon NAME ARGS...
+    name=$1; shift
+    "$BIN/jace-daemon" --id "$name" --power 1 --heartbeat 200 "$@" \
+        2>"$RUN/$name.log" &
+    pid=$!
+    lib_pids="$lib_pids $pid"
+    eval "PID_$name=$pid"
+}
+
+#  Daemons a super-node lists (JSON array on stdout).
+nodes_json () {     #  nodes_json SUPERNODE [ARGS...]
+    sn=$1; shift
+    timeout 10 "$BIN/jace-spawner" nodes --supernode "$sn" --json "$@"
+}
+
+node_count () {     #  node_count SUPERNODE [JQ-FILTER [NODES-ARGS...]]
+    sn=$1; filter=${2:-true}
+    [ $# -ge 2 ] && shift 2 || shift $#
+    nodes_json "$sn" "$@" | jq "[.[] | select($filter)] | length"
+}
+
+count_is () {       #  count_is N SUPERNODE [JQ-FILTER [NODES-ARGS...]]
+    want=$1; shift
+    [ "$(node_count "$@")" = "$want" ]
+}
+
+#  Submit a job; output in $RUN/NAME.out, events in $RUN/NAME.events.
+submit () {         #  submit NAME JOBFILE SUPERNODE [ARGS...]
+    name=$1; job=$2; sn=$3; shift 3
+    timeout 120 "$BIN/jace-spawner" submit "$job" --supernode "$sn" -q \
+        --events "$RUN/$name.events" "$@" >"$RUN/$name.out" 2>"$RUN/$name.err"
+}
+
+#  The verified residual of a job's last event, or nothing.
+job_residual () {   #  job_residual NAME
+    tail -n 1 "$RUN/$1.events" | jq -e 'select(.event == "result") | .residual'
+}
+
+#  Stop a process with SIGTERM and check it exits 0 within 10 s.
+stop_cleanly () {   #  stop_cleanly PID
+    kill -TERM "$1" 2>/dev/null || return 1
+    for _ in $(seq 1 100); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$1" 2>/dev/null; then
+        kill -KILL "$1" 2>/dev/null
+        return 1
+    fi
+    wait "$1"
+}
+
+#  Stop every process still running and check that all of them stopped
+#  cleanly and no sanitizer complained.
+stop_all () {
+    status=0
+    for pid in $lib_pids; do
+        if kill -0 "$pid" 2>/dev/null; then
+            stop_cleanly "$pid" || status=1
+        fi
+    done
+    lib_pids=""
+    return $status
+}
+
+sanitizers_quiet () {
+    ! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
+        "$RUN"/*.log "$RUN"/*.err 2>/dev/null
+}
+
+lib_cleanup () {
+    for pid in $lib_pids; do
+        kill -KILL "$pid" 2>/dev/null
+    done
+    if [ "$lib_failed" -ne 0 ] || [ -n "${KEEP_RUN:-}" ]; then
+        diag "logs kept in $RUN"
+    else
+        rm -rf "$RUN"
+    fi
+}
+
+#  The two checks every multi-process test ends with.
+lib_finish () {
+    stop_all
+    ok $? "every process exits 0 on SIGTERM"
+    sanitizers_quiet
+    ok $? "no sanitizer report in any log"
+    [ "$lib_failed" -eq 0 ]
+}
+
+#  Crash a process the way a power cut would, and reap it.
+crash () {          #  crash PID
+    kill -KILL "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
+    lib_pids=$(echo "$lib_pids" | tr ' ' '\n' | grep -vx "$1" | tr '\n' ' ')
+}

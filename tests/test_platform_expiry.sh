@@ -1,0 +1,19 @@
+#!/bin/sh
+#  test_platform_expiry - a daemon killed while free leaves the registry
+#
+#  With a 1 s heartbeat timeout, a free daemon killed with SIGKILL must
+#  vanish from `nodes` within the timeout plus one housekeeping tick.
+. "$(dirname "$0")/lib.sh"
+lib_init
+plan 5
+
+start_supernode sn --heartbeat 200 --timeout 1000
+for i in 1 2 3; do
+    start_daemon d$i --supernode "$SN_sn"
+done
+check "the super-node lists 3 daemons" wait_for 10 count_is 3 "$SN_sn"
+crash "$PID_d2"
+wait_for 1.4 count_is 0 "$SN_sn" '.id == "d2"'
+ok $? "the killed daemon disappears within 1.4 s (timeout 1 s + 1 tick)"
+check "the other daemons stay" count_is 2 "$SN_sn"
+lib_finish

@@ -1,0 +1,44 @@
+#!/bin/sh
+#  test_platform_job - two peered super-nodes, eight daemons, one job
+#
+#  4 daemons register with each super-node; a job of 8 tasks must use
+#  daemons of both, exit 0 and report a true relative residual under its
+#  tolerance; `nodes` on either super-node shows all 8; everything stops
+#  cleanly on SIGTERM.
+. "$(dirname "$0")/lib.sh"
+lib_init
+plan 12
+
+start_supernode one
+start_supernode two --peer "$SN_one"
+for i in 1 2 3 4; do
+    start_daemon a$i --cluster A --supernode "$SN_one" --supernode "$SN_two"
+    start_daemon b$i --cluster B --supernode "$SN_two" --supernode "$SN_one"
+done
+
+check "super-node one lists all 8 daemons" wait_for 15 count_is 8 "$SN_one"
+check "super-node two lists all 8 daemons" wait_for 15 count_is 8 "$SN_two"
+check "every daemon is free before the job" \
+    count_is 8 "$SN_one" '.state == "free"'
+
+submit job "$JACE_SRCDIR/examples/poisson2d.job" "$SN_one" \
+    --set job/tasks=8 --set job/tolerance=1e-6 --out "$RUN/x.npy"
+ok $? "a job of 8 tasks exits 0"
+residual=$(job_residual job)
+ok $? "the last event is the result, with a residual ($residual)"
+check "the residual is under the tolerance" \
+    jq -n "$residual < 1e-6 and $residual > 0"
+grep -q "residual .* (relative, true" "$RUN/job.out"
+ok $? "the summary prints the true relative residual"
+clusters=$(jq -r 'select(.event == "assign") | .cluster' "$RUN/job.events" \
+           | sort -u | tr '\n' ' ')
+[ "$clusters" = "A B " ]
+ok $? "the job used daemons of both super-nodes ($clusters)"
+#  2304 doubles after a 128-byte NumPy header.
+[ "$(stat -c %s "$RUN/x.npy")" -eq $((128 + 2304 * 8)) ] \
+    && head -c 6 "$RUN/x.npy" | grep -q NUMPY
+ok $? "the answer is written as a NumPy array"
+check "daemons are free again after the job" \
+    wait_for 10 count_is 8 "$SN_two" '.state == "free"'
+
+lib_finish
