@@ -28,7 +28,7 @@ cd "$top"
 #  package that provides each one.
 packages="build-essential autoconf automake libtool pkg-config
           libczmq-dev libzmq3-dev libsodium-dev libmsgpack-dev
-          libopenblas-dev libglpk-dev clang gnuplot-nox procps psmisc"
+          libopenblas-dev libglpk-dev clang gnuplot-nox procps psmisc jq"
 
 missing=""
 for p in $packages; do
