@@ -534,6 +534,82 @@ s_decode_header (const msgpack_object *root, zmsg_t *zmsg,
     return self;
 }
 
+//  msgpack-c allocates every array and map up front from the count in its
+//  header, so nine hostile bytes could ask for 128 GiB.  Walk the header
+//  first, allocating nothing, and reject any container that announces more
+//  items than bytes remain (each item takes at least one byte).
+static size_t
+s_scalar_size (const uint8_t *p, size_t left)
+{
+    uint8_t tag = *p;
+    if (tag <= 0x7f || tag >= 0xe0 || tag == 0xc0 || tag == 0xc2
+    ||  tag == 0xc3)
+        return 1;
+    if (tag >= 0xa0 && tag <= 0xbf)
+        return 1 + (size_t) (tag & 0x1f);
+    static const uint8_t fixed [] = {   //  0xca .. 0xd8: total sizes
+        5, 9, 2, 3, 5, 9, 2, 3, 5, 9, 3, 4, 6, 10, 18 };
+    if (tag >= 0xca && tag <= 0xd8)
+        return fixed [tag - 0xca];
+    //  Sized: bin8/16/32 (c4-c6), ext8/16/32 (c7-c9), str8/16/32 (d9-db).
+    size_t width = 0, extra = 1;
+    if (tag >= 0xc4 && tag <= 0xc6)
+        width = (size_t) 1 << (tag - 0xc4);
+    else
+    if (tag >= 0xc7 && tag <= 0xc9) {
+        width = (size_t) 1 << (tag - 0xc7);
+        extra = 2;              //  the ext type byte
+    }
+    else
+    if (tag >= 0xd9 && tag <= 0xdb)
+        width = (size_t) 1 << (tag - 0xd9);
+    if (width == 0 || left < 1 + width)
+        return SIZE_MAX;        //  0xc1, containers, or cut short
+    size_t length = 0;
+    for (size_t i = 0; i < width; i++)
+        length = (length << 8) | p [1 + i];
+    return length > left ? SIZE_MAX : extra + width + length;
+}
+
+static bool
+s_prescan (const uint8_t *data, size_t size)
+{
+    size_t offset = 0, pending = 1;
+    while (pending > 0) {
+        if (offset >= size)
+            return false;
+        pending--;
+        uint8_t tag = data [offset];
+        size_t left = size - offset, items = 0, header = 0;
+        if ((tag & 0xf0) == 0x90 || (tag & 0xf0) == 0x80) {
+            items = (size_t) (tag & 0x0f) * ((tag & 0xf0) == 0x80 ? 2 : 1);
+            header = 1;
+        }
+        else
+        if (tag >= 0xdc && tag <= 0xdf) {
+            size_t width = tag == 0xdc || tag == 0xde ? 2 : 4;
+            if (left < 1 + width)
+                return false;
+            for (size_t i = 0; i < width; i++)
+                items = (items << 8) | data [offset + 1 + i];
+            items *= tag >= 0xde ? 2 : 1;
+            header = 1 + width;
+        }
+        if (header) {
+            if (items > left - header)
+                return false;
+            pending += items;
+            offset += header;
+            continue;
+        }
+        size_t scalar = s_scalar_size (data + offset, left);
+        if (scalar == SIZE_MAX || scalar > left)
+            return false;
+        offset += scalar;
+    }
+    return true;
+}
+
 jace_msg_t *
 jace_msg_decode (zmsg_t **zmsg_p, char *reason, size_t reason_size)
 {
@@ -555,6 +631,10 @@ jace_msg_decode (zmsg_t **zmsg_p, char *reason, size_t reason_size)
     if (zframe_size (header) > JACE_MSG_HEADER_MAX)
         snprintf (reason, reason_size, "header of %zu bytes, limit %d",
                   zframe_size (header), JACE_MSG_HEADER_MAX);
+    else
+    if (!s_prescan (zframe_data (header), zframe_size (header)))
+        snprintf (reason, reason_size, "header is not msgpack, or announces "
+                  "more items than it holds");
     else {
         msgpack_unpacked unpacked;
         msgpack_unpacked_init (&unpacked);
