@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #ifndef streq
 #   define streq(first, second) (strcmp ((first), (second)) == 0)
@@ -29,5 +30,11 @@
 
 #include "zpl.h"
 #include "platform.h"
+#include "tig.h"
+#include "grid.h"
+#include "maheve.h"
+#include "aiac_qm.h"
+#include "fec.h"
+#include "taag.h"
 
 #endif

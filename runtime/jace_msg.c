@@ -136,8 +136,6 @@ jace_msg_new (jace_msg_type_t type)
     assert (type > 0 && type < JACE_MSG_TYPE_COUNT);
     jace_msg_t *self = (jace_msg_t *) zmalloc (sizeof (jace_msg_t));
     self->type = type;
-    self->params = zhash_new ();
-    zhash_autofree (self->params);
     return self;
 }
 
@@ -193,8 +191,9 @@ s_pack_node (msgpack_packer *pk, const jace_node_t *node)
 static void
 s_pack_params (msgpack_packer *pk, zhash_t *params)
 {
-    msgpack_pack_map (pk, zhash_size (params));
-    for (const char *value = (const char *) zhash_first (params); value;
+    msgpack_pack_map (pk, params ? zhash_size (params) : 0);
+    for (const char *value = params ? (const char *) zhash_first (params)
+                                    : NULL; value;
          value = (const char *) zhash_next (params)) {
         s_pack_string (pk, zhash_cursor (params));
         s_pack_string (pk, value);
@@ -231,10 +230,21 @@ s_schema_length (jace_msg_type_t type)
     return length;
 }
 
+//  Encode; with steal, the payload frames move into the result instead of
+//  being copied (the message is about to be destroyed).
+static zmsg_t *
+s_encode (jace_msg_t *self, bool steal);
+
 zmsg_t *
 jace_msg_encode (const jace_msg_t *self)
 {
     assert (self);
+    return s_encode ((jace_msg_t *) self, false);
+}
+
+static zmsg_t *
+s_encode (jace_msg_t *self, bool steal)
+{
     const schema_t *schema = &s_schemas [self->type];
     msgpack_sbuffer buffer;
     msgpack_sbuffer_init (&buffer);
@@ -256,8 +266,15 @@ jace_msg_encode (const jace_msg_t *self)
     zmsg_t *zmsg = zmsg_new ();
     zmsg_addmem (zmsg, buffer.data, buffer.size);
     msgpack_sbuffer_destroy (&buffer);
-    for (size_t i = 0; i < self->payload_count; i++)
-        zmsg_append (zmsg, &(zframe_t *) { zframe_dup (self->payloads [i].frame) });
+    for (size_t i = 0; i < self->payload_count; i++) {
+        zframe_t *frame = steal ? self->payloads [i].frame
+                                : zframe_dup (self->payloads [i].frame);
+        if (steal)
+            self->payloads [i].frame = NULL;
+        zmsg_append (zmsg, &frame);
+    }
+    if (steal)
+        self->payload_count = 0;
     return zmsg;
 }
 
@@ -666,7 +683,7 @@ jace_msg_send (jace_msg_t **self_p, zsock_t *output)
     assert (self_p && *self_p);
     assert (output);
     jace_msg_t *self = *self_p;
-    zmsg_t *zmsg = jace_msg_encode (self);
+    zmsg_t *zmsg = s_encode (self, true);
     if (zsock_type (output) == ZMQ_ROUTER) {
         if (!self->routing_id) {
             zmsg_destroy (&zmsg);
@@ -684,7 +701,14 @@ jace_msg_send (jace_msg_t **self_p, zsock_t *output)
     for (size_t i = 0; i < frames && rc == 0; i++) {
         zframe_t *frame = zmsg_pop (zmsg);
         int flags = ZFRAME_DONTWAIT | (i + 1 < frames ? ZFRAME_MORE : 0);
-        rc = zframe_send (&frame, handle, flags);
+        rc = zframe_send (&frame, handle, flags | ZFRAME_REUSE);
+        //  libzmq learns that the peer drained the queue only when it
+        //  processes its commands, which a send does at most once a
+        //  millisecond; asking for the socket's events forces it, so a
+        //  queue that looks full may take the frame after all.
+        if (rc && i == 0 && zmq_errno () == EAGAIN
+        &&  (zsock_events (output) & ZMQ_POLLOUT))
+            rc = zframe_send (&frame, handle, flags | ZFRAME_REUSE);
         zframe_destroy (&frame);
     }
     zmsg_destroy (&zmsg);
@@ -929,7 +953,8 @@ const char *
 jace_msg_param (const jace_msg_t *self, const char *key)
 {
     assert (self);
-    return (const char *) zhash_lookup (self->params, key);
+    return self->params ? (const char *) zhash_lookup (self->params, key)
+                        : NULL;
 }
 
 void
@@ -937,13 +962,21 @@ jace_msg_set_param (jace_msg_t *self, const char *key, const char *value)
 {
     assert (self);
     assert (key && value);
+    if (!self->params) {
+        self->params = zhash_new ();
+        zhash_autofree (self->params);
+    }
     zhash_update (self->params, key, (void *) value);
 }
 
 zhash_t *
-jace_msg_params (const jace_msg_t *self)
+jace_msg_params (jace_msg_t *self)
 {
     assert (self);
+    if (!self->params) {
+        self->params = zhash_new ();
+        zhash_autofree (self->params);
+    }
     return self->params;
 }
 

@@ -215,9 +215,9 @@ const char *
 //  Set key to a copy of value.
 void
     jace_msg_set_param (jace_msg_t *self, const char *key, const char *value);
-//  All params; borrowed.
+//  All params (an empty map is created if there are none); borrowed.
 zhash_t *
-    jace_msg_params (const jace_msg_t *self);
+    jace_msg_params (jace_msg_t *self);
 
 //  Payload frames.
 size_t

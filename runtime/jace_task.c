@@ -11,9 +11,12 @@
 #include "jace_task.h"
 #include "jace_task_runtime.h"
 
-//  Messages queued per link before sends are dropped: a newer vector is
-//  always coming, so a deep queue would only deliver stale values late.
-#define LINK_QUEUE 4
+//  Bytes queued per link before sends are dropped: a newer vector is
+//  always coming, so a deep queue would only deliver stale values late,
+//  but a shallow one drops vectors the wire could have carried.
+#define LINK_QUEUE_BYTES (8 * 1024 * 1024)
+#define LINK_QUEUE_MIN 4
+#define LINK_QUEUE_MAX 1000
 
 //  The newest vector received from one neighbour.
 typedef struct {
@@ -232,14 +235,19 @@ jace_task_set_change (jace_task_t *self, double change)
 
 //  --------------------------------------------------------------------------
 
+//  The link to a peer task, connected on first use with a queue sized for
+//  vectors of `bytes`.
 static zsock_t *
-s_link (jace_task_t *self, peer_task_t *peer)
+s_link (jace_task_t *self, peer_task_t *peer, size_t bytes)
 {
     if (peer->link)
         return peer->link;
     zsock_t *link = zsock_new (ZMQ_PUSH);
     jace_msg_prepare_socket (link, 0);
-    zsock_set_sndhwm (link, LINK_QUEUE);
+    size_t queue = LINK_QUEUE_BYTES / (bytes ? bytes : 1);
+    queue = queue < LINK_QUEUE_MIN ? LINK_QUEUE_MIN
+          : queue > LINK_QUEUE_MAX ? LINK_QUEUE_MAX : queue;
+    zsock_set_sndhwm (link, (int) queue);
     if (jace_security_apply_client (self->security, link, peer->node.pubkey)
     ||  zsock_connect (link, "%s", peer->node.data)) {
         zsys_warning ("task %" PRId64 ": cannot connect to task %" PRId64
@@ -258,7 +266,8 @@ jace_task_send (jace_task_t *self, int64_t to, const double *values,
 {
     assert (self);
     assert (to >= 0 && to < self->count && to != self->rank);
-    zsock_t *link = s_link (self, &self->peers [to]);
+    zsock_t *link = s_link (self, &self->peers [to],
+                            count * sizeof (double));
     if (!link)
         return -1;
     jace_msg_t *msg = jace_msg_new (JACE_MSG_DATA);

@@ -59,5 +59,6 @@ void
 #include "banded_lu.h"
 #include "krylov.h"
 #include "multisplit.h"
+#include "multisplit_serial.h"
 
 #endif

@@ -35,6 +35,11 @@ check () {  #  check NAME COMMAND...
 }
 
 lib_init () {
+    #  Grids of spinning daemons share two cores badly: one grid test at a
+    #  time (unit tests still run beside it under make -j).
+    mkdir -p "$JACE_BUILDDIR/tests"
+    exec 9>"$JACE_BUILDDIR/tests/.grid-tests.lock"
+    flock 9
     RUN=$(mktemp -d "${TMPDIR:-/tmp}/jace-test.XXXXXX")
     trap lib_cleanup EXIT
     trap 'exit 1' INT TERM

@@ -36,7 +36,7 @@ ok $? "the daemons logged each malformed message"
 #  A job under attack: garbage to its status endpoint and to the daemons'
 #  data endpoints while it runs.
 submit attacked "$JACE_SRCDIR/examples/poisson2d.job" "$SN_sn" \
-    --set job/tasks=4 --set problem/n=40 &
+    --set job/tasks=4 --set problem/n=32 &
 job=$!
 wait_for 20 grep -q '"event":"start"' "$RUN/attacked.events"
 status=$(jq -r 'select(.event == "start") | .status' "$RUN/attacked.events")
@@ -50,6 +50,7 @@ ok $? "the attacked job still ends with a verified answer"
 grep -q "bad messages so far" "$RUN/attacked.err"
 ok $? "the spawner logged and counted what it dropped"
 
-submit after "$JACE_SRCDIR/examples/poisson2d.job" "$SN_sn" --set job/tasks=4
+submit after "$JACE_SRCDIR/examples/poisson2d.job" "$SN_sn" \
+    --set job/tasks=4 --set problem/n=32
 ok $? "a job run afterwards succeeds"
 lib_finish

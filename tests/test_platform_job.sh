@@ -22,7 +22,8 @@ check "every daemon is free before the job" \
     count_is 8 "$SN_one" '.state == "free"'
 
 submit job "$JACE_SRCDIR/examples/poisson2d.job" "$SN_one" \
-    --set job/tasks=8 --set job/tolerance=1e-6 --out "$RUN/x.npy"
+    --set job/tasks=8 --set job/tolerance=1e-6 --set problem/n=32 \
+    --out "$RUN/x.npy"
 ok $? "a job of 8 tasks exits 0"
 residual=$(job_residual job)
 ok $? "the last event is the result, with a residual ($residual)"
@@ -34,8 +35,8 @@ clusters=$(jq -r 'select(.event == "assign") | .cluster' "$RUN/job.events" \
            | sort -u | tr '\n' ' ')
 [ "$clusters" = "A B " ]
 ok $? "the job used daemons of both super-nodes ($clusters)"
-#  2304 doubles after a 128-byte NumPy header.
-[ "$(stat -c %s "$RUN/x.npy")" -eq $((128 + 2304 * 8)) ] \
+#  1024 doubles after a 128-byte NumPy header.
+[ "$(stat -c %s "$RUN/x.npy" 2>/dev/null || echo 0)" -eq $((128 + 1024 * 8)) ] \
     && head -c 6 "$RUN/x.npy" | grep -q NUMPY
 ok $? "the answer is written as a NumPy array"
 check "daemons are free again after the job" \

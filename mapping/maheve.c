@@ -1,0 +1,356 @@
+/*  =========================================================================
+    maheve - MAHEVE mapping and the common interface of the mappers
+    =========================================================================
+*/
+#include "mapping.h"
+
+//  Free (or reserved) node count and average power of a cluster
+static void
+s_cluster_figures (grid_t *grid, size_t cluster, double *free_nodes,
+                   double *average_power)
+{
+    double count = 0, power = 0;
+    for (size_t node = 0; node < grid_node_count (grid); node++)
+        if (grid_node_cluster (grid, node) == cluster
+        &&  grid_node_is_available (grid, node)) {
+            count++;
+            power += grid_node_power (grid, node);
+        }
+    *free_nodes = count;
+    *average_power = count > 0 ? power / count : 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Mark of a cluster, equation (1)
+
+double
+maheve_cluster_mark (grid_t *grid, size_t cluster, double hd)
+{
+    assert (grid);
+    size_t clusters = platform_cluster_count (grid_platform (grid));
+    assert (cluster < clusters);
+    double all_nodes = 0, all_powers = 0, nodes = 0, power = 0;
+    for (size_t other = 0; other < clusters; other++) {
+        double count, average;
+        s_cluster_figures (grid, other, &count, &average);
+        all_nodes += count;
+        all_powers += average;
+        if (other == cluster) {
+            nodes = count;
+            power = average;
+        }
+    }
+    if (nodes == 0)
+        return 0;               //  Nothing to offer
+    double normalised_nodes = nodes * 100 / all_nodes;
+    double normalised_power = power * 100 / all_powers;
+    return pow (normalised_power, hd) + pow (normalised_nodes, 1 - hd);
+}
+
+//  Sort indices by decreasing key, lower index first on ties (stable
+//  merge sort: tasks can be many)
+static void
+s_sort_by_key (size_t *order, size_t count, const double *key)
+{
+    if (count < 2)
+        return;
+    size_t half = count / 2;
+    s_sort_by_key (order, half, key);
+    s_sort_by_key (order + half, count - half, key);
+    size_t *merged = (size_t *) malloc (count * sizeof (size_t));
+    assert (merged);
+    size_t left = 0, right = half, out = 0;
+    while (left < half || right < count) {
+        bool take_left = right == count
+                      || (left < half
+                          && (key [order [left]] > key [order [right]]
+                              || (key [order [left]] == key [order [right]]
+                                  && order [left] < order [right])));
+        merged [out++] = take_left ? order [left++] : order [right++];
+    }
+    memcpy (order, merged, count * sizeof (size_t));
+    free (merged);
+}
+
+void
+maheve_sort_clusters (grid_t *grid, double hd, size_t *order)
+{
+    assert (grid && order);
+    size_t clusters = platform_cluster_count (grid_platform (grid));
+    double *marks = (double *) malloc (clusters * sizeof (double));
+    assert (marks);
+    for (size_t cluster = 0; cluster < clusters; cluster++) {
+        marks [cluster] = maheve_cluster_mark (grid, cluster, hd);
+        order [cluster] = cluster;
+    }
+    s_sort_by_key (order, clusters, marks);
+    free (marks);
+}
+
+double
+maheve_task_value (tig_t *tig, size_t task, double hd)
+{
+    assert (tig);
+    return pow (tig_cost (tig, task), hd)
+         * pow ((double) tig_degree (tig, task), 1 - hd);
+}
+
+//  --------------------------------------------------------------------------
+//  The final task list
+
+void
+maheve_sort_tasks (tig_t *tig, double hd, size_t *order)
+{
+    assert (tig && order);
+    size_t count = tig_count (tig);
+    double *values = (double *) malloc ((count + 1) * sizeof (double));
+    size_t *by_value = (size_t *) malloc ((count + 1) * sizeof (size_t));
+    bool *listed = (bool *) calloc (count + 1, sizeof (bool));
+    size_t *pulled = (size_t *) malloc ((count + 1) * sizeof (size_t));
+    assert (values && by_value && listed && pulled);
+    for (size_t task = 0; task < count; task++) {
+        values [task] = maheve_task_value (tig, task, hd);
+        by_value [task] = task;
+    }
+    s_sort_by_key (by_value, count, values);
+    size_t placed = 0;
+    for (size_t rank = 0; rank < count; rank++) {
+        size_t task = by_value [rank];
+        if (listed [task])
+            continue;
+        listed [task] = true;
+        order [placed++] = task;
+        //  Nb_i dependencies not yet listed, best Q first
+        size_t degree = tig_degree (tig, task);
+        size_t wanted = (size_t) nearbyint (pow ((double) degree, 1 - hd));
+        size_t candidates = 0;
+        for (size_t index = 0; index < degree; index++) {
+            size_t other = tig_neighbour (tig, task, index);
+            if (!listed [other])
+                pulled [candidates++] = other;
+        }
+        s_sort_by_key (pulled, candidates, values);
+        for (size_t index = 0; index < candidates && index < wanted;
+             index++) {
+            listed [pulled [index]] = true;
+            order [placed++] = pulled [index];
+        }
+    }
+    assert (placed == count);
+    free (values);
+    free (by_value);
+    free (listed);
+    free (pulled);
+}
+
+//  --------------------------------------------------------------------------
+//  Spares of each cluster
+
+int
+maheve_reserve (grid_t *grid, size_t tasks, size_t *reserved)
+{
+    assert (grid && reserved);
+    size_t clusters = platform_cluster_count (grid_platform (grid));
+    size_t usable = 0;
+    for (size_t cluster = 0; cluster < clusters; cluster++) {
+        size_t free_nodes = grid_cluster_available (grid, cluster);
+        size_t spares = (size_t) floor (MAHEVE_SPARE_RATIO * free_nodes);
+        reserved [cluster] = free_nodes >= 2 ? (spares ? spares : 1) : 0;
+        usable += free_nodes - reserved [cluster];
+    }
+    while (usable < tasks) {
+        size_t largest = 0;
+        for (size_t cluster = 1; cluster < clusters; cluster++)
+            if (reserved [cluster] > reserved [largest])
+                largest = cluster;
+        if (reserved [largest] == 0)
+            return -1;
+        reserved [largest]--;
+        usable++;
+    }
+    return 0;
+}
+
+//  Available nodes of a cluster, most powerful first
+static size_t
+s_cluster_nodes (grid_t *grid, size_t cluster, size_t *nodes, double *key)
+{
+    size_t count = 0;
+    for (size_t node = 0; node < grid_node_count (grid); node++) {
+        key [node] = grid_node_power (grid, node);
+        if (grid_node_cluster (grid, node) == cluster
+        &&  grid_node_is_available (grid, node))
+            nodes [count++] = node;
+    }
+    s_sort_by_key (nodes, count, key);
+    return count;
+}
+
+//  --------------------------------------------------------------------------
+//  Initial mapping
+
+int
+maheve_map (grid_t *grid, tig_t *tig, size_t *placement)
+{
+    assert (grid && tig && placement);
+    size_t clusters = platform_cluster_count (grid_platform (grid));
+    size_t tasks = tig_count (tig);
+    size_t *reserved = (size_t *) malloc (clusters * sizeof (size_t));
+    assert (reserved);
+    if (maheve_reserve (grid, tasks, reserved)) {
+        free (reserved);
+        return -1;
+    }
+    double hd = grid_heterogeneity (grid);
+    size_t *cluster_order = (size_t *) malloc (clusters * sizeof (size_t));
+    size_t *task_order = (size_t *) malloc ((tasks + 1) * sizeof (size_t));
+    size_t nodes_count = grid_node_count (grid);
+    size_t *nodes = (size_t *) malloc (nodes_count * sizeof (size_t));
+    double *key = (double *) malloc (nodes_count * sizeof (double));
+    assert (cluster_order && task_order && nodes && key);
+    maheve_sort_clusters (grid, hd, cluster_order);
+    maheve_sort_tasks (tig, hd, task_order);
+    size_t next = 0;
+    for (size_t rank = 0; rank < clusters; rank++) {
+        size_t cluster = cluster_order [rank];
+        size_t count = s_cluster_nodes (grid, cluster, nodes, key);
+        size_t usable = count - reserved [cluster];
+        for (size_t index = 0; index < count; index++) {
+            if (index < usable && next < tasks) {
+                placement [task_order [next++]] = nodes [index];
+                grid_set_state (grid, nodes [index], GRID_USED);
+            }
+            else
+            if (index >= usable)
+                grid_set_state (grid, nodes [index], GRID_RESERVED);
+        }
+    }
+    assert (next == tasks);
+    free (reserved);
+    free (cluster_order);
+    free (task_order);
+    free (nodes);
+    free (key);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Replacement
+
+int
+maheve_replace (grid_t *grid, tig_t *tig, size_t *placement, size_t task)
+{
+    assert (grid && tig && placement);
+    assert (task < tig_count (tig));
+    size_t failed = placement [task];
+    grid_set_state (grid, failed, GRID_DEAD);
+    size_t node = grid_best_node (grid, grid_node_cluster (grid, failed));
+    if (node == SIZE_MAX) {
+        //  The platform changed: sort the clusters again on what is left
+        size_t clusters = platform_cluster_count (grid_platform (grid));
+        size_t *order = (size_t *) malloc (clusters * sizeof (size_t));
+        assert (order);
+        maheve_sort_clusters (grid, grid_heterogeneity (grid), order);
+        for (size_t rank = 0; rank < clusters && node == SIZE_MAX; rank++)
+            node = grid_best_node (grid, order [rank]);
+        free (order);
+    }
+    if (node == SIZE_MAX)
+        return -1;
+    grid_set_state (grid, node, GRID_USED);
+    placement [task] = node;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Default policy
+
+int
+mapper_default_map (grid_t *grid, tig_t *tig, size_t *placement)
+{
+    assert (grid && tig && placement);
+    size_t tasks = tig_count (tig);
+    size_t free_nodes = 0;
+    for (size_t node = 0; node < grid_node_count (grid); node++)
+        free_nodes += grid_node_state (grid, node) == GRID_FREE;
+    if (free_nodes < tasks)
+        return -1;
+    size_t node = 0;
+    for (size_t task = 0; task < tasks; task++) {
+        while (grid_node_state (grid, node) != GRID_FREE)
+            node++;
+        placement [task] = node;
+        grid_set_state (grid, node, GRID_USED);
+    }
+    return 0;
+}
+
+int
+mapper_default_replace (grid_t *grid, tig_t *tig, size_t *placement,
+                        size_t task)
+{
+    assert (grid && tig && placement);
+    grid_set_state (grid, placement [task], GRID_DEAD);
+    for (size_t node = 0; node < grid_node_count (grid); node++)
+        if (grid_node_is_available (grid, node)) {
+            grid_set_state (grid, node, GRID_USED);
+            placement [task] = node;
+            return 0;
+        }
+    return -1;
+}
+
+//  The mappers by name
+typedef struct {
+    const char *name;           //  Name the spawner and tools use
+    int (*map) (grid_t *, tig_t *, size_t *);
+    int (*replace) (grid_t *, tig_t *, size_t *, size_t);
+} mapper_t;
+
+static const mapper_t s_mappers [] = {
+    { "default", mapper_default_map, mapper_default_replace },
+    { "aiac-qm", aiac_qm_map, aiac_qm_replace },
+    { "f-ec", fec_map, fec_replace },
+    { "maheve", maheve_map, maheve_replace },
+};
+
+#define MAPPER_COUNT (sizeof s_mappers / sizeof s_mappers [0])
+
+static const mapper_t *
+s_mapper (const char *name)
+{
+    for (size_t index = 0; name && index < MAPPER_COUNT; index++)
+        if (streq (s_mappers [index].name, name))
+            return &s_mappers [index];
+    return NULL;
+}
+
+const char **
+mapper_names (void)
+{
+    static const char *names [MAPPER_COUNT + 1] = {
+        "default", "aiac-qm", "f-ec", "maheve", NULL
+    };
+    return names;
+}
+
+bool
+mapper_exists (const char *name)
+{
+    return s_mapper (name) != NULL;
+}
+
+int
+mapper_map (const char *name, grid_t *grid, tig_t *tig, size_t *placement)
+{
+    const mapper_t *mapper = s_mapper (name);
+    return mapper ? mapper->map (grid, tig, placement) : -1;
+}
+
+int
+mapper_replace (const char *name, grid_t *grid, tig_t *tig,
+                size_t *placement, size_t task)
+{
+    const mapper_t *mapper = s_mapper (name);
+    return mapper ? mapper->replace (grid, tig, placement, task) : -1;
+}

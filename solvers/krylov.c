@@ -1,0 +1,234 @@
+/*  =========================================================================
+    krylov - Jacobi-preconditioned CG and BiCGStab on a CSR matrix
+
+    Vector kernels are plain loops (the compiler vectorises them); the cost
+    of an iteration is dominated by the SpMV, which is memory bound.
+    =========================================================================
+*/
+#include "solvers.h"
+
+//  Work vectors of the larger method (BiCGStab)
+#define KRYLOV_VECTORS  8
+
+struct _krylov_t {
+    krylov_method_t method;     //  CG or BiCGStab
+    const csr_t *A;             //  Borrowed; the matrix being solved
+    int32_t n;                  //  Order of A
+    double *inverse_diagonal;   //  Jacobi preconditioner, 1 / a_ii
+    double *work;               //  KRYLOV_VECTORS x n workspace
+};
+
+//  --------------------------------------------------------------------------
+//  Create a solver for square A.
+
+krylov_t *
+krylov_new (krylov_method_t method, const csr_t *A)
+{
+    assert (A);
+    assert (A->nrows == A->ncols);
+    krylov_t *self = solvers_calloc (1, sizeof (krylov_t));
+    self->method = method;
+    self->A = A;
+    self->n = A->nrows;
+    self->inverse_diagonal = solvers_malloc ((size_t) self->n * sizeof (double));
+    for (int32_t i = 0; i < self->n; i++) {
+        double diagonal = csr_value (A, i, i);
+        self->inverse_diagonal [i] = diagonal != 0.0 ? 1.0 / diagonal : 1.0;
+    }
+    self->work = solvers_malloc ((size_t) KRYLOV_VECTORS * (size_t) self->n
+                                 * sizeof (double));
+    return self;
+}
+
+//  --------------------------------------------------------------------------
+//  Destroy the solver; nullifies the reference.
+
+void
+krylov_destroy (krylov_t **self_p)
+{
+    assert (self_p);
+    if (*self_p) {
+        krylov_t *self = *self_p;
+        free (self->inverse_diagonal);
+        free (self->work);
+        free (self);
+        *self_p = NULL;
+    }
+}
+
+static double
+s_dot (int32_t n, const double *x, const double *y)
+{
+    double sum = 0.0;
+    for (int32_t i = 0; i < n; i++)
+        sum += x [i] * y [i];
+    return sum;
+}
+
+//  z = M^-1 r with the Jacobi preconditioner
+static void
+s_precondition (const krylov_t *self, const double *r, double *z)
+{
+    for (int32_t i = 0; i < self->n; i++)
+        z [i] = self->inverse_diagonal [i] * r [i];
+}
+
+//  Fill the result and return its status.
+static krylov_status_t
+s_finish (krylov_result_t *result, krylov_status_t status, int32_t iterations,
+          double residual_norm, double b_norm)
+{
+    if (!isfinite (residual_norm))
+        status = KRYLOV_BREAKDOWN;
+    result->status = status;
+    result->iterations = iterations;
+    result->residual = b_norm > 0.0 ? residual_norm / b_norm : residual_norm;
+    return status;
+}
+
+//  Preconditioned CG (Saad, Iterative Methods, 2nd ed., algorithm 9.1).
+static krylov_status_t
+s_cg (krylov_t *self, const double *b, double *x, double tolerance,
+      int32_t max_iterations, krylov_result_t *result)
+{
+    int32_t n = self->n;
+    double *r = self->work, *z = r + n, *p = z + n, *q = p + n;
+    double b_norm = sqrt (s_dot (n, b, b));
+    csr_residual (self->A, b, x, r);
+    s_precondition (self, r, z);
+    memcpy (p, z, (size_t) n * sizeof (double));
+    double rz = s_dot (n, r, z);
+    double r_norm = sqrt (s_dot (n, r, r));
+    double target = tolerance * b_norm;
+    int32_t iteration = 0;
+    for (; r_norm > target && iteration < max_iterations; iteration++) {
+        csr_spmv (self->A, p, q);
+        double pq = s_dot (n, p, q);
+        //  p'Ap <= 0 means A is not positive definite on this direction.
+        if (!(pq > 0.0) || !isfinite (pq))
+            return s_finish (result, KRYLOV_BREAKDOWN, iteration, r_norm,
+                             b_norm);
+        double alpha = rz / pq;
+        double rr = 0.0;
+        for (int32_t i = 0; i < n; i++) {
+            x [i] += alpha * p [i];
+            r [i] -= alpha * q [i];
+            z [i] = self->inverse_diagonal [i] * r [i];
+            rr += r [i] * r [i];
+        }
+        double rz_next = s_dot (n, r, z);
+        double beta = rz_next / rz;
+        for (int32_t i = 0; i < n; i++)
+            p [i] = z [i] + beta * p [i];
+        rz = rz_next;
+        r_norm = sqrt (rr);
+    }
+    return s_finish (result, r_norm <= target ? KRYLOV_CONVERGED
+                                              : KRYLOV_MAX_ITERATIONS,
+                     iteration, r_norm, b_norm);
+}
+
+//  One BiCGStab step after the first half: s, then t, omega and the update.
+//  Returns false on breakdown.
+static bool
+s_bicgstab_second_half (krylov_t *self, double *x, double *r, double alpha,
+                        const double *p_hat, const double *s, double *s_hat,
+                        double *t, double *omega_p)
+{
+    int32_t n = self->n;
+    s_precondition (self, s, s_hat);
+    csr_spmv (self->A, s_hat, t);
+    double tt = s_dot (n, t, t);
+    if (!(tt > 0.0) || !isfinite (tt))
+        return false;
+    double omega = s_dot (n, t, s) / tt;
+    for (int32_t i = 0; i < n; i++) {
+        x [i] += alpha * p_hat [i] + omega * s_hat [i];
+        r [i] = s [i] - omega * t [i];
+    }
+    *omega_p = omega;
+    return omega != 0.0 && isfinite (omega);
+}
+
+//  Right-preconditioned BiCGStab (Saad, algorithm 7.7 with preconditioning).
+static krylov_status_t
+s_bicgstab (krylov_t *self, const double *b, double *x, double tolerance,
+            int32_t max_iterations, krylov_result_t *result)
+{
+    int32_t n = self->n;
+    double *r = self->work, *r_hat = r + n, *p = r_hat + n, *v = p + n;
+    double *p_hat = v + n, *s = p_hat + n, *s_hat = s + n, *t = s_hat + n;
+    double b_norm = sqrt (s_dot (n, b, b));
+    csr_residual (self->A, b, x, r);
+    memcpy (r_hat, r, (size_t) n * sizeof (double));
+    memset (p, 0, (size_t) n * sizeof (double));
+    memset (v, 0, (size_t) n * sizeof (double));
+    double rho = 1.0, alpha = 1.0, omega = 1.0;
+    double r_norm = sqrt (s_dot (n, r, r));
+    double target = tolerance * b_norm;
+    int32_t iteration = 0;
+    for (; r_norm > target && iteration < max_iterations; iteration++) {
+        double rho_next = s_dot (n, r_hat, r);
+        if (rho_next == 0.0 || !isfinite (rho_next))
+            return s_finish (result, KRYLOV_BREAKDOWN, iteration, r_norm,
+                             b_norm);
+        double beta = (rho_next / rho) * (alpha / omega);
+        for (int32_t i = 0; i < n; i++)
+            p [i] = r [i] + beta * (p [i] - omega * v [i]);
+        s_precondition (self, p, p_hat);
+        csr_spmv (self->A, p_hat, v);
+        double r_hat_v = s_dot (n, r_hat, v);
+        if (r_hat_v == 0.0 || !isfinite (r_hat_v))
+            return s_finish (result, KRYLOV_BREAKDOWN, iteration, r_norm,
+                             b_norm);
+        alpha = rho_next / r_hat_v;
+        for (int32_t i = 0; i < n; i++)
+            s [i] = r [i] - alpha * v [i];
+        double s_norm = sqrt (s_dot (n, s, s));
+        if (s_norm <= target) {
+            //  Half a step was enough: x += alpha p_hat, r = s.
+            for (int32_t i = 0; i < n; i++)
+                x [i] += alpha * p_hat [i];
+            return s_finish (result, KRYLOV_CONVERGED, iteration + 1, s_norm,
+                             b_norm);
+        }
+        if (!s_bicgstab_second_half (self, x, r, alpha, p_hat, s, s_hat, t,
+                                     &omega))
+            return s_finish (result, KRYLOV_BREAKDOWN, iteration + 1, s_norm,
+                             b_norm);
+        rho = rho_next;
+        r_norm = sqrt (s_dot (n, r, r));
+    }
+    return s_finish (result, r_norm <= target ? KRYLOV_CONVERGED
+                                              : KRYLOV_MAX_ITERATIONS,
+                     iteration, r_norm, b_norm);
+}
+
+//  --------------------------------------------------------------------------
+//  Solve A x = b starting from x.
+
+krylov_status_t
+krylov_solve (krylov_t *self, const double *b, double *x, double tolerance,
+              int32_t max_iterations, krylov_result_t *result)
+{
+    assert (self);
+    assert (result);
+    assert (tolerance >= 0.0);
+    if (self->method == KRYLOV_CG)
+        return s_cg (self, b, x, tolerance, max_iterations, result);
+    return s_bicgstab (self, b, x, tolerance, max_iterations, result);
+}
+
+//  --------------------------------------------------------------------------
+//  Name of a status.
+
+const char *
+krylov_status_name (krylov_status_t status)
+{
+    switch (status) {
+        case KRYLOV_CONVERGED:      return "converged";
+        case KRYLOV_MAX_ITERATIONS: return "max iterations";
+        case KRYLOV_BREAKDOWN:      return "breakdown";
+    }
+    return "unknown";
+}

@@ -1,0 +1,601 @@
+/*  =========================================================================
+    multisplit - local mathematics of the multisplitting method
+
+    Set-up splits the task's extended rows once into A_local (square, local
+    column numbering) and A_ext (columns renumbered to positions in x_ext),
+    computes the dependency groups, and factors or binds the inner solver.
+    An iteration is then one SpMV with A_ext, one inner solve and one pass
+    to measure the change.
+    =========================================================================
+*/
+#include "solvers.h"
+
+//  Default inner settings, see multisplit_options_defaults
+#define MULTISPLIT_INNER_TOLERANCE      1e-12
+#define MULTISPLIT_INNER_MAX_ITERATIONS 1000
+#define MULTISPLIT_LU_MAX_BYTES         ((size_t) 1 << 30)
+
+struct _multisplit_t {
+    int32_t tasks;              //  Number of tasks in the partition
+    int32_t task;               //  This task's index
+    int32_t extended_begin;     //  First extended row (global)
+    int32_t core_begin;         //  First core row (global)
+    int32_t core_end;           //  One past the last core row (global)
+    int32_t core_offset;        //  core_begin - extended_begin
+    int32_t local_size;         //  Extended rows, order of A_local
+    int32_t external_size;      //  Length of x_ext
+    csr_t *local;               //  A_local: extended rows and columns
+    csr_t *external;            //  A_ext: columns are positions in x_ext
+    double *b;                  //  Right-hand side on the extended rows
+    int32_t *external_indices;  //  Global index of each x_ext position
+    int32_t *dependency_offset; //  tasks + 1 group starts in x_ext
+    int32_t *overlap_position;  //  x_ext position of each local column
+                                //  in the overlap, -1 for core columns
+    multisplit_inner_t inner;   //  Inner solver running (never KRYLOV)
+    double inner_tolerance;     //  Krylov relative tolerance
+    int32_t inner_max_iterations;   //  Krylov iteration budget
+    banded_lu_t *lu;            //  Factors, for MULTISPLIT_INNER_BANDED_LU
+    krylov_t *krylov;           //  Solver, for the Krylov inner solvers
+    double *x;                  //  Iterate on the extended rows
+    double *x_previous;         //  Iterate before the current iteration
+    double *rhs;                //  b_local - A_ext x_ext, workspace
+};
+
+//  --------------------------------------------------------------------------
+//  Default options.
+
+void
+multisplit_options_defaults (multisplit_options_t *options)
+{
+    assert (options);
+    options->inner = MULTISPLIT_INNER_KRYLOV;
+    options->inner_tolerance = MULTISPLIT_INNER_TOLERANCE;
+    options->inner_max_iterations = MULTISPLIT_INNER_MAX_ITERATIONS;
+    options->banded_lu_max_bytes = MULTISPLIT_LU_MAX_BYTES;
+}
+
+//  Job-file names, indexed by multisplit_inner_t
+static const char *s_inner_names [] = {
+    "krylov", "lu-banded", "cg", "bicgstab"
+};
+
+//  --------------------------------------------------------------------------
+//  Parse a job-file name of an inner solver.
+
+int
+multisplit_inner_parse (const char *name, multisplit_inner_t *inner)
+{
+    assert (name);
+    assert (inner);
+    for (int k = 0; k < (int) (sizeof (s_inner_names) / sizeof (char *)); k++)
+        if (strcmp (name, s_inner_names [k]) == 0) {
+            *inner = (multisplit_inner_t) k;
+            return 0;
+        }
+    return -1;
+}
+
+//  --------------------------------------------------------------------------
+//  Job-file name of an inner solver.
+
+const char *
+multisplit_inner_name (multisplit_inner_t inner)
+{
+    assert (inner >= MULTISPLIT_INNER_KRYLOV && inner <= MULTISPLIT_INNER_BICGSTAB);
+    return s_inner_names [inner];
+}
+
+//  Check the powers are all finite and positive; return their sum or -1.
+static double
+s_total_power (int32_t tasks, const double *powers)
+{
+    double total = 0.0;
+    for (int32_t t = 0; t < tasks; t++) {
+        double power = powers ? powers [t] : 1.0;
+        if (!(power > 0.0) || !isfinite (power))
+            return -1.0;
+        total += power;
+    }
+    return total;
+}
+
+//  --------------------------------------------------------------------------
+//  Row-block boundaries in proportion to the task powers.
+
+int
+multisplit_partition (int32_t n, int32_t tasks, const double *powers,
+                      int32_t *boundaries, char *error, size_t error_size)
+{
+    assert (boundaries);
+    if (tasks < 1 || n < tasks) {
+        solvers_set_error (error, error_size, "cannot split %" PRId32
+                           " rows into %" PRId32 " non-empty blocks", n,
+                           tasks);
+        return -1;
+    }
+    double total = s_total_power (tasks, powers);
+    if (total <= 0.0 || !isfinite (total)) {
+        solvers_set_error (error, error_size, "every task power must be "
+                           "finite and positive");
+        return -1;
+    }
+    boundaries [0] = 0;
+    double cumulative = 0.0;
+    for (int32_t t = 1; t < tasks; t++) {
+        cumulative += powers ? powers [t - 1] : 1.0;
+        int64_t boundary = llround ((double) n * cumulative / total);
+        //  Keep every block non-empty, leaving a row for each later task.
+        if (boundary < boundaries [t - 1] + 1)
+            boundary = boundaries [t - 1] + 1;
+        if (boundary > n - (tasks - t))
+            boundary = n - (tasks - t);
+        boundaries [t] = (int32_t) boundary;
+    }
+    boundaries [tasks] = n;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Extended row range of a task.
+
+void
+multisplit_extended_range (const int32_t *boundaries, int32_t tasks,
+                           int32_t task, int32_t overlap, int32_t *begin_p,
+                           int32_t *end_p)
+{
+    assert (boundaries);
+    assert (task >= 0 && task < tasks);
+    assert (overlap >= 0);
+    int64_t begin = (int64_t) boundaries [task] - overlap;
+    int64_t end = (int64_t) boundaries [task + 1] + overlap;
+    *begin_p = begin < 0 ? 0 : (int32_t) begin;
+    *end_p = end > boundaries [tasks] ? boundaries [tasks] : (int32_t) end;
+}
+
+//  First position in sorted values[count] holding a value >= key.
+static int32_t
+s_lower_bound (const int32_t *values, int32_t count, int32_t key)
+{
+    int32_t low = 0, high = count;
+    while (low < high) {
+        int32_t middle = low + (high - low) / 2;
+        if (values [middle] < key)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low;
+}
+
+static int
+s_compare_int32 (const void *left, const void *right)
+{
+    int32_t a = *(const int32_t *) left, b = *(const int32_t *) right;
+    return (a > b) - (a < b);
+}
+
+//  True if global column j of extended row i (local index) is external:
+//  outside the extended range, or an overlap column of a core row.
+static bool
+s_is_external (const multisplit_t *self, int32_t i, int32_t j)
+{
+    int32_t extended_end = self->extended_begin + self->local_size;
+    if (j < self->extended_begin || j >= extended_end)
+        return true;
+    bool core_row = i >= self->core_offset
+                 && i < self->core_offset + (self->core_end - self->core_begin);
+    bool core_column = j >= self->core_begin && j < self->core_end;
+    return core_row && !core_column;
+}
+
+//  Collect the sorted, unique external columns and their groups by owner.
+static void
+s_collect_dependencies (multisplit_t *self, const csr_t *rows,
+                        const int32_t *boundaries)
+{
+    int32_t *columns = solvers_malloc ((size_t) rows->nnz * sizeof (int32_t));
+    int64_t count = 0;
+    for (int32_t i = 0; i < rows->nrows; i++)
+        for (int64_t k = rows->row_ptr [i]; k < rows->row_ptr [i + 1]; k++)
+            if (s_is_external (self, i, rows->col_idx [k]))
+                columns [count++] = rows->col_idx [k];
+    qsort (columns, (size_t) count, sizeof (int32_t), s_compare_int32);
+    int32_t unique = 0;
+    for (int64_t k = 0; k < count; k++)
+        if (unique == 0 || columns [unique - 1] != columns [k])
+            columns [unique++] = columns [k];
+    self->external_indices = solvers_realloc (columns, (size_t) unique
+                                                       * sizeof (int32_t));
+    self->external_size = unique;
+    //  Sorted indices fall into the owners' ranges in task order.
+    self->dependency_offset = solvers_malloc (((size_t) self->tasks + 1)
+                                              * sizeof (int32_t));
+    for (int32_t t = 0; t <= self->tasks; t++)
+        self->dependency_offset [t] = s_lower_bound (self->external_indices,
+                                                     unique, boundaries [t]);
+}
+
+//  Split the extended rows into A_local and A_ext.
+static void
+s_split_rows (multisplit_t *self, const csr_t *rows)
+{
+    int32_t extended_end = self->extended_begin + self->local_size;
+    int64_t local_nnz = 0;
+    for (int64_t k = 0; k < rows->nnz; k++)
+        if (rows->col_idx [k] >= self->extended_begin
+        &&  rows->col_idx [k] < extended_end)
+            local_nnz++;
+    self->local = csr_new (rows->nrows, self->local_size, local_nnz);
+    self->external = csr_new (rows->nrows, self->external_size,
+                              rows->nnz - local_nnz);
+    int64_t at_local = 0, at_external = 0;
+    for (int32_t i = 0; i < rows->nrows; i++) {
+        for (int64_t k = rows->row_ptr [i]; k < rows->row_ptr [i + 1]; k++) {
+            int32_t j = rows->col_idx [k];
+            if (j >= self->extended_begin && j < extended_end) {
+                self->local->col_idx [at_local] = j - self->extended_begin;
+                self->local->values [at_local++] = rows->values [k];
+            }
+            else {
+                self->external->col_idx [at_external] = s_lower_bound (
+                    self->external_indices, self->external_size, j);
+                self->external->values [at_external++] = rows->values [k];
+            }
+        }
+        self->local->row_ptr [i + 1] = at_local;
+        self->external->row_ptr [i + 1] = at_external;
+    }
+}
+
+//  Map each overlap column to its x_ext position, for the true residual.
+static void
+s_map_overlap (multisplit_t *self)
+{
+    self->overlap_position = solvers_malloc ((size_t) self->local_size
+                                             * sizeof (int32_t));
+    for (int32_t c = 0; c < self->local_size; c++) {
+        int32_t j = self->extended_begin + c;
+        int32_t position = s_lower_bound (self->external_indices,
+                                          self->external_size, j);
+        bool present = position < self->external_size
+                    && self->external_indices [position] == j;
+        bool core = j >= self->core_begin && j < self->core_end;
+        self->overlap_position [c] = !core && present ? position : -1;
+    }
+}
+
+//  Factor or bind the inner solver.
+static int
+s_setup_inner (multisplit_t *self, const multisplit_options_t *options,
+               char *error, size_t error_size)
+{
+    self->inner = options->inner;
+    if (self->inner == MULTISPLIT_INNER_KRYLOV)
+        self->inner = csr_is_symmetric (self->local, 0.0)
+                    ? MULTISPLIT_INNER_CG : MULTISPLIT_INNER_BICGSTAB;
+    if (self->inner != MULTISPLIT_INNER_BANDED_LU) {
+        self->krylov = krylov_new (self->inner == MULTISPLIT_INNER_CG
+                                   ? KRYLOV_CG : KRYLOV_BICGSTAB, self->local);
+        return 0;
+    }
+    int rc = banded_lu_factor (self->local, options->banded_lu_max_bytes,
+                               &self->lu);
+    if (rc == BANDED_LU_TOO_LARGE)
+        solvers_set_error (error, error_size, "task %" PRId32 ": banded LU "
+                           "needs %zu bytes, over the limit of %zu; use an "
+                           "iterative inner solver", self->task,
+                           banded_lu_bytes (self->local),
+                           options->banded_lu_max_bytes);
+    else
+    if (rc == BANDED_LU_SINGULAR)
+        solvers_set_error (error, error_size, "task %" PRId32 ": the local "
+                           "block is singular", self->task);
+    return rc == 0 ? 0 : -1;
+}
+
+//  Check the arguments of multisplit_new against each other.
+static int
+s_check_shape (const csr_t *rows, const int32_t *boundaries, int32_t tasks,
+               int32_t task, int32_t overlap, char *error, size_t error_size)
+{
+    bool increasing = tasks >= 1 && boundaries [0] == 0;
+    for (int32_t t = 0; increasing && t < tasks; t++)
+        increasing = boundaries [t] < boundaries [t + 1];
+    if (!increasing || task < 0 || task >= tasks || overlap < 0
+    ||  boundaries [tasks] != rows->ncols) {
+        solvers_set_error (error, error_size, "task %" PRId32 " of %" PRId32
+                           " (overlap %" PRId32 ") does not match a matrix "
+                           "of %" PRId32 " columns", task, tasks, overlap,
+                           rows->ncols);
+        return -1;
+    }
+    int32_t begin, end;
+    multisplit_extended_range (boundaries, tasks, task, overlap, &begin, &end);
+    if (rows->nrows != end - begin) {
+        solvers_set_error (error, error_size, "task %" PRId32 " has %"
+                           PRId32 " rows, its extended range [%" PRId32 ", %"
+                           PRId32 ") needs %" PRId32, task, rows->nrows,
+                           begin, end, end - begin);
+        return -1;
+    }
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Set up task `task` from its extended rows.
+
+int
+multisplit_new (const csr_t *rows, const double *b_rows,
+                const int32_t *boundaries, int32_t tasks, int32_t task,
+                int32_t overlap, const multisplit_options_t *options,
+                multisplit_t **self_p, char *error, size_t error_size)
+{
+    assert (rows);
+    assert (b_rows);
+    assert (boundaries);
+    assert (options);
+    assert (self_p);
+    if (s_check_shape (rows, boundaries, tasks, task, overlap, error,
+                       error_size))
+        return -1;
+    multisplit_t *self = solvers_calloc (1, sizeof (multisplit_t));
+    self->tasks = tasks;
+    self->task = task;
+    int32_t extended_end;
+    multisplit_extended_range (boundaries, tasks, task, overlap,
+                               &self->extended_begin, &extended_end);
+    self->core_begin = boundaries [task];
+    self->core_end = boundaries [task + 1];
+    self->core_offset = self->core_begin - self->extended_begin;
+    self->local_size = rows->nrows;
+    self->inner_tolerance = options->inner_tolerance;
+    self->inner_max_iterations = options->inner_max_iterations;
+    size_t vector_bytes = (size_t) self->local_size * sizeof (double);
+    self->b = solvers_malloc (vector_bytes);
+    memcpy (self->b, b_rows, vector_bytes);
+    self->x = solvers_calloc ((size_t) self->local_size, sizeof (double));
+    self->x_previous = solvers_malloc (vector_bytes);
+    self->rhs = solvers_malloc (vector_bytes);
+    s_collect_dependencies (self, rows, boundaries);
+    s_split_rows (self, rows);
+    s_map_overlap (self);
+    if (s_setup_inner (self, options, error, error_size)) {
+        multisplit_destroy (&self);
+        return -1;
+    }
+    *self_p = self;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Destroy the task state; nullifies the reference.
+
+void
+multisplit_destroy (multisplit_t **self_p)
+{
+    assert (self_p);
+    if (*self_p) {
+        multisplit_t *self = *self_p;
+        csr_destroy (&self->local);
+        csr_destroy (&self->external);
+        banded_lu_destroy (&self->lu);
+        krylov_destroy (&self->krylov);
+        free (self->b);
+        free (self->external_indices);
+        free (self->dependency_offset);
+        free (self->overlap_position);
+        free (self->x);
+        free (self->x_previous);
+        free (self->rhs);
+        free (self);
+        *self_p = NULL;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Core range.
+
+int32_t
+multisplit_row_begin (const multisplit_t *self)
+{
+    assert (self);
+    return self->core_begin;
+}
+
+int32_t
+multisplit_row_end (const multisplit_t *self)
+{
+    assert (self);
+    return self->core_end;
+}
+
+//  --------------------------------------------------------------------------
+//  Dependency groups.
+
+int32_t
+multisplit_dependency_count (const multisplit_t *self, int32_t task)
+{
+    assert (self);
+    assert (task >= 0 && task < self->tasks);
+    return self->dependency_offset [task + 1] - self->dependency_offset [task];
+}
+
+const int32_t *
+multisplit_dependency_indices (const multisplit_t *self, int32_t task)
+{
+    assert (self);
+    assert (task >= 0 && task < self->tasks);
+    return self->external_indices + self->dependency_offset [task];
+}
+
+int32_t
+multisplit_dependency_offset (const multisplit_t *self, int32_t task)
+{
+    assert (self);
+    assert (task >= 0 && task < self->tasks);
+    return self->dependency_offset [task];
+}
+
+int32_t
+multisplit_external_size (const multisplit_t *self)
+{
+    assert (self);
+    return self->external_size;
+}
+
+int32_t
+multisplit_neighbour_count (const multisplit_t *self)
+{
+    assert (self);
+    int32_t neighbours = 0;
+    for (int32_t t = 0; t < self->tasks; t++)
+        if (multisplit_dependency_count (self, t) > 0)
+            neighbours++;
+    return neighbours;
+}
+
+//  --------------------------------------------------------------------------
+//  Check a neighbour's request list.
+
+int
+multisplit_check_request (const multisplit_t *self, const int32_t *indices,
+                          int32_t count)
+{
+    assert (self);
+    if (count < 0 || (count > 0 && !indices))
+        return -1;
+    for (int32_t k = 0; k < count; k++)
+        if (indices [k] < self->core_begin || indices [k] >= self->core_end)
+            return -1;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Values of own core components requested by a neighbour.
+
+void
+multisplit_gather (const multisplit_t *self, const int32_t *indices,
+                   int32_t count, double *values)
+{
+    assert (self);
+    for (int32_t k = 0; k < count; k++) {
+        assert (indices [k] >= self->core_begin && indices [k] < self->core_end);
+        values [k] = self->x [indices [k] - self->extended_begin];
+    }
+}
+
+//  Run the inner solver on self->rhs into self->x; fills the step's inner
+//  fields.  Returns false if the solver broke down.
+static bool
+s_inner_solve (multisplit_t *self, multisplit_step_t *step)
+{
+    step->inner_iterations = 0;
+    step->inner_status = KRYLOV_CONVERGED;
+    if (self->lu) {
+        banded_lu_solve (self->lu, self->rhs, self->x);
+        return true;
+    }
+    krylov_result_t result;
+    krylov_solve (self->krylov, self->rhs, self->x, self->inner_tolerance,
+                  self->inner_max_iterations, &result);
+    step->inner_iterations = result.iterations;
+    step->inner_status = result.status;
+    return result.status != KRYLOV_BREAKDOWN;
+}
+
+//  Measure the change on the core rows; false if any value is not finite.
+static bool
+s_measure_change (const multisplit_t *self, multisplit_step_t *step)
+{
+    double change = 0.0, largest = 0.0;
+    for (int32_t i = 0; i < self->local_size; i++)
+        if (!isfinite (self->x [i]))
+            return false;
+    int32_t core_size = self->core_end - self->core_begin;
+    for (int32_t i = self->core_offset; i < self->core_offset + core_size; i++) {
+        change = fmax (change, fabs (self->x [i] - self->x_previous [i]));
+        largest = fmax (largest, fabs (self->x [i]));
+    }
+    step->change = change;
+    step->relative_change = largest > 0.0 ? change / largest : change;
+    return true;
+}
+
+//  --------------------------------------------------------------------------
+//  One iteration with the external values x_ext.
+
+int
+multisplit_iterate (multisplit_t *self, const double *x_ext,
+                    multisplit_step_t *step)
+{
+    assert (self);
+    assert (step);
+    size_t vector_bytes = (size_t) self->local_size * sizeof (double);
+    memcpy (self->x_previous, self->x, vector_bytes);
+    csr_residual (self->external, self->b, x_ext, self->rhs);
+    if (!s_inner_solve (self, step) || !s_measure_change (self, step)) {
+        memcpy (self->x, self->x_previous, vector_bytes);
+        if (step->inner_status == KRYLOV_CONVERGED)
+            step->inner_status = KRYLOV_BREAKDOWN;
+        return -1;
+    }
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  The task's share of the true residual.
+
+void
+multisplit_residual (const multisplit_t *self, const double *x_ext, double *r)
+{
+    assert (self);
+    const csr_t *local = self->local;
+    const csr_t *external = self->external;
+    int32_t core_size = self->core_end - self->core_begin;
+    for (int32_t k = 0; k < core_size; k++) {
+        int32_t i = self->core_offset + k;
+        double sum = self->b [i];
+        for (int64_t e = local->row_ptr [i]; e < local->row_ptr [i + 1]; e++) {
+            int32_t c = local->col_idx [e];
+            int32_t position = self->overlap_position [c];
+            //  Overlap columns take the owner's value, not our own.
+            double value = position < 0 ? self->x [c] : x_ext [position];
+            sum -= local->values [e] * value;
+        }
+        for (int64_t e = external->row_ptr [i]; e < external->row_ptr [i + 1];
+             e++)
+            sum -= external->values [e] * x_ext [external->col_idx [e]];
+        r [k] = sum;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  The inner solver actually running.
+
+multisplit_inner_t
+multisplit_inner (const multisplit_t *self)
+{
+    assert (self);
+    return self->inner;
+}
+
+//  --------------------------------------------------------------------------
+//  Current core iterate.
+
+const double *
+multisplit_solution (const multisplit_t *self)
+{
+    assert (self);
+    return self->x + self->core_offset;
+}
+
+//  --------------------------------------------------------------------------
+//  Replace the core iterate.
+
+void
+multisplit_set_solution (multisplit_t *self, const double *x_core)
+{
+    assert (self);
+    memcpy (self->x + self->core_offset, x_core,
+            (size_t) (self->core_end - self->core_begin) * sizeof (double));
+}

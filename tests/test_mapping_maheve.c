@@ -1,0 +1,256 @@
+/*  =========================================================================
+    test_mapping_maheve - the task graph, the ET model, MAHEVE and the
+    baseline mappers
+
+    Hand-computed small cases: marks, task lists and reservations for a
+    platform with hd below 0.5 and one with hd above; replacement prefers
+    the failed node's cluster; every mapper gives a valid one-task-per-node
+    mapping through the common interface.
+    =========================================================================
+*/
+#include "mapping.h"
+#include "tap.h"
+
+//  hd = 0.0884: A has 6 nodes of power 1, B 3 nodes of power 1.2
+static const char *s_low =
+    "platform\n    name = low\n"
+    "    cluster\n        name = A\n        nodes = 6\n"
+    "    cluster\n        name = B\n        nodes = 3\n"
+    "        power = 1.2\n        latency_us = 100\n"
+    "    backbone\n        latency_us = 10000\n";
+
+//  hd = 0.866: A has 6 nodes of power 0.2, B 2 nodes of power 1
+static const char *s_high =
+    "platform\n    name = high\n"
+    "    cluster\n        name = A\n        nodes = 6\n        speed = 0.2\n"
+    "    cluster\n        name = B\n        nodes = 2\n";
+
+//  Five tasks: costs 9 1 2 3 1, edges 0-1 1-2 2-3 3-4 1-3
+static tig_t *
+s_small_tig (void)
+{
+    tig_t *tig = tig_new (5);
+    double costs [] = { 9, 1, 2, 3, 1 };
+    for (size_t task = 0; task < 5; task++)
+        tig_set_cost (tig, task, costs [task]);
+    tig_add_edge (tig, 0, 1, 1);
+    tig_add_edge (tig, 1, 2, 1);
+    tig_add_edge (tig, 2, 3, 1);
+    tig_add_edge (tig, 3, 4, 1);
+    tig_add_edge (tig, 1, 3, 1);
+    return tig;
+}
+
+static bool
+s_same (const size_t *got, const size_t *want, size_t count)
+{
+    for (size_t index = 0; index < count; index++)
+        if (got [index] != want [index])
+            return false;
+    return true;
+}
+
+static void
+s_test_tig (void)
+{
+    tig_t *tig = s_small_tig ();
+    is_int (tig_degree (tig, 1), 3, "d_1 = 3");
+    is_double (tig_cost (tig, 0), 9, 0, "e_0 = 9");
+    tig_add_edge (tig, 0, 1, 2);
+    is_double (tig_edge_amount (tig, 1, 0), 3, 0,
+               "adding to an edge sums the amounts, both ways");
+    tig_destroy (&tig);
+    //  100 rows, half-bandwidth 10, 10 blocks of 10 rows: an interior
+    //  block needs 10 columns from each side
+    tig = tig_new_banded (100, 10, 10);
+    is_int (tig_degree (tig, 5), 2, "banded: interior block has 2 deps");
+    is_double (tig_edge_amount (tig, 5, 0), 10, 0,
+               "banded: it needs 10 values of each neighbour");
+    is_int (tig_degree (tig, 0), 1, "banded: end block has 1 dep");
+    tig_destroy (&tig);
+    ok (tig_new_banded (10, 1, 11) == NULL, "more tasks than rows is "
+        "refused");
+    char error [512];
+    const char *srcdir = getenv ("JACE_SRCDIR");
+    char path [400];
+    snprintf (path, sizeof path, "%s/tests/data/planning/band8.mtx",
+              srcdir ? srcdir : ".");
+    tig = tig_load_matrix_market (path, 4, error, sizeof error);
+    if (!ok (tig && tig_degree (tig, 1) == 2 && tig_degree (tig, 0) == 1,
+             "a Matrix Market file gives the block graph"))
+        diag ("%s", tig ? "wrong degrees" : error);
+    tig_destroy (&tig);
+    snprintf (path, sizeof path, "%s/tests/data/planning/bad.mtx",
+              srcdir ? srcdir : ".");
+    tig = tig_load_matrix_market (path, 2, error, sizeof error);
+    ok (!tig && strstr (error, "bad.mtx:4:"), "a bad Matrix Market file "
+        "is reported with its line");
+}
+
+static void
+s_test_low (void)
+{
+    platform_t *platform = platform_parse (s_low, NULL, 0);
+    grid_t *grid = grid_new (platform);
+    double hd = grid_heterogeneity (grid);
+    is_double (hd, 0.08838834764831763, 1e-12, "low: hd = 0.0884");
+    is_double (maheve_cluster_mark (grid, 0, hd), 47.394733678796605, 1e-9,
+               "low: mark of A (more nodes) = 47.39");
+    is_double (maheve_cluster_mark (grid, 1, hd), 25.873724199011743, 1e-9,
+               "low: mark of B = 25.87");
+    size_t clusters [2];
+    maheve_sort_clusters (grid, hd, clusters);
+    ok (clusters [0] == 0, "low: the cluster with more nodes comes first");
+    tig_t *tig = s_small_tig ();
+    size_t order [5], want [] = { 3, 1, 2, 4, 0 };
+    maheve_sort_tasks (tig, hd, order);
+    ok (s_same (order, want, 5), "low: task list 3 1 2 4 0 (Nb pulls "
+        "three dependencies)");
+    size_t reserved [2];
+    ok (maheve_reserve (grid, 5, reserved) == 0 && reserved [0] == 1
+        && reserved [1] == 1, "low: one spare per cluster");
+    ok (maheve_reserve (grid, 8, reserved) == 0 && reserved [0] == 0
+        && reserved [1] == 1, "low: spares are given up when tasks need "
+        "the room");
+    ok (maheve_reserve (grid, 10, reserved) == -1, "low: 10 tasks do not "
+        "fit on 9 nodes");
+    size_t placement [5];
+    ok (maheve_map (grid, tig, placement) == 0, "low: MAHEVE maps 5 tasks");
+    size_t want_nodes [] = { 4, 1, 2, 0, 3 };
+    ok (s_same (placement, want_nodes, 5), "low: the list fills cluster A "
+        "in node order");
+    is_int (grid_node_state (grid, 5), GRID_RESERVED, "low: A keeps node 5 "
+            "as a spare");
+    is_int (grid_node_state (grid, 8), GRID_RESERVED, "low: B keeps node 8 "
+            "as a spare");
+    double time = grid_execution_time (grid, tig, placement);
+    //  Task 0: 9 / 1 + 1 * 50 us
+    is_double (time, 9 + 50e-6, 1e-12, "low: ET(App) = 9 s + one "
+               "intra-cluster latency");
+    ok (maheve_replace (grid, tig, placement, 0) == 0 && placement [0] == 5
+        && grid_node_state (grid, 4) == GRID_DEAD,
+        "low: a failed node is replaced by the spare of its cluster");
+    ok (maheve_replace (grid, tig, placement, 0) == 0
+        && grid_node_cluster (grid, placement [0]) == 1,
+        "low: with its cluster exhausted, the task moves to cluster B");
+    grid_destroy (&grid);
+    tig_destroy (&tig);
+    platform_destroy (&platform);
+}
+
+static void
+s_test_high (void)
+{
+    platform_t *platform = platform_parse (s_high, NULL, 0);
+    grid_t *grid = grid_new (platform);
+    double hd = grid_heterogeneity (grid);
+    is_double (hd, 0.8660254037844386, 1e-12, "high: hd = 0.866");
+    is_double (maheve_cluster_mark (grid, 0, hd), 13.216028731347034, 1e-9,
+               "high: mark of A = 13.22");
+    is_double (maheve_cluster_mark (grid, 1, hd), 47.61550201766836, 1e-9,
+               "high: mark of B (more power) = 47.62");
+    size_t clusters [2];
+    maheve_sort_clusters (grid, hd, clusters);
+    ok (clusters [0] == 1, "high: the more powerful cluster comes first");
+    tig_t *tig = s_small_tig ();
+    size_t order [5], want [] = { 0, 1, 3, 2, 4 };
+    maheve_sort_tasks (tig, hd, order);
+    ok (s_same (order, want, 5), "high: task list 0 1 3 2 4 (heaviest "
+        "first, one dependency pulled)");
+    size_t placement [5];
+    ok (maheve_map (grid, tig, placement) == 0, "high: MAHEVE maps 5 "
+        "tasks");
+    //  B (nodes 6, 7) keeps one spare, so task 0 alone goes there
+    ok (placement [0] == 6 && grid_node_state (grid, 7) == GRID_RESERVED,
+        "high: the heaviest task gets B's node, B keeps a spare");
+    ok (grid_node_cluster (grid, placement [1]) == 0
+        && grid_node_state (grid, 5) == GRID_RESERVED,
+        "high: the rest goes to A, which keeps a spare too");
+    ok (maheve_replace (grid, tig, placement, 0) == 0 && placement [0] == 7,
+        "high: replacement takes B's spare");
+    grid_destroy (&grid);
+    tig_destroy (&tig);
+    platform_destroy (&platform);
+}
+
+static bool
+s_valid (grid_t *grid, tig_t *tig, const size_t *placement)
+{
+    size_t nodes = grid_node_count (grid);
+    size_t *users = calloc (nodes, sizeof (size_t));
+    bool valid = true;
+    for (size_t task = 0; task < tig_count (tig); task++) {
+        if (placement [task] >= nodes
+        ||  grid_node_state (grid, placement [task]) != GRID_USED
+        ||  users [placement [task]]++)
+            valid = false;
+    }
+    free (users);
+    return valid;
+}
+
+static void
+s_test_mappers (void)
+{
+    platform_t *platform = platform_parse (
+        "platform\n    name = three\n"
+        "    cluster\n        name = A\n        nodes = 8\n        speed = 0.5\n"
+        "    cluster\n        name = B\n        nodes = 12\n"
+        "    cluster\n        name = C\n        nodes = 4\n        power = 2\n"
+        "    link\n        between = \"A C\"\n        latency_us = 500\n",
+        NULL, 0);
+    tig_t *tig = tig_new_banded (600, 40, 10);
+    const char **names = mapper_names ();
+    is_int ((long long) (names [3] != NULL && names [4] == NULL), 1,
+            "four mappers are known");
+    ok (mapper_exists ("maheve") && !mapper_exists ("nope"),
+        "mappers are found by name");
+    double default_time = 0, maheve_time = 0;
+    for (size_t index = 0; names [index]; index++) {
+        grid_t *grid = grid_new (platform);
+        size_t placement [12];
+        char name [120];
+        snprintf (name, sizeof name, "%s maps 10 tasks one per node",
+                  names [index]);
+        ok (mapper_map (names [index], grid, tig, placement) == 0
+            && s_valid (grid, tig, placement), name);
+        double time = grid_execution_time (grid, tig, placement);
+        if (index == 0)
+            default_time = time;
+        if (streq (names [index], "maheve"))
+            maheve_time = time;
+        size_t failed = placement [3];
+        snprintf (name, sizeof name, "%s replaces a failed node", names [index]);
+        ok (mapper_replace (names [index], grid, tig, placement, 3) == 0
+            && placement [3] != failed && s_valid (grid, tig, placement)
+            && grid_node_state (grid, failed) == GRID_DEAD, name);
+        grid_destroy (&grid);
+    }
+    ok (maheve_time < default_time, "MAHEVE predicts a shorter ET than the "
+        "default policy");
+    diag ("ET default %.4f, MAHEVE %.4f", default_time, maheve_time);
+    grid_t *grid = grid_new (platform);
+    size_t placement [30];
+    tig_t *big = tig_new (30);
+    ok (mapper_map ("maheve", grid, big, placement) == -1
+        && mapper_map ("f-ec", grid, big, placement) == -1
+        && grid_node_state (grid, 0) == GRID_FREE,
+        "30 tasks on 24 nodes are refused, nothing taken");
+    ok (mapper_map ("unknown", grid, tig, placement) == -1,
+        "an unknown mapper is refused");
+    tig_destroy (&big);
+    grid_destroy (&grid);
+    tig_destroy (&tig);
+    platform_destroy (&platform);
+}
+
+int
+main (void)
+{
+    tap_plan (9 + 15 + 9 + 2 + 8 + 3);
+    s_test_tig ();
+    s_test_low ();
+    s_test_high ();
+    s_test_mappers ();
+    return tap_done ();
+}

@@ -1,0 +1,331 @@
+/*  =========================================================================
+    grid_proc - start, watch and stop the processes of a local virtual grid
+
+    See grid_proc.h.  Everything here is plain POSIX plus procfs where it
+    exists; without procfs a live pid is taken at its word.
+    =========================================================================
+*/
+#include "grid_proc.h"
+
+#include <czmq.h>
+#include <dirent.h>
+#include <poll.h>
+#include <spawn.h>
+
+extern char **environ;
+
+//  Pipe reads grow the capture buffer by this much at a time.
+#define GRID_PROC_CHUNK 4096
+
+//  --------------------------------------------------------------------------
+//  Spawn attributes shared by every grid process: its own process group, no
+//  blocked signals, and default dispositions for the signals we stop it
+//  with.  A shell that runs us in the background ignores SIGINT and SIGQUIT,
+//  and that would otherwise be inherited across exec.
+
+static void
+s_spawn_attributes (posix_spawnattr_t *attributes)
+{
+    posix_spawnattr_init (attributes);
+    sigset_t none;
+    sigemptyset (&none);
+    posix_spawnattr_setsigmask (attributes, &none);
+    sigset_t defaults;
+    sigemptyset (&defaults);
+    sigaddset (&defaults, SIGINT);
+    sigaddset (&defaults, SIGTERM);
+    sigaddset (&defaults, SIGHUP);
+    sigaddset (&defaults, SIGQUIT);
+    sigaddset (&defaults, SIGPIPE);
+    sigaddset (&defaults, SIGCHLD);
+    posix_spawnattr_setsigdefault (attributes, &defaults);
+    posix_spawnattr_setpgroup (attributes, 0);
+    posix_spawnattr_setflags (attributes, POSIX_SPAWN_SETPGROUP
+                                        | POSIX_SPAWN_SETSIGMASK
+                                        | POSIX_SPAWN_SETSIGDEF);
+}
+
+
+//  --------------------------------------------------------------------------
+//  posix_spawn for a path, posix_spawnp for a bare name.  Returns 0 or an
+//  errno value, as they do.
+
+static int
+s_spawn (pid_t *pid, char *const argv [],
+         posix_spawn_file_actions_t *actions)
+{
+    posix_spawnattr_t attributes;
+    s_spawn_attributes (&attributes);
+    int rc = strchr (argv [0], '/')
+           ? posix_spawn (pid, argv [0], actions, &attributes, argv, environ)
+           : posix_spawnp (pid, argv [0], actions, &attributes, argv, environ);
+    posix_spawnattr_destroy (&attributes);
+    return rc;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Start a grid process with its output in a log file
+
+pid_t
+grid_proc_spawn (char *const argv [], const char *log_path,
+                 char *error, size_t error_size)
+{
+    assert (argv && argv [0]);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init (&actions);
+    posix_spawn_file_actions_addopen (&actions, STDIN_FILENO, "/dev/null",
+                                      O_RDONLY, 0);
+    posix_spawn_file_actions_addopen (&actions, STDOUT_FILENO,
+                                      log_path ? log_path : "/dev/null",
+                                      O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2 (&actions, STDOUT_FILENO,
+                                      STDERR_FILENO);
+    pid_t pid = -1;
+    int rc = s_spawn (&pid, argv, &actions);
+    posix_spawn_file_actions_destroy (&actions);
+    if (rc != 0) {
+        snprintf (error, error_size, "cannot start %s: %s",
+                  argv [0], strerror (rc));
+        return -1;
+    }
+    return pid;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Read everything from fd into a fresh string until end of file or the
+//  deadline.  Returns the string, or NULL on timeout or read error.
+
+static char *
+s_read_all (int fd, int64_t deadline)
+{
+    size_t size = GRID_PROC_CHUNK;
+    size_t used = 0;
+    char *buffer = (char *) zmalloc (size);
+    while (true) {
+        int64_t remaining = deadline - zclock_mono ();
+        struct pollfd item = { .fd = fd, .events = POLLIN };
+        if (remaining <= 0 || poll (&item, 1, (int) remaining) == 0)
+            break;                  //  Timed out
+        if (used + GRID_PROC_CHUNK + 1 > size) {
+            size *= 2;
+            buffer = (char *) realloc (buffer, size);
+            assert (buffer);
+        }
+        ssize_t got = read (fd, buffer + used, GRID_PROC_CHUNK);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            break;
+        if (got == 0) {
+            buffer [used] = 0;
+            return buffer;
+        }
+        used += (size_t) got;
+    }
+    free (buffer);
+    return NULL;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Wait for a child until the deadline, then kill its group.  Returns the
+//  exit status, or -1 when it was killed or died on a signal.
+
+static int
+s_wait_child (pid_t pid, int64_t deadline)
+{
+    int status = 0;
+    while (waitpid (pid, &status, WNOHANG) == 0) {
+        if (zclock_mono () >= deadline) {
+            kill (-pid, SIGKILL);
+            waitpid (pid, &status, 0);
+            return -1;
+        }
+        zclock_sleep (10);
+    }
+    return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Run a command and capture its output
+
+int
+grid_proc_capture (char *const argv [], const char *log_path,
+                   int timeout_msec, char **output_p)
+{
+    assert (argv && argv [0]);
+    assert (output_p);
+    *output_p = NULL;
+    int fds [2];
+    if (pipe (fds) != 0)
+        return -1;
+    fcntl (fds [0], F_SETFD, FD_CLOEXEC);
+    fcntl (fds [1], F_SETFD, FD_CLOEXEC);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init (&actions);
+    posix_spawn_file_actions_addopen (&actions, STDIN_FILENO, "/dev/null",
+                                      O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2 (&actions, fds [1], STDOUT_FILENO);
+    posix_spawn_file_actions_addopen (&actions, STDERR_FILENO,
+                                      log_path ? log_path : "/dev/null",
+                                      O_WRONLY | O_CREAT | O_APPEND, 0644);
+    pid_t pid = -1;
+    int rc = s_spawn (&pid, argv, &actions);
+    posix_spawn_file_actions_destroy (&actions);
+    close (fds [1]);
+    if (rc != 0) {
+        close (fds [0]);
+        return -1;
+    }
+    int64_t deadline = zclock_mono () + timeout_msec;
+    char *output = s_read_all (fds [0], deadline);
+    close (fds [0]);
+    if (!output) {
+        s_wait_child (pid, 0);      //  Kills it: it overran its time
+        return -1;
+    }
+    int status = s_wait_child (pid, deadline);
+    if (status < 0) {
+        free (output);
+        return -1;
+    }
+    *output_p = output;
+    return status;
+}
+
+
+//  --------------------------------------------------------------------------
+//  State letter of a process from /proc/PID/stat ("pid (comm) S ..."), or
+//  0 when it cannot be read.  comm may hold spaces and parentheses, so the
+//  state follows the last ')'.
+
+static char
+s_proc_state (pid_t pid)
+{
+    char path [64];
+    snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+    FILE *file = fopen (path, "r");
+    if (!file)
+        return 0;
+    char line [512];
+    char *got = fgets (line, sizeof line, file);
+    fclose (file);
+    char *close_paren = got ? strrchr (line, ')') : NULL;
+    return close_paren && close_paren [1] == ' ' ? close_paren [2] : 0;
+}
+
+
+//  --------------------------------------------------------------------------
+//  True if the command line of pid mentions "jace-"
+
+static bool
+s_proc_is_ours (pid_t pid)
+{
+    char path [64];
+    snprintf (path, sizeof path, "/proc/%d/cmdline", (int) pid);
+    FILE *file = fopen (path, "r");
+    if (!file)
+        return false;
+    char line [4096];
+    size_t size = fread (line, 1, sizeof line - 1, file);
+    fclose (file);
+    for (size_t index = 0; index < size; index++)
+        if (line [index] == 0)
+            line [index] = ' ';
+    line [size] = 0;
+    return strstr (line, "jace-") != NULL;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Is a recorded grid process still running?
+
+bool
+grid_proc_is_alive (pid_t pid)
+{
+    if (pid <= 0)
+        return false;
+    if (kill (pid, 0) != 0 && errno != EPERM)
+        return false;
+    //  Without procfs we cannot look closer.
+    if (access ("/proc/self/stat", R_OK) != 0)
+        return true;
+    char state = s_proc_state (pid);
+    if (state == 0 || state == 'Z' || state == 'X' || state == 'x')
+        return false;
+    return s_proc_is_ours (pid);
+}
+
+
+//  --------------------------------------------------------------------------
+//  Signal a grid process and the processes it started
+
+int
+grid_proc_signal (pid_t pid, int signum)
+{
+    if (pid <= 0)
+        return -1;
+    if (kill (-pid, signum) == 0)
+        return 0;
+    return kill (pid, signum) == 0 ? 0 : -1;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Reap one child of ours if it has ended
+
+bool
+grid_proc_has_ended (pid_t pid, char *reason, size_t reason_size)
+{
+    int status = 0;
+    if (waitpid (pid, &status, WNOHANG) != pid)
+        return false;
+    if (WIFEXITED (status))
+        snprintf (reason, reason_size, "exited with status %d",
+                  WEXITSTATUS (status));
+    else
+    if (WIFSIGNALED (status))
+        snprintf (reason, reason_size, "was killed by signal %d (%s)",
+                  WTERMSIG (status), strsignal (WTERMSIG (status)));
+    else
+        snprintf (reason, reason_size, "ended");
+    return true;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Reap every ended child
+
+void
+grid_proc_reap_children (void)
+{
+    while (waitpid (-1, NULL, WNOHANG) > 0)
+        ;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Close-on-exec for everything above stderr
+
+void
+grid_proc_close_inherited_fds (void)
+{
+    DIR *fd_dir = opendir ("/proc/self/fd");
+    if (!fd_dir) {
+        //  No procfs: the usual descriptor range is enough.
+        for (int fd = STDERR_FILENO + 1; fd < 1024; fd++)
+            fcntl (fd, F_SETFD, FD_CLOEXEC);
+        return;
+    }
+    struct dirent *entry;
+    while ((entry = readdir (fd_dir)) != NULL) {
+        int fd = atoi (entry->d_name);
+        if (fd > STDERR_FILENO && fd != dirfd (fd_dir))
+            fcntl (fd, F_SETFD, FD_CLOEXEC);
+    }
+    closedir (fd_dir);
+}

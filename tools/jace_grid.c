@@ -1,0 +1,492 @@
+/*  =========================================================================
+    jace-grid - start, watch, crash and stop a local virtual grid
+
+    One command starts a whole grid described by a platform file as real
+    processes on this machine (super-nodes and daemons, with their
+    clusters and speeds), another stops it.  The demo and the tests use it;
+    so can anyone who wants a heterogeneous grid on a laptop.  Everything
+    about a running grid lives in its run folder (see grid_run.h).
+    =========================================================================
+*/
+#include <czmq.h>
+#include <getopt.h>
+
+#include "grid_launch.h"
+#include "grid_proc.h"
+#include "grid_run.h"
+
+//  Exit codes: 0 success, 1 failure, 2 bad command line
+#define EXIT_USAGE 2
+//  Default bound on a start, in seconds
+#define GRID_START_TIMEOUT_SEC 30
+//  Default grace between SIGTERM and SIGKILL when stopping, in seconds
+#define GRID_STOP_GRACE_SEC 5
+//  How long a killed process may take to vanish
+#define GRID_KILL_WAIT_MSEC 2000
+
+static const char *s_usage =
+"Usage: jace-grid COMMAND --run DIR [OPTION]...\n"
+"Start, watch, crash and stop a local virtual grid of Jace processes.\n"
+"\n"
+"Commands:\n"
+"  start --platform FILE --run DIR [--bin DIR] [--keys DIR] [--timeout SEC]\n"
+"        [--supernode-arg ARG]... [--daemon-arg ARG]... [--verbose]\n"
+"      Start every cluster's super-nodes on tcp://127.0.0.1:* (peered with\n"
+"      each other), then its daemons with their speed and power, and wait\n"
+"      (at most --timeout seconds, default 30) until every daemon is\n"
+"      registered.  Prints the first super-node's endpoint on stdout:\n"
+"          sn=$(jace-grid start --platform FILE --run DIR)\n"
+"      On failure, stops what it started and exits 1.\n"
+"  stop --run DIR [--grace SEC]\n"
+"      SIGTERM every recorded process, SIGKILL those still there after\n"
+"      --grace seconds (default 5), and remove DIR/pids.  Logs are kept.\n"
+"  status --run DIR\n"
+"      List the recorded processes and whether each is alive.  Exits 0\n"
+"      only if all are.\n"
+"  kill --run DIR (--daemon NAME | --supernode NAME | --random N)...\n"
+"      SIGKILL the named processes, or N live daemons picked at random,\n"
+"      to emulate crashes.  Prints the names killed, one per line.\n"
+"\n"
+"Options:\n"
+"  --platform FILE   platform file (ZPL; see mapping/platform.h)\n"
+"  --run DIR         run folder: pids, supernodes, platform, logs/\n"
+"  --bin DIR         where jace-supernode, jace-daemon and jace-spawner\n"
+"                    are (default: next to jace-grid, else PATH)\n"
+"  --keys DIR        CURVE certificates (jace-keygen), given to every\n"
+"                    process\n"
+"  --supernode-arg ARG, --daemon-arg ARG\n"
+"                    extra argument for every super-node or daemon, e.g.\n"
+"                    --daemon-arg=--heartbeat --daemon-arg=200\n"
+"  --verbose         report each step on stderr\n"
+"  -h, --help        show this help\n"
+"\n"
+"Processes are named CLUSTER-snK (super-nodes) and CLUSTER-N (daemons,\n"
+"also their --id); each logs to DIR/logs/NAME.log.  DIR/pids has one line\n"
+"per process: role name pid endpoint-or-dash cluster.\n";
+
+//  Options of every command; each command uses some of them
+typedef struct {
+    grid_launch_options_t launch;   //  What start needs
+    int grace_sec;                  //  stop: SIGTERM to SIGKILL
+    zlist_t *kill_daemons;          //  kill: daemon names, borrowed
+    zlist_t *kill_supernodes;       //  kill: super-node names, borrowed
+    int kill_random;                //  kill: daemons picked at random
+} grid_options_t;
+
+
+//  --------------------------------------------------------------------------
+//  Complain about the command line
+
+static int
+s_usage_error (const char *format, ...)
+{
+    va_list args;
+    va_start (args, format);
+    fprintf (stderr, "jace-grid: ");
+    vfprintf (stderr, format, args);
+    fprintf (stderr, "\nTry 'jace-grid --help' for more information.\n");
+    va_end (args);
+    return EXIT_USAGE;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Parse a positive integer option.  Returns 0, or -1 if text is not one.
+
+static int
+s_parse_count (const char *text, int max, int *value)
+{
+    char *end = NULL;
+    errno = 0;
+    long parsed = strtol (text, &end, 10);
+    if (errno || end == text || *end || parsed <= 0 || parsed > max)
+        return -1;
+    *value = (int) parsed;
+    return 0;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Append an extra argument for super-nodes or daemons
+
+static int
+s_add_extra (const char **extra, size_t *count, const char *argument)
+{
+    if (*count == GRID_LAUNCH_EXTRA_MAX)
+        return s_usage_error ("more than %d extra arguments",
+                              GRID_LAUNCH_EXTRA_MAX);
+    extra [(*count)++] = argument;
+    return 0;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Apply one parsed option.  Returns 0, or EXIT_USAGE.
+
+static int
+s_apply_option (grid_options_t *options, const char *name, const char *value)
+{
+    grid_launch_options_t *launch = &options->launch;
+    int number = 0;
+    if (streq (name, "platform"))
+        launch->platform_path = value;
+    else
+    if (streq (name, "run"))
+        launch->run_dir = value;
+    else
+    if (streq (name, "bin"))
+        launch->bin_dir = value;
+    else
+    if (streq (name, "keys"))
+        launch->keys_dir = value;
+    else
+    if (streq (name, "verbose"))
+        launch->verbose = true;
+    else
+    if (streq (name, "supernode-arg"))
+        return s_add_extra (launch->supernode_extra,
+                            &launch->supernode_extra_count, value);
+    else
+    if (streq (name, "daemon-arg"))
+        return s_add_extra (launch->daemon_extra,
+                            &launch->daemon_extra_count, value);
+    else
+    if (streq (name, "timeout") || streq (name, "grace")) {
+        if (s_parse_count (value, 86400, &number))
+            return s_usage_error ("--%s wants a number of seconds, not '%s'",
+                                  name, value);
+        if (streq (name, "timeout"))
+            launch->timeout_msec = number * 1000;
+        else
+            options->grace_sec = number;
+    }
+    else
+    if (streq (name, "random")) {
+        if (s_parse_count (value, 1000000, &options->kill_random))
+            return s_usage_error ("--random wants a positive count, not"
+                                  " '%s'", value);
+    }
+    else
+    if (streq (name, "daemon"))
+        zlist_append (options->kill_daemons, (void *) value);
+    else
+    if (streq (name, "supernode"))
+        zlist_append (options->kill_supernodes, (void *) value);
+    return 0;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Parse the options after the command.  Each command accepts only the
+//  options listed for it in allowed ("platform run ..."), so a typo is an
+//  error rather than silently ignored.  Returns 0, 1 for --help, or
+//  EXIT_USAGE.
+
+static int
+s_parse_options (grid_options_t *options, const char *command,
+                 const char *allowed, int argc, char **argv)
+{
+    static const struct option table [] = {
+        { "platform", required_argument, NULL, 0 },
+        { "run", required_argument, NULL, 0 },
+        { "bin", required_argument, NULL, 0 },
+        { "keys", required_argument, NULL, 0 },
+        { "timeout", required_argument, NULL, 0 },
+        { "supernode-arg", required_argument, NULL, 0 },
+        { "daemon-arg", required_argument, NULL, 0 },
+        { "verbose", no_argument, NULL, 0 },
+        { "grace", required_argument, NULL, 0 },
+        { "daemon", required_argument, NULL, 0 },
+        { "supernode", required_argument, NULL, 0 },
+        { "random", required_argument, NULL, 0 },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 }
+    };
+    opterr = 0;
+    optind = 1;
+    int which = 0;
+    int code;
+    while ((code = getopt_long (argc, argv, ":h", table, &which)) != -1) {
+        if (code == 'h')
+            return 1;
+        if (code == '?' || code == ':')
+            return s_usage_error ("%s: %s option '%s'", command,
+                                  code == '?' ? "unknown" : "incomplete",
+                                  argv [optind - 1]);
+        const char *name = table [which].name;
+        char word [32];
+        snprintf (word, sizeof word, " %s ", name);
+        char *padded = zsys_sprintf (" %s ", allowed);
+        bool accepted = strstr (padded, word) != NULL;
+        free (padded);
+        if (!accepted)
+            return s_usage_error ("%s does not take --%s", command, name);
+        int rc = s_apply_option (options, name, optarg);
+        if (rc)
+            return rc;
+    }
+    if (optind < argc)
+        return s_usage_error ("%s: unexpected argument '%s'", command,
+                              argv [optind]);
+    if (!options->launch.run_dir)
+        return s_usage_error ("%s needs --run DIR", command);
+    return 0;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Load the records of a run folder, or say why not.  Returns NULL if there
+//  is no grid recorded there.
+
+static grid_run_t *
+s_load_run (const char *dir, bool quiet_if_none)
+{
+    grid_run_t *run = grid_run_new (dir);
+    if (!grid_run_has_pids (run)) {
+        if (!quiet_if_none)
+            fprintf (stderr, "jace-grid: no grid recorded in %s (no %s/pids)"
+                     "\n", dir, dir);
+        grid_run_destroy (&run);
+        return NULL;
+    }
+    char reason [512];
+    if (grid_run_load (run, reason, sizeof reason)) {
+        fprintf (stderr, "jace-grid: %s\n", reason);
+        grid_run_destroy (&run);
+    }
+    return run;
+}
+
+
+//  --------------------------------------------------------------------------
+//  jace-grid start
+
+static int
+s_command_start (grid_options_t *options)
+{
+    if (!options->launch.platform_path)
+        return s_usage_error ("start needs --platform FILE");
+    return grid_launch_start (&options->launch) == 0 ? 0 : 1;
+}
+
+
+//  --------------------------------------------------------------------------
+//  jace-grid stop
+
+static int
+s_command_stop (grid_options_t *options)
+{
+    const char *dir = options->launch.run_dir;
+    grid_run_t *run = s_load_run (dir, true);
+    if (!run) {
+        fprintf (stderr, "jace-grid: nothing to stop in %s\n", dir);
+        return 0;
+    }
+    size_t alive = grid_launch_stop (run, options->grace_sec * 1000);
+    int rc = 0;
+    if (alive > 0) {
+        fprintf (stderr, "jace-grid: %zu processes would not die; %s/pids"
+                 " kept\n", alive, dir);
+        rc = 1;
+    }
+    else
+    if (grid_run_remove_pids (run)) {
+        fprintf (stderr, "jace-grid: cannot remove %s/pids: %s\n", dir,
+                 strerror (errno));
+        rc = 1;
+    }
+    grid_run_destroy (&run);
+    return rc;
+}
+
+
+//  --------------------------------------------------------------------------
+//  jace-grid status
+
+static int
+s_command_status (grid_options_t *options)
+{
+    grid_run_t *run = s_load_run (options->launch.run_dir, false);
+    if (!run)
+        return 1;
+    size_t dead = 0;
+    printf ("%-9s %-16s %8s %-5s %-10s %s\n", "ROLE", "NAME", "PID",
+            "STATE", "CLUSTER", "ENDPOINT");
+    for (size_t index = 0; index < grid_run_size (run); index++) {
+        grid_proc_record_t *record = grid_run_record (run, index);
+        bool alive = grid_proc_is_alive (record->pid);
+        if (!alive)
+            dead++;
+        printf ("%-9s %-16s %8d %-5s %-10s %s\n", record->role, record->name,
+                (int) record->pid, alive ? "alive" : "dead", record->cluster,
+                record->endpoint);
+    }
+    grid_run_destroy (&run);
+    return dead == 0 ? 0 : 1;
+}
+
+
+//  --------------------------------------------------------------------------
+//  SIGKILL one recorded process and wait until it is gone.  Returns 0, or
+//  -1 when it is still there.
+
+static int
+s_kill_record (grid_proc_record_t *record)
+{
+    if (!grid_proc_is_alive (record->pid)) {
+        fprintf (stderr, "jace-grid: %s %s is not running\n", record->role,
+                 record->name);
+        return 0;
+    }
+    grid_proc_signal (record->pid, SIGKILL);
+    int64_t deadline = zclock_mono () + GRID_KILL_WAIT_MSEC;
+    while (grid_proc_is_alive (record->pid) && zclock_mono () < deadline)
+        zclock_sleep (10);
+    if (grid_proc_is_alive (record->pid)) {
+        fprintf (stderr, "jace-grid: %s %s (pid %d) survived SIGKILL\n",
+                 record->role, record->name, (int) record->pid);
+        return -1;
+    }
+    printf ("%s\n", record->name);
+    return 0;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Kill the processes named in a list.  Returns 0, or -1 if one is unknown
+//  or would not die.
+
+static int
+s_kill_named (grid_run_t *run, const char *role, zlist_t *names)
+{
+    int rc = 0;
+    for (const char *name = (const char *) zlist_first (names); name;
+         name = (const char *) zlist_next (names)) {
+        grid_proc_record_t *record = grid_run_find (run, role, name);
+        if (!record) {
+            fprintf (stderr, "jace-grid: no %s named %s in %s/pids\n",
+                     role, name, grid_run_dir (run));
+            rc = -1;
+        }
+        else
+        if (s_kill_record (record))
+            rc = -1;
+    }
+    return rc;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Kill count live daemons picked at random
+
+static int
+s_kill_random (grid_run_t *run, int count)
+{
+    size_t size = grid_run_size (run);
+    grid_proc_record_t **live = (grid_proc_record_t **)
+        zmalloc ((size + 1) * sizeof (grid_proc_record_t *));
+    size_t live_count = 0;
+    for (size_t index = 0; index < size; index++) {
+        grid_proc_record_t *record = grid_run_record (run, index);
+        if (streq (record->role, "daemon") && grid_proc_is_alive (record->pid))
+            live [live_count++] = record;
+    }
+    int rc = 0;
+    if ((size_t) count > live_count) {
+        fprintf (stderr, "jace-grid: cannot kill %d daemons, only %zu"
+                 " alive\n", count, live_count);
+        rc = -1;
+    }
+    srandom ((unsigned) (zclock_time () ^ getpid ()));
+    for (int killed = 0; rc == 0 && killed < count; killed++) {
+        //  Partial Fisher-Yates: pick from the live ones not yet taken.
+        size_t pick = killed + (size_t) random () % (live_count - killed);
+        grid_proc_record_t *chosen = live [pick];
+        live [pick] = live [killed];
+        live [killed] = chosen;
+        rc = s_kill_record (chosen);
+    }
+    free (live);
+    return rc;
+}
+
+
+//  --------------------------------------------------------------------------
+//  jace-grid kill
+
+static int
+s_command_kill (grid_options_t *options)
+{
+    if (zlist_size (options->kill_daemons) == 0
+    &&  zlist_size (options->kill_supernodes) == 0
+    &&  options->kill_random == 0)
+        return s_usage_error ("kill needs --daemon NAME, --supernode NAME"
+                              " or --random N");
+    grid_run_t *run = s_load_run (options->launch.run_dir, false);
+    if (!run)
+        return 1;
+    int rc = s_kill_named (run, "daemon", options->kill_daemons);
+    if (s_kill_named (run, "supernode", options->kill_supernodes))
+        rc = -1;
+    if (options->kill_random > 0 && s_kill_random (run, options->kill_random))
+        rc = -1;
+    grid_run_destroy (&run);
+    return rc == 0 ? 0 : 1;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Options each command takes, and the command itself
+
+typedef struct {
+    const char *name;                       //  Command word
+    const char *options;                    //  Options it accepts
+    int (*run) (grid_options_t *options);   //  What it does
+} grid_command_t;
+
+static const grid_command_t s_commands [] = {
+    { "start", "platform run bin keys timeout supernode-arg daemon-arg"
+               " verbose", s_command_start },
+    { "stop", "run grace", s_command_stop },
+    { "status", "run", s_command_status },
+    { "kill", "run daemon supernode random", s_command_kill },
+};
+
+
+int
+main (int argc, char **argv)
+{
+    if (argc < 2)
+        return s_usage_error ("missing command (start, stop, status, kill)");
+    if (streq (argv [1], "--help") || streq (argv [1], "-h")
+    ||  streq (argv [1], "help")) {
+        fputs (s_usage, stdout);
+        return 0;
+    }
+    const grid_command_t *command = NULL;
+    for (size_t index = 0; index < sizeof s_commands / sizeof s_commands [0];
+         index++)
+        if (streq (argv [1], s_commands [index].name))
+            command = &s_commands [index];
+    if (!command)
+        return s_usage_error ("unknown command '%s'", argv [1]);
+
+    grid_options_t options;
+    memset (&options, 0, sizeof options);
+    options.launch.timeout_msec = GRID_START_TIMEOUT_SEC * 1000;
+    options.grace_sec = GRID_STOP_GRACE_SEC;
+    options.kill_daemons = zlist_new ();
+    options.kill_supernodes = zlist_new ();
+    int rc = s_parse_options (&options, command->name, command->options,
+                              argc - 1, argv + 1);
+    if (rc == 1) {
+        fputs (s_usage, stdout);
+        rc = 0;
+    }
+    else
+    if (rc == 0)
+        rc = command->run (&options);
+    zlist_destroy (&options.kill_daemons);
+    zlist_destroy (&options.kill_supernodes);
+    return rc;
+}
