@@ -21,9 +21,13 @@
 typedef enum {
     WORKER_IDLE,                //  No task
     WORKER_READY,               //  Task set up, waiting for START
+    WORKER_EXCHANGING,          //  Started: trading request lists
     WORKER_RUNNING,             //  Iterating
     WORKER_HALTED               //  Stopped iterating (max iterations)
 } worker_state_t;
+
+//  Longest wait for every task's request list after START.
+#define EXCHANGE_TIMEOUT_MSEC 30000
 
 typedef struct {
     zsock_t *pipe;              //  To the control actor
@@ -42,6 +46,8 @@ typedef struct {
     double tolerance;           //  Local convergence threshold
     int64_t converge_iterations;   //  Iterations under it to converge
     int64_t max_iterations;     //  Iteration cap, or 0
+    bool synchronous;           //  job/mode = sync: wait for neighbours
+    int64_t exchange_deadline;  //  Give up the request exchange then
     int64_t quiet_iterations;   //  Consecutive iterations under tolerance
     int64_t last_progress;      //  When we last reported (msec)
     int64_t reported_state;     //  State in the last report
@@ -150,8 +156,9 @@ s_report_progress (worker_t *self, int64_t state)
 //  Commands from the control actor
 
 static void
-s_on_assign (worker_t *self, jace_msg_t *assign)
+s_on_assign (worker_t *self, jace_msg_t **assign_p)
 {
+    jace_msg_t *assign = *assign_p;
     char reason [256] = "";
     s_drop_task (self);
     snprintf (self->sender, sizeof self->sender, "%s",
@@ -163,16 +170,25 @@ s_on_assign (worker_t *self, jace_msg_t *assign)
         s_refuse (self, assign, reason);
         return;
     }
-    self->task = jace_task_new (assign, self->security, reason,
+    //  The refusal needs the ASSIGN's ids; keep a header-only copy.
+    jace_msg_t *ids = jace_msg_new (JACE_MSG_ASSIGN);
+    jace_msg_set_job (ids, jace_msg_job (assign));
+    jace_msg_set_task (ids, jace_msg_task (assign));
+    jace_msg_set_epoch (ids, jace_msg_epoch (assign));
+    self->task = jace_task_new (assign_p, self->security, reason,
                                 sizeof reason);
     if (self->task)
         self->app_state = self->app->setup (self->task, reason,
                                             sizeof reason);
     if (!self->app_state) {
-        s_refuse (self, assign, reason);
+        s_refuse (self, ids, reason);
+        jace_msg_destroy (&ids);
         s_drop_task (self);
         return;
     }
+    jace_msg_destroy (&ids);
+    const char *mode = jace_task_param (self->task, "job/mode");
+    self->synchronous = mode && streq (mode, "sync");
     self->tolerance = jace_task_param_double (self->task,
         "job/local_tolerance",
         jace_task_param_double (self->task, "job/tolerance", 1e-6));
@@ -205,6 +221,21 @@ s_on_collect (worker_t *self, jace_msg_t *collect)
     jace_msg_send (&result, self->pipe);
 }
 
+//  Every task tells every other what it needs from it, so owners know
+//  what to send before the first iteration.
+static void
+s_on_start (worker_t *self)
+{
+    if (self->state != WORKER_READY)
+        return;
+    size_t failed = jace_task_send_requests (self->task);
+    if (failed)
+        zsys_warning ("daemon %s: request lists to %zu tasks not sent",
+                      self->sender, failed);
+    self->exchange_deadline = zclock_mono () + EXCHANGE_TIMEOUT_MSEC;
+    self->state = WORKER_EXCHANGING;
+}
+
 static void
 s_recv_pipe (worker_t *self)
 {
@@ -222,11 +253,8 @@ s_recv_pipe (worker_t *self)
         jace_msg_t *msg = jace_msg_decode (&zmsg, NULL, 0);
         assert (msg);
         switch (jace_msg_type (msg)) {
-            case JACE_MSG_ASSIGN: s_on_assign (self, msg); break;
-            case JACE_MSG_START:
-                if (self->state == WORKER_READY)
-                    self->state = WORKER_RUNNING;
-                break;
+            case JACE_MSG_ASSIGN: s_on_assign (self, &msg); break;
+            case JACE_MSG_START: s_on_start (self); break;
             case JACE_MSG_COLLECT: s_on_collect (self, msg); break;
             case JACE_MSG_STOP: s_drop_task (self); break;
             default: assert (false);
@@ -353,6 +381,27 @@ s_iterate (worker_t *self)
     s_slow_down (self, zclock_usecs () - start);
 }
 
+//  Wait for every task's request list, then iterate.
+static void
+s_exchange (worker_t *self)
+{
+    zpoller_wait (self->poller, 100);
+    s_drain (self);
+    if (self->state != WORKER_EXCHANGING)
+        return;                 //  Stopped meanwhile
+    if (jace_task_requests_complete (self->task)) {
+        self->state = WORKER_RUNNING;
+        return;
+    }
+    if (zclock_mono () > self->exchange_deadline) {
+        jace_msg_t *failed = s_task_msg (self, JACE_MSG_REFUSE);
+        jace_msg_set_reason (failed, "request lists of the other tasks "
+                             "did not arrive within 30 s");
+        jace_msg_send (&failed, self->pipe);
+        s_drop_task (self);
+    }
+}
+
 //  --------------------------------------------------------------------------
 
 void
@@ -361,9 +410,20 @@ daemon_worker_actor (zsock_t *pipe, void *args)
     worker_t *self = s_worker_new (pipe, (daemon_worker_config_t *) args);
     zsock_signal (pipe, 0);
     while (!self->terminated) {
+        if (self->state == WORKER_EXCHANGING) {
+            s_exchange (self);
+            continue;
+        }
+        if (self->state == WORKER_RUNNING && self->synchronous
+        &&  !jace_task_sources_ready (self->task)) {
+            zpoller_wait (self->poller, 100);
+            s_drain (self);
+            continue;
+        }
         if (self->state == WORKER_RUNNING) {
             //  A task that never hears from anyone has no news to wait for.
             if (s_drain (self) == 0 && self->received > 0
+            &&  !self->synchronous
             &&  self->quiet_iterations >= self->converge_iterations) {
                 zpoller_wait (self->poller, IDLE_WAIT_MSEC);
                 s_drain (self);

@@ -17,6 +17,8 @@
 #define LINK_QUEUE_BYTES (8 * 1024 * 1024)
 #define LINK_QUEUE_MIN 4
 #define LINK_QUEUE_MAX 1000
+//  Queue of a link first used for an empty request, vector size unknown.
+#define LINK_QUEUE_UNKNOWN 16
 
 //  The newest vector received from one neighbour.
 typedef struct {
@@ -28,12 +30,21 @@ typedef struct {
     int64_t epoch;              //  Sender's epoch
 } newest_t;
 
+//  A list of unknowns one task asks another for.
+typedef struct {
+    int64_t *indices;           //  Global unknown numbers, owned
+    size_t count;               //  Entries
+    bool known;                 //  Set (sent by us, or received)
+} request_t;
+
 //  One other task of the job.
 typedef struct {
     jace_node_t node;           //  Its daemon (data endpoint, key, epoch)
     zsock_t *link;              //  PUSH to its data endpoint, or NULL
     newest_t newest;            //  Newest values received from it
     int64_t row;                //  First row it owns
+    request_t asked;            //  What we ask it for
+    request_t requested;        //  What it asks us for
 } peer_task_t;
 
 struct _jace_task_t {
@@ -49,6 +60,7 @@ struct _jace_task_t {
     zhash_t *params;            //  Job parameters, owned
     peer_task_t *peers;         //  One per task (ours unused)
     jace_security_t *security;  //  Borrowed; keys for links, or plain
+    jace_msg_t *assign;         //  The ASSIGN, for its payload blocks
     uint64_t dropped;           //  Sends dropped on full links
     uint64_t stale;             //  Received vectors discarded as stale
 };
@@ -111,11 +123,14 @@ s_read_table (jace_task_t *self, jace_msg_t *assign, char *reason,
 }
 
 jace_task_t *
-jace_task_new (jace_msg_t *assign, jace_security_t *security,
+jace_task_new (jace_msg_t **assign_p, jace_security_t *security,
                char *reason, size_t reason_size)
 {
-    assert (assign);
+    assert (assign_p && *assign_p);
+    jace_msg_t *assign = *assign_p;
+    *assign_p = NULL;
     jace_task_t *self = (jace_task_t *) zmalloc (sizeof *self);
+    self->assign = assign;
     snprintf (self->job, sizeof self->job, "%s", jace_msg_job (assign));
     self->rank = jace_msg_task (assign);
     self->count = jace_msg_count (assign);
@@ -145,8 +160,11 @@ jace_task_destroy (jace_task_t **self_p)
         for (int64_t i = 0; self->peers && i < self->count; i++) {
             zsock_destroy (&self->peers [i].link);
             free (self->peers [i].newest.values);
+            free (self->peers [i].asked.indices);
+            free (self->peers [i].requested.indices);
         }
         free (self->peers);
+        jace_msg_destroy (&self->assign);
         zhash_destroy (&self->params);
         free (self);
         *self_p = NULL;
@@ -175,6 +193,13 @@ jace_task_param (const jace_task_t *self, const char *key)
 {
     assert (self);
     return (const char *) zhash_lookup (self->params, key);
+}
+
+zhash_t *
+jace_task_params (const jace_task_t *self)
+{
+    assert (self);
+    return self->params;
 }
 
 int64_t
@@ -244,7 +269,7 @@ s_link (jace_task_t *self, peer_task_t *peer, size_t bytes)
         return peer->link;
     zsock_t *link = zsock_new (ZMQ_PUSH);
     jace_msg_prepare_socket (link, 0);
-    size_t queue = LINK_QUEUE_BYTES / (bytes ? bytes : 1);
+    size_t queue = bytes ? LINK_QUEUE_BYTES / bytes : LINK_QUEUE_UNKNOWN;
     queue = queue < LINK_QUEUE_MIN ? LINK_QUEUE_MIN
           : queue > LINK_QUEUE_MAX ? LINK_QUEUE_MAX : queue;
     zsock_set_sndhwm (link, (int) queue);
@@ -333,6 +358,46 @@ jace_task_count_iteration (jace_task_t *self)
     self->iteration++;
 }
 
+static void
+s_request_set (request_t *request, const int64_t *indices, size_t count)
+{
+    free (request->indices);
+    request->indices = count
+                     ? (int64_t *) malloc (count * sizeof (int64_t)) : NULL;
+    if (count) {
+        assert (request->indices);
+        memcpy (request->indices, indices, count * sizeof (int64_t));
+    }
+    request->count = count;
+    request->known = true;
+}
+
+//  A request list from another task: every index must be one of our rows'
+//  unknowns, or the list is refused whole.
+static int
+s_store_request (jace_task_t *self, peer_task_t *peer, jace_msg_t *data,
+                 char *reason, size_t reason_size)
+{
+    size_t count = jace_msg_payload_length (data, 0);
+    int64_t *indices = (int64_t *) malloc ((count + 1) * sizeof (int64_t));
+    assert (indices);
+    jace_msg_payload_copy (data, 0, indices);
+    int64_t per_row = jace_task_param_int (self, "block/unknowns_per_row", 1);
+    int64_t first = self->first_row * per_row;
+    int64_t last = (self->first_row + self->row_count) * per_row;
+    for (size_t i = 0; i < count; i++)
+        if (indices [i] < first || indices [i] >= last) {
+            snprintf (reason, reason_size, "task %" PRId64 " asks for "
+                      "unknown %" PRId64 ", outside our rows",
+                      peer->node.task, indices [i]);
+            free (indices);
+            return -1;
+        }
+    s_request_set (&peer->requested, indices, count);
+    free (indices);
+    return 0;
+}
+
 int
 jace_task_deliver (jace_task_t *self, jace_msg_t *data, char *reason,
                    size_t reason_size)
@@ -343,12 +408,14 @@ jace_task_deliver (jace_task_t *self, jace_msg_t *data, char *reason,
     if (!streq (jace_msg_job (data), self->job)
     ||  from < 0 || from >= self->count || from == self->rank
     ||  jace_msg_payload_count (data) != 1
-    ||  jace_msg_payload_kind (data, 0) != JACE_PAYLOAD_F64) {
+    ||  jace_msg_payload_kind (data, 0) == JACE_PAYLOAD_BYTES) {
         snprintf (reason, reason_size, "DATA for job '%s' from task %"
                   PRId64 " does not belong here", jace_msg_job (data), from);
         return -1;
     }
     peer_task_t *peer = &self->peers [from];
+    if (jace_msg_payload_kind (data, 0) == JACE_PAYLOAD_I64)
+        return s_store_request (self, peer, data, reason, reason_size);
     newest_t *newest = &peer->newest;
     //  Older epochs come from a daemon that was replaced: never use them.
     if (jace_msg_epoch (data) < peer->node.epoch
@@ -377,4 +444,104 @@ jace_task_dropped (const jace_task_t *self)
 {
     assert (self);
     return self->dropped;
+}
+
+//  --------------------------------------------------------------------------
+//  Requests and blocks
+
+void
+jace_task_request (jace_task_t *self, int64_t from, const int64_t *indices,
+                   size_t count)
+{
+    assert (self);
+    assert (from >= 0 && from < self->count && from != self->rank);
+    assert (indices || count == 0);
+    s_request_set (&self->peers [from].asked, indices, count);
+}
+
+const int64_t *
+jace_task_requested (jace_task_t *self, int64_t to, size_t *count)
+{
+    assert (self);
+    assert (to >= 0 && to < self->count);
+    request_t *requested = &self->peers [to].requested;
+    if (count)
+        *count = requested->count;
+    return requested->count ? requested->indices : NULL;
+}
+
+size_t
+jace_task_send_requests (jace_task_t *self)
+{
+    assert (self);
+    size_t failed = 0;
+    for (int64_t to = 0; to < self->count; to++) {
+        if (to == self->rank)
+            continue;
+        request_t *asked = &self->peers [to].asked;
+        zsock_t *link = s_link (self, &self->peers [to],
+                                asked->count * sizeof (int64_t));
+        jace_msg_t *msg = jace_msg_new (JACE_MSG_DATA);
+        jace_msg_set_job (msg, self->job);
+        jace_msg_set_task (msg, self->rank);
+        jace_msg_set_epoch (msg, self->epoch);
+        jace_msg_set_iteration (msg, -1);
+        jace_msg_add_payload (msg, JACE_PAYLOAD_I64, asked->indices,
+                              asked->count);
+        if (!link || jace_msg_send (&msg, link))
+            failed++;
+        jace_msg_destroy (&msg);
+    }
+    return failed;
+}
+
+bool
+jace_task_requests_complete (const jace_task_t *self)
+{
+    assert (self);
+    for (int64_t i = 0; i < self->count; i++)
+        if (i != self->rank && !self->peers [i].requested.known)
+            return false;
+    return true;
+}
+
+bool
+jace_task_sources_ready (const jace_task_t *self)
+{
+    assert (self);
+    for (int64_t i = 0; i < self->count; i++) {
+        const peer_task_t *peer = &self->peers [i];
+        if (i != self->rank && peer->asked.count > 0
+        &&  peer->newest.iteration < self->iteration - 1)
+            return false;
+    }
+    return true;
+}
+
+size_t
+jace_task_block_count (const jace_task_t *self)
+{
+    assert (self);
+    return jace_msg_payload_count (self->assign);
+}
+
+int
+jace_task_block_kind (const jace_task_t *self, size_t index)
+{
+    assert (self);
+    return (int) jace_msg_payload_kind (self->assign, index);
+}
+
+size_t
+jace_task_block_length (const jace_task_t *self, size_t index)
+{
+    assert (self);
+    return jace_msg_payload_length (self->assign, index);
+}
+
+void
+jace_task_block_copy (const jace_task_t *self, size_t index, void *dest)
+{
+    assert (self);
+    jace_msg_payload_copy (self->assign, index, dest);
 }

@@ -18,6 +18,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "jace_msg.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -29,15 +31,32 @@ typedef struct _jace_task_t jace_task_t;
 typedef struct {
     const char *name;           //  Name job files use (job/application)
 
+    //  Spawner side.  Check the parameters and load what verifying an
+    //  answer needs (e.g. read a matrix file); returns the problem, or
+    //  NULL with the reason ("FILE:LINE: ..." for files).  Runs before any
+    //  daemon is reserved.
+    void *(*load) (zhash_t *params, char *reason, size_t reason_size);
+
     //  Spawner side.  The problem splits into `rows` rows of
     //  `unknowns_per_row` unknowns each; tasks receive whole rows.
-    //  Returns 0, or -1 with the reason (bad parameters).
-    int (*shape) (zhash_t *params, int64_t *rows, int64_t *unknowns_per_row,
-                  char *reason, size_t reason_size);
+    void (*shape) (void *problem, int64_t *rows, int64_t *unknowns_per_row);
 
     //  Spawner side.  True relative residual ||b - Ax|| / ||b|| of the
     //  whole answer x (rows * unknowns_per_row values).
-    double (*residual) (zhash_t *params, const double *x, int64_t n);
+    double (*residual) (void *problem, const double *x, int64_t n);
+
+    //  Spawner side, may be NULL.  Max-norm error against the known
+    //  solution, or NAN when the solution is not known.
+    double (*error) (void *problem, const double *x, int64_t n);
+
+    //  Spawner side, may be NULL.  Attach the data task `task` needs and
+    //  cannot build itself (its rows of a file matrix) to its ASSIGN as
+    //  payloads; first_row has tasks + 1 block starts.  Returns 0 or -1.
+    int (*attach) (void *problem, const int64_t *first_row, int64_t tasks,
+                   int64_t task, jace_msg_t *assign);
+
+    //  Spawner side.  Free the problem; nullifies the reference.
+    void (*unload) (void **problem_p);
 
     //  Daemon side.  Build the local problem for this task; returns the
     //  application's state, or NULL with the reason.
@@ -45,7 +64,8 @@ typedef struct {
 
     //  Daemon side.  One iteration: read neighbours' newest values, compute,
     //  send, and report the local change with jace_task_set_change.
-    //  Returns 0, or -1 if the task cannot go on.
+    //  Returns 0, or -1 if the task cannot go on (the values are no longer
+    //  finite, the inner solver broke down).
     int (*iterate) (jace_task_t *task, void *state);
 
     //  Daemon side.  The local block of the answer: `count` values from
@@ -67,6 +87,10 @@ int64_t
 //  Job parameter, or NULL.  Borrowed.
 const char *
     jace_task_param (const jace_task_t *self, const char *key);
+
+//  All job parameters; borrowed.
+zhash_t *
+    jace_task_params (const jace_task_t *self);
 
 //  Job parameter as a number, or fallback if absent or not a number.
 int64_t
@@ -107,6 +131,33 @@ const double *
 //  Report this iteration's local change (max-norm of the update).
 void
     jace_task_set_change (jace_task_t *self, double change);
+
+//  Set-up only: ask task `from` for the unknowns `indices` (global
+//  numbers).  Before the first iteration the runtime delivers every
+//  task's requests to their owners (jace_task_requested), so an owner
+//  knows exactly what to send to whom; in synchronous mode each iteration
+//  also waits for the newest values of every task asked here.
+void
+    jace_task_request (jace_task_t *self, int64_t from,
+                       const int64_t *indices, size_t count);
+
+//  The unknowns task `to` asked us for, or NULL (count 0) if none.
+//  Borrowed; valid for the task's life.
+const int64_t *
+    jace_task_requested (jace_task_t *self, int64_t to, size_t *count);
+
+//  Data the spawner attached to this task's ASSIGN (e.g. its rows of a
+//  matrix read from a file): number of blocks, and block `index`'s kind
+//  and length in elements.
+size_t
+    jace_task_block_count (const jace_task_t *self);
+int
+    jace_task_block_kind (const jace_task_t *self, size_t index);
+size_t
+    jace_task_block_length (const jace_task_t *self, size_t index);
+//  Copy block `index` into dest (host order; dest holds its length).
+void
+    jace_task_block_copy (const jace_task_t *self, size_t index, void *dest);
 
 #ifdef __cplusplus
 }

@@ -13,11 +13,12 @@
 #include "jace_security.h"
 #include "jace_task.h"
 
-//  Create the task an ASSIGN describes; security is borrowed (keys for the
-//  links to neighbours).  Returns NULL with the reason if the ASSIGN is
+//  Create the task an ASSIGN describes, taking the message (its payloads
+//  are the task's blocks); security is borrowed (keys for the links to
+//  neighbours).  Returns NULL with the reason if the ASSIGN is
 //  inconsistent.
 jace_task_t *
-    jace_task_new (jace_msg_t *assign, jace_security_t *security,
+    jace_task_new (jace_msg_t **assign_p, jace_security_t *security,
                    char *reason, size_t reason_size);
 
 //  Destroy task; nullifies the reference. Safe on NULL.
@@ -48,5 +49,19 @@ int
 //  Sends dropped so far because a link was full.
 uint64_t
     jace_task_dropped (const jace_task_t *self);
+
+//  Send every other task what we ask of it (possibly nothing).  Returns
+//  the number of tasks that could not be sent to.
+size_t
+    jace_task_send_requests (jace_task_t *self);
+
+//  True once every other task's request list has arrived.
+bool
+    jace_task_requests_complete (const jace_task_t *self);
+
+//  True when every task we asked for values has sent those of the
+//  previous iteration or newer (the synchronous mode's condition).
+bool
+    jace_task_sources_ready (const jace_task_t *self);
 
 #endif

@@ -21,6 +21,11 @@ typedef struct {
 
 //  --------------------------------------------------------------------------
 
+//  Spawner side: the grid side is all the problem there is.
+typedef struct {
+    int64_t n;                  //  Grid side
+} jacobi2d_problem_t;
+
 static int64_t
 s_grid_side (zhash_t *params)
 {
@@ -32,19 +37,33 @@ s_grid_side (zhash_t *params)
     return end != text && *end == 0 ? (int64_t) n : -1;
 }
 
-static int
-s_shape (zhash_t *params, int64_t *rows, int64_t *unknowns_per_row,
-         char *reason, size_t reason_size)
+static void *
+s_load (zhash_t *params, char *reason, size_t reason_size)
 {
     int64_t n = s_grid_side (params);
     if (n < 2 || n > JACOBI2D_N_MAX) {
         snprintf (reason, reason_size,
                   "problem/n must be an integer in [2, %d]", JACOBI2D_N_MAX);
-        return -1;
+        return NULL;
     }
+    jacobi2d_problem_t *problem = (jacobi2d_problem_t *) zmalloc (sizeof *problem);
+    problem->n = n;
+    return problem;
+}
+
+static void
+s_unload (void **problem_p)
+{
+    free (*problem_p);
+    *problem_p = NULL;
+}
+
+static void
+s_shape (void *problem, int64_t *rows, int64_t *unknowns_per_row)
+{
+    int64_t n = ((jacobi2d_problem_t *) problem)->n;
     *rows = n;
     *unknowns_per_row = n;
-    return 0;
 }
 
 //  Value of (A x)_ij for the 5-point Laplacian with zero boundary.
@@ -60,10 +79,10 @@ s_apply (const double *x, int64_t n, int64_t i, int64_t j)
 }
 
 static double
-s_residual (zhash_t *params, const double *x, int64_t count)
+s_residual (void *problem, const double *x, int64_t count)
 {
-    int64_t n = s_grid_side (params);
-    if (n < 2 || count != n * n)
+    int64_t n = ((jacobi2d_problem_t *) problem)->n;
+    if (count != n * n)
         return INFINITY;
     double norm = 0;
     for (int64_t i = 0; i < n; i++)
@@ -90,6 +109,28 @@ s_destroy (void **state_p)
     }
 }
 
+//  Ask the tasks above and below for the grid rows beside our block: the
+//  runtime then knows whom we depend on (the synchronous mode waits for
+//  them), though they send those rows whatever we ask.
+static void
+s_request_ghost_rows (jacobi2d_t *self, jace_task_t *task)
+{
+    int64_t n = self->n;
+    int64_t *indices = (int64_t *) zmalloc (n * sizeof (int64_t));
+    int64_t rank = jace_task_rank (task);
+    if (self->first_row > 0) {
+        for (int64_t j = 0; j < n; j++)
+            indices [j] = (self->first_row - 1) * n + j;
+        jace_task_request (task, rank - 1, indices, (size_t) n);
+    }
+    if (self->first_row + self->rows < n) {
+        for (int64_t j = 0; j < n; j++)
+            indices [j] = (self->first_row + self->rows) * n + j;
+        jace_task_request (task, rank + 1, indices, (size_t) n);
+    }
+    free (indices);
+}
+
 static void *
 s_setup (jace_task_t *task, char *reason, size_t reason_size)
 {
@@ -106,6 +147,7 @@ s_setup (jace_task_t *task, char *reason, size_t reason_size)
     self->x = (double *) zmalloc (self->rows * n * sizeof (double));
     self->next = (double *) zmalloc (self->rows * n * sizeof (double));
     self->zeros = (double *) zmalloc (n * sizeof (double));
+    s_request_ghost_rows (self, task);
     return self;
 }
 
@@ -180,8 +222,10 @@ s_solution (void *state, int64_t *first, size_t *count)
 
 const jace_app_t app_jacobi2d = {
     .name = "jacobi2d",
+    .load = s_load,
     .shape = s_shape,
     .residual = s_residual,
+    .unload = s_unload,
     .setup = s_setup,
     .iterate = s_iterate,
     .solution = s_solution,

@@ -4,9 +4,11 @@
 */
 #include "app_table.h"
 #include "app_jacobi2d.h"
+#include "app_multisplit.h"
 
 static const jace_app_t *s_apps [] = {
     &app_jacobi2d,
+    &app_multisplit,
 };
 
 const jace_app_t *
@@ -22,5 +24,5 @@ app_table_find (const char *name)
 const char *
 app_table_names (void)
 {
-    return "jacobi2d";
+    return "jacobi2d, multisplit";
 }

@@ -13,6 +13,7 @@ struct _spawner_job_t {
     zconfig_t *root;            //  The job file with overrides applied
     zhash_t *params;            //  Flattened "section/key" -> value
     const jace_app_t *app;      //  Application to run
+    void *problem;              //  The application's problem, loaded
     int64_t tasks;              //  job/tasks
     double tolerance;           //  job/tolerance
     int64_t max_iterations;     //  job/max_iterations, 0 = none
@@ -130,12 +131,13 @@ static int
 s_check_problem (spawner_job_t *self, const char *path, char *reason,
                  size_t reason_size)
 {
-    char why [256] = "";
-    if (self->app->shape (self->params, &self->rows,
-                          &self->unknowns_per_row, why, sizeof why)) {
+    char why [768] = "";
+    self->problem = self->app->load (self->params, why, sizeof why);
+    if (!self->problem) {
         snprintf (reason, reason_size, "%s: %s", path, why);
         return -1;
     }
+    self->app->shape (self->problem, &self->rows, &self->unknowns_per_row);
     if (self->rows < self->tasks) {
         snprintf (reason, reason_size, "%s: the problem has %" PRId64
                   " rows, fewer than job/tasks = %" PRId64, path,
@@ -183,6 +185,8 @@ spawner_job_destroy (spawner_job_t **self_p)
     assert (self_p);
     if (*self_p) {
         spawner_job_t *self = *self_p;
+        if (self->problem)
+            self->app->unload (&self->problem);
         zconfig_destroy (&self->root);
         zhash_destroy (&self->params);
         free (self);
@@ -196,6 +200,8 @@ const jace_app_t *spawner_job_app (spawner_job_t *self)
     { assert (self); return self->app; }
 zhash_t *spawner_job_params (spawner_job_t *self)
     { assert (self); return self->params; }
+void *spawner_job_problem (spawner_job_t *self)
+    { assert (self); return self->problem; }
 int64_t spawner_job_tasks (spawner_job_t *self)
     { assert (self); return self->tasks; }
 double spawner_job_tolerance (spawner_job_t *self)

@@ -43,6 +43,11 @@ const jace_app_t *
 zhash_t *
     spawner_job_params (spawner_job_t *self);
 
+//  The application's loaded problem (for shape, residual, attach);
+//  borrowed.
+void *
+    spawner_job_problem (spawner_job_t *self);
+
 //  Checked values of the job section.
 int64_t spawner_job_tasks (spawner_job_t *self);
 double spawner_job_tolerance (spawner_job_t *self);

@@ -334,6 +334,9 @@ s_assign_msg (run_t *self, size_t rank, jace_msg_t *table)
     char key [64], value [32];
     snprintf (value, sizeof value, "%" PRId64, spawner_job_rows (self->job));
     jace_msg_set_param (assign, "block/rows", value);
+    snprintf (value, sizeof value, "%" PRId64,
+              spawner_job_unknowns_per_row (self->job));
+    jace_msg_set_param (assign, "block/unknowns_per_row", value);
     for (size_t i = 0; i <= self->task_count; i++) {
         snprintf (key, sizeof key, "block/first/%zu", i);
         snprintf (value, sizeof value, "%" PRId64, self->first_row [i]);
@@ -341,6 +344,13 @@ s_assign_msg (run_t *self, size_t rank, jace_msg_t *table)
     }
     for (size_t i = 0; i < jace_msg_node_count (table); i++)
         jace_msg_add_node (assign, jace_msg_node (table, i));
+    const jace_app_t *app = spawner_job_app (self->job);
+    if (app->attach
+    &&  app->attach (spawner_job_problem (self->job), self->first_row,
+                     (int64_t) self->task_count, (int64_t) rank, assign)) {
+        s_fail (self, "cannot attach the data of task %zu", rank);
+        jace_msg_destroy (&assign);
+    }
     return assign;
 }
 
@@ -385,8 +395,11 @@ s_place (run_t *self)
     for (size_t rank = 0; rank < count && rc == 0; rank++) {
         task_t *task = &self->tasks [rank];
         rc = s_link_task (self, task);
+        jace_msg_t *assign = rc == 0 ? s_assign_msg (self, rank, table)
+                                     : NULL;
+        if (!assign)
+            rc = -1;
         if (rc == 0) {
-            jace_msg_t *assign = s_assign_msg (self, rank, table);
             jace_msg_send (&assign, task->link);
             spawner_events_write (self->events, "assign", ",\"task\":%zu,"
                 "\"daemon\":\"%s\",\"cluster\":\"%s\",\"power\":%.3f,"
@@ -660,7 +673,7 @@ static void
 s_verify_snapshot (run_t *self, int64_t now)
 {
     const jace_app_t *app = spawner_job_app (self->job);
-    self->residual = app->residual (spawner_job_params (self->job), self->x,
+    self->residual = app->residual (spawner_job_problem (self->job), self->x,
                                     self->unknowns);
     double tolerance = spawner_job_tolerance (self->job);
     self->verified = isfinite (self->residual) && self->residual <= tolerance;
