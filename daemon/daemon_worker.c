@@ -359,8 +359,13 @@ s_iterate (worker_t *self)
 {
     int64_t start = zclock_usecs ();
     if (self->app->iterate (self->task, self->app_state)) {
+        char reason [256];
+        snprintf (reason, sizeof reason, "iteration %" PRId64 " failed: "
+                  "values no longer finite or the inner solver broke down "
+                  "(the method diverges on this system)",
+                  jace_task_iteration (self->task) + 1);
         jace_msg_t *failed = s_task_msg (self, JACE_MSG_REFUSE);
-        jace_msg_set_reason (failed, "the application failed an iteration");
+        jace_msg_set_reason (failed, reason);
         jace_msg_send (&failed, self->pipe);
         s_drop_task (self);
         return;

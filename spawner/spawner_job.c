@@ -26,6 +26,27 @@ struct _spawner_job_t {
 
 //  --------------------------------------------------------------------------
 
+//  File names in a job file are relative to the job file's folder, so a
+//  job runs from anywhere; names given with --set stay relative to the
+//  current folder, as the shell would take them.
+static void
+s_resolve_paths (zconfig_t *root, const char *job_path)
+{
+    static const char *keys [] = { "problem/matrix", "problem/rhs" };
+    const char *slash = strrchr (job_path, '/');
+    if (!slash)
+        return;
+    for (size_t i = 0; i < sizeof keys / sizeof keys [0]; i++) {
+        char *value = zconfig_get (root, keys [i], NULL);
+        if (!value || !*value || *value == '/')
+            continue;
+        char *resolved = zsys_sprintf ("%.*s/%s", (int) (slash - job_path),
+                                       job_path, value);
+        zconfig_put (root, keys [i], resolved);
+        zstr_free (&resolved);
+    }
+}
+
 static int
 s_apply_overrides (zconfig_t *root, zlist_t *overrides, char *reason,
                    size_t reason_size)
@@ -166,6 +187,7 @@ spawner_job_load (const char *path, zlist_t *overrides, char *reason,
     self->root = root;
     self->params = zhash_new ();
     zhash_autofree (self->params);
+    s_resolve_paths (root, path);
     if (s_apply_overrides (root, overrides, reason, reason_size))
         goto out_fail;
     s_flatten (root, "", self->params);

@@ -23,6 +23,7 @@
 #define ACCEPT_WAIT_MSEC 15000
 #define PROGRESS_PRINT_MSEC 2000
 #define PROGRESS_EVENT_MSEC 1000
+#define LIVE_TABLE_MSEC 250
 #define VERIFY_BACKOFF_MIN_MSEC 100
 #define VERIFY_BACKOFF_MAX_MSEC 2000
 
@@ -66,6 +67,8 @@ typedef struct {
     double residual;            //  Residual of the last snapshot
     bool verified;              //  The last snapshot passed
     uint64_t malformed;         //  Bad messages dropped
+    bool live_table;            //  stderr is a terminal: redraw a table
+    size_t table_lines;         //  Lines of the table drawn last time
     char failure [1024];        //  Why the job failed, or ""
 } run_t;
 
@@ -155,6 +158,7 @@ s_run_new (spawner_job_t *job, const spawner_options_t *options)
                    * spawner_job_unknowns_per_row (job);
     self->x = (double *) zmalloc ((size_t) self->unknowns * sizeof (double));
     self->started = zclock_mono ();
+    self->live_table = !options->quiet && isatty (STDERR_FILENO);
     self->verify_backoff = VERIFY_BACKOFF_MIN_MSEC;
     self->residual = INFINITY;
     return self;
@@ -603,6 +607,38 @@ s_count_state (run_t *self, int64_t state)
     return count;
 }
 
+static const char *
+s_task_state_name (int64_t state)
+{
+    switch (state) {
+        case JACE_TASK_RUNNING:   return "running";
+        case JACE_TASK_CONVERGED: return "converged";
+        case JACE_TASK_EXHAUSTED: return "at cap";
+        default:                  return "starting";
+    }
+}
+
+//  Redraw the task table in place (ANSI: cursor up, clear line).
+static void
+s_draw_table (run_t *self, int64_t now)
+{
+    if (self->table_lines)
+        fprintf (stderr, "\033[%zuA", self->table_lines);
+    fprintf (stderr, "\033[2K%s  %.1f s  snapshots %" PRId64 "  last "
+             "residual %.2e\n", self->id, (now - self->started) / 1000.0,
+             self->snapshots, self->residual);
+    fprintf (stderr, "\033[2K%5s  %-16s %-10s %12s %12s  %s\n", "TASK",
+             "DAEMON", "CLUSTER", "ITERATION", "CHANGE", "STATE");
+    for (size_t i = 0; i < self->task_count; i++) {
+        task_t *task = &self->tasks [i];
+        fprintf (stderr, "\033[2K%5zu  %-16s %-10s %12" PRId64 " %12.3e  "
+                 "%s\n", i, task->daemon.id, task->daemon.cluster,
+                 task->iteration, task->change,
+                 s_task_state_name (task->state));
+    }
+    self->table_lines = self->task_count + 2;
+}
+
 static void
 s_report_progress (run_t *self, int64_t now)
 {
@@ -616,6 +652,11 @@ s_report_progress (run_t *self, int64_t now)
         }
         self->next_progress_event = now + PROGRESS_EVENT_MSEC;
     }
+    if (self->live_table && now >= self->next_print) {
+        s_draw_table (self, now);
+        self->next_print = now + LIVE_TABLE_MSEC;
+    }
+    else
     if (now >= self->next_print && !self->options->quiet) {
         int64_t min, max;
         s_iteration_range (self, &min, &max);
@@ -733,7 +774,7 @@ s_monitor (run_t *self)
 //  Outcome
 
 static void
-s_print_summary (run_t *self, double seconds)
+s_print_summary (run_t *self, double seconds, double error)
 {
     int64_t min, max;
     s_iteration_range (self, &min, &max);
@@ -750,6 +791,9 @@ s_print_summary (run_t *self, double seconds)
     printf ("  residual       %.3e (relative, true ||b - Ax|| / ||b||; "
             "tolerance %.1e)\n", self->residual,
             spawner_job_tolerance (self->job));
+    if (!isnan (error))
+        printf ("  error          %.3e (max-norm, against the known "
+                "solution)\n", error);
     if (self->options->out_path)
         printf ("  solution       %s\n", self->options->out_path);
     fflush (stdout);
@@ -779,13 +823,20 @@ s_finish (run_t *self)
     }
     int64_t min, max;
     s_iteration_range (self, &min, &max);
-    spawner_events_write (self->events, "result", ",\"residual\":%.6e,"
-        "\"tolerance\":%.3e,\"seconds\":%.3f,\"tasks\":%zu,"
-        "\"iterations_min\":%" PRId64 ",\"iterations_max\":%" PRId64
-        ",\"unknowns\":%" PRId64, self->residual,
-        spawner_job_tolerance (self->job), seconds, self->task_count, min,
-        max, self->unknowns);
-    s_print_summary (self, seconds);
+    const jace_app_t *app = spawner_job_app (self->job);
+    double error = app->error ? app->error (spawner_job_problem (self->job),
+                                            self->x, self->unknowns)
+                              : NAN;
+    char error_field [64] = "";
+    if (!isnan (error))
+        snprintf (error_field, sizeof error_field, ",\"error\":%.6e", error);
+    spawner_events_write (self->events, "result", ",\"seconds\":%.3f,"
+        "\"tasks\":%zu,\"iterations_min\":%" PRId64 ",\"iterations_max\":%"
+        PRId64 ",\"unknowns\":%" PRId64 "%s,\"tolerance\":%.3e,"
+        "\"residual\":%.6e", seconds, self->task_count, min, max,
+        self->unknowns, error_field, spawner_job_tolerance (self->job),
+        self->residual);
+    s_print_summary (self, seconds, error);
     return 0;
 }
 

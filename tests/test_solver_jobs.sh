@@ -1,0 +1,102 @@
+#!/bin/sh
+#  test_solver_jobs - the multisplitting solver as users submit it
+#
+#  On one grid of 8 daemons: Poisson, random diagonally dominant and
+#  random SPD systems solved to their known solution (b = A*1) for 1, 2,
+#  3, 5 and 8 tasks, asynchronous and synchronous, with both inner
+#  solvers; a Matrix Market system and its answer; corrupt files refused
+#  before anything is reserved; jobs that cannot converge end non-zero
+#  and never report success.
+. "$(dirname "$0")/lib.sh"
+lib_init
+plan 75
+
+JOB=$RUN/system.job
+cat >"$JOB" <<JOBFILE
+job
+    application = "multisplit"
+    tolerance = 1e-9
+    max_seconds = 60
+problem
+    kind = "poisson2d"
+JOBFILE
+
+start_supernode sn --heartbeat 200
+for i in 1 2 3 4 5 6 7 8; do
+    start_daemon d$i --supernode "$SN_sn"
+done
+check "8 daemons register" wait_for 15 count_is 8 "$SN_sn"
+
+#  solves NAME KIND-ARGS...: one job per tasks x mode x inner solver, each
+#  checked against the known solution.
+solves () {
+    label=$1; shift
+    for tasks in 1 2 3 5 8; do
+        for mode in async sync; do
+            for inner in krylov lu-banded; do
+                name="$label-$tasks-$mode-$inner"
+                submit "$name" "$JOB" "$SN_sn" --set job/tasks=$tasks \
+                    --set job/mode=$mode --set solver/inner=$inner "$@"
+                status=$?
+                error=$(tail -n 1 "$RUN/$name.events" | jq -e \
+                        'select(.event == "result" and .residual < 1e-9) | .error')
+                [ $status -eq 0 ] && jq -n -e "$error < 1e-6" >/dev/null
+                ok $? "$label, $tasks tasks, $mode, $inner: error ${error:-none}"
+            done
+        done
+    done
+}
+solves poisson2d --set problem/kind=poisson2d --set problem/n=16
+solves dominant --set problem/kind=random-dominant --set problem/n=300 \
+    --set problem/per_row=5
+solves spd --set problem/kind=random-spd --set problem/n=200 \
+    --set problem/per_row=3
+
+#  A Matrix Market system with its right-hand side: x_i = i.
+MTX=$JACE_SRCDIR/examples/matrices
+submit file "$JOB" "$SN_sn" --set problem/kind=matrix \
+    --set problem/matrix="$MTX/poisson2d_4x4.mtx" \
+    --set problem/rhs="$MTX/poisson2d_4x4_rhs.mtx" --set job/tasks=3 \
+    --out "$RUN/answer.mtx"
+ok $? "a Matrix Market system is solved"
+awk 'NR > 3 { d = $1 - (NR - 3); if (d < 0) d = -d; if (d > 1e-7) bad++ }
+     END { exit bad || NR != 19 }' "$RUN/answer.mtx"
+ok $? "its answer, written as a Matrix Market array, is x_i = i"
+
+#  Corrupt files: refused with file, line and reason, nothing reserved.
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n4 1 2.0\n' \
+    >"$RUN/range.mtx"
+printf '%%%%MatrixMarket vector coordinate real general\n' >"$RUN/banner.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1\n2 2 x\n' \
+    >"$RUN/value.mtx"
+for case in range:4 banner:1 value:4; do
+    file=${case%%:*}; line=${case##*:}
+    timeout 20 "$BIN/jace-spawner" submit "$JOB" --supernode "$SN_sn" \
+        --set problem/kind=matrix --set problem/matrix="$RUN/$file.mtx" \
+        --events "$RUN/bad-$file.events" >/dev/null 2>"$RUN/bad-$file.err"
+    [ $? -eq 2 ] && grep -q "$RUN/$file.mtx:$line: " "$RUN/bad-$file.err"
+    ok $? "a corrupt file ($file) is refused with its name and line $line"
+done
+[ ! -s "$RUN/bad-range.events" ]
+ok $? "nothing was leased for a corrupt file"
+check "every daemon is still free" count_is 8 "$SN_sn" '.state == "free"'
+
+#  Jobs that cannot converge.
+submit cap "$JOB" "$SN_sn" --set job/tasks=2 --set job/tolerance=1e-300 \
+    --set job/max_iterations=300 --set problem/n=16
+[ $? -eq 1 ] && grep -q "no convergence within job/max_iterations" "$RUN/cap.err"
+ok $? "an unreachable tolerance ends at the iteration cap, non-zero"
+! grep -q '"event":"result"' "$RUN/cap.events"
+ok $? "and never reports a result"
+submit clock "$JOB" "$SN_sn" --set job/tasks=2 --set job/tolerance=1e-300 \
+    --set job/max_seconds=3 --set problem/n=16
+[ $? -eq 1 ] && grep -q "wall-time limit" "$RUN/clock.err"
+ok $? "an unreachable tolerance ends at the wall-time cap, non-zero"
+submit diverge "$JOB" "$SN_sn" --set job/tasks=3 \
+    --set problem/kind=random-dominant --set problem/dominance=0.3 \
+    --set problem/n=300 --set solver/inner=lu-banded
+[ $? -eq 1 ] && grep -q "diverges" "$RUN/diverge.err"
+ok $? "a diverging iteration ends non-zero, saying it diverges"
+! grep -q '"event":"result"' "$RUN/diverge.events"
+ok $? "and never reports a result"
+lib_finish
