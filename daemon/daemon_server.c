@@ -30,6 +30,7 @@ typedef struct {
     char *current;              //  Endpoint of the current super-node
     jace_node_t self_node;      //  Our record: id, endpoints, attributes
     double speed;               //  Emulated speed factor
+    const char *platform;       //  Borrowed: platform file to emulate
     int heartbeat_msec;         //  HELLO / HEARTBEAT period
     int64_t last_welcome;       //  When the super-node last answered
     bool registered;            //  The current super-node answered once
@@ -76,8 +77,9 @@ s_start_worker (server_t *self, const char *bind, const char *advertise)
 {
     char *data_bind = s_data_bind (bind);
     daemon_worker_config_t worker_config = {
-        .bind = data_bind, .security = self->security, .speed = self->speed,
-        .verbose = self->verbose
+        .bind = data_bind, .cluster = self->self_node.cluster,
+        .platform = self->platform, .security = self->security,
+        .speed = self->speed, .verbose = self->verbose
     };
     self->worker = zactor_new (daemon_worker_actor, &worker_config);
     zstr_free (&data_bind);
@@ -154,8 +156,10 @@ s_start (server_t *self, daemon_config_t *config)
     const char *bind = config->bind ? config->bind : "tcp://127.0.0.1:*";
     self->security = jace_security_new (config->keys_dir,
         config->cert ? config->cert : "daemon", reason, sizeof reason);
-    if (!self->security
-    ||  s_bind_control (self, config, bind, reason, sizeof reason))
+    if (!self->security)
+        goto out_fail;
+    s_describe_node (self, config);
+    if (s_bind_control (self, config, bind, reason, sizeof reason))
         goto out_fail;
     for (size_t i = 0; i < config->supernode_count; i++)
         zlist_append (self->supernodes, strdup (config->supernodes [i]));
@@ -163,7 +167,6 @@ s_start (server_t *self, daemon_config_t *config)
         snprintf (reason, sizeof reason, "no super-node given");
         goto out_fail;
     }
-    s_describe_node (self, config);
     zsys_notice ("daemon %s: cluster %s, power %.2f GFLOP/s, control %s, "
                  "data %s", self->self_node.id, self->self_node.cluster,
                  self->self_node.power, self->self_node.endpoint,
@@ -189,6 +192,7 @@ s_server_new (zsock_t *pipe, daemon_config_t *config)
     self->heartbeat_msec = config->heartbeat_msec > 0
                            ? config->heartbeat_msec : 500;
     self->verbose = config->verbose;
+    self->platform = config->platform;
     s_start (self, config);
     return self;
 }

@@ -29,6 +29,7 @@ typedef struct {
     bool insecure;              //  Allow binding non-loopback without keys
     double speed;               //  Emulated speed factor, (0, 1]
     double power;               //  Computing power; <= 0: measure it
+    const char *platform;       //  Platform file: emulate its links
     int heartbeat_msec;         //  HELLO and HEARTBEAT period
     bool verbose;               //  Log every message
 } daemon_config_t;

@@ -5,6 +5,7 @@
 #include "daemon_worker.h"
 #include "jace_task_runtime.h"
 #include "app_table.h"
+#include "platform.h"
 
 #include <math.h>
 
@@ -35,6 +36,9 @@ typedef struct {
     zpoller_t *poller;          //  Pipe and inbox, when not iterating
     char *endpoint;             //  Bound data endpoint, or NULL
     jace_security_t *security;  //  Borrowed
+    char *cluster;              //  Our cluster
+    platform_t *platform;       //  Links to emulate, or NULL
+    jace_shaper_t *shaper;      //  The running task's emulated links
     double speed;               //  Compute slow-down factor
     bool verbose;               //  Log every message
     bool terminated;            //  $TERM received
@@ -78,11 +82,46 @@ s_bind_inbox (worker_t *self, const char *bind)
     return 0;
 }
 
+static void
+s_load_platform (worker_t *self, const char *path)
+{
+    char reason [512];
+    self->platform = platform_load (path, reason, sizeof reason);
+    if (!self->platform)
+        zsys_error ("daemon: %s; links are not emulated", reason);
+    else
+    if (platform_cluster_index (self->platform, self->cluster) < 0) {
+        zsys_error ("daemon: cluster %s is not in %s; links are not "
+                    "emulated", self->cluster, path);
+        platform_destroy (&self->platform);
+    }
+}
+
+//  The links from our cluster to every cluster, for one task.
+static jace_shaper_t *
+s_new_shaper (worker_t *self)
+{
+    if (!self->platform)
+        return NULL;
+    jace_shaper_t *shaper = jace_shaper_new (self->cluster);
+    size_t local = (size_t) platform_cluster_index (self->platform,
+                                                    self->cluster);
+    for (size_t c = 0; c < platform_cluster_count (self->platform); c++)
+        jace_shaper_set_link (shaper,
+            platform_cluster_name (self->platform, c),
+            platform_latency_us (self->platform, local, c),
+            platform_bandwidth_mbps (self->platform, local, c));
+    return shaper;
+}
+
 static worker_t *
 s_worker_new (zsock_t *pipe, daemon_worker_config_t *config)
 {
     worker_t *self = (worker_t *) zmalloc (sizeof *self);
     self->pipe = pipe;
+    self->cluster = strdup (config->cluster ? config->cluster : "default");
+    if (config->platform)
+        s_load_platform (self, config->platform);
     self->security = config->security;
     self->speed = config->speed > 0 && config->speed <= 1 ? config->speed : 1;
     self->verbose = config->verbose;
@@ -97,6 +136,7 @@ s_drop_task (worker_t *self)
 {
     if (self->app && self->app_state)
         self->app->destroy (&self->app_state);
+    jace_shaper_destroy (&self->shaper);
     jace_task_destroy (&self->task);
     self->app = NULL;
     self->state = WORKER_IDLE;
@@ -109,6 +149,8 @@ s_worker_destroy (worker_t **self_p)
     s_drop_task (self);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->inbox);
+    platform_destroy (&self->platform);
+    free (self->cluster);
     free (self->endpoint);
     free (self);
     *self_p = NULL;
@@ -187,6 +229,8 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
         return;
     }
     jace_msg_destroy (&ids);
+    self->shaper = s_new_shaper (self);
+    jace_task_set_shaper (self->task, self->shaper);
     const char *mode = jace_task_param (self->task, "job/mode");
     self->synchronous = mode && streq (mode, "sync");
     self->tolerance = jace_task_param_double (self->task,
@@ -309,6 +353,21 @@ s_has_input (zsock_t *sock)
     return (zsock_events (sock) & ZMQ_POLLIN) != 0;
 }
 
+//  Send the emulated network's due messages, then wait for input at most
+//  `msec` (-1: no limit) or until the next emulated message is due.
+static void *
+s_wait (worker_t *self, int msec)
+{
+    if (self->shaper) {
+        int64_t next = jace_shaper_flush (self->shaper);
+        if (next >= 0) {
+            int due = (int) ((next + 999) / 1000);
+            msec = msec < 0 || due < msec ? due : msec;
+        }
+    }
+    return zpoller_wait (self->poller, msec);
+}
+
 //  Handle whatever is waiting, without blocking; returns the number of
 //  neighbour vectors received.
 static size_t
@@ -339,7 +398,7 @@ s_slow_down (worker_t *self, int64_t busy)
         int64_t slice = self->slowdown_debt < SLOWDOWN_SLICE_USEC
                         ? (int64_t) self->slowdown_debt : SLOWDOWN_SLICE_USEC;
         int64_t start = zclock_usecs ();
-        zpoller_wait (self->poller, (int) (slice / 1000));
+        s_wait (self, (int) (slice / 1000));
         s_drain (self);
         self->slowdown_debt -= (double) (zclock_usecs () - start);
     }
@@ -390,7 +449,7 @@ s_iterate (worker_t *self)
 static void
 s_exchange (worker_t *self)
 {
-    zpoller_wait (self->poller, 100);
+    s_wait (self, 100);
     s_drain (self);
     if (self->state != WORKER_EXCHANGING)
         return;                 //  Stopped meanwhile
@@ -421,7 +480,7 @@ daemon_worker_actor (zsock_t *pipe, void *args)
         }
         if (self->state == WORKER_RUNNING && self->synchronous
         &&  !jace_task_sources_ready (self->task)) {
-            zpoller_wait (self->poller, 100);
+            s_wait (self, 100);
             s_drain (self);
             continue;
         }
@@ -430,14 +489,16 @@ daemon_worker_actor (zsock_t *pipe, void *args)
             if (s_drain (self) == 0 && self->received > 0
             &&  !self->synchronous
             &&  self->quiet_iterations >= self->converge_iterations) {
-                zpoller_wait (self->poller, IDLE_WAIT_MSEC);
+                s_wait (self, IDLE_WAIT_MSEC);
                 s_drain (self);
             }
             if (self->state == WORKER_RUNNING && !self->terminated)
                 s_iterate (self);
+            if (self->shaper)
+                jace_shaper_flush (self->shaper);
             continue;
         }
-        void *which = zpoller_wait (self->poller, -1);
+        void *which = s_wait (self, -1);
         if (which == self->pipe)
             s_recv_pipe (self);
         else

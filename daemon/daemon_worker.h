@@ -10,6 +10,10 @@
     the pipe and the data socket without blocking, so a running task never
     waits for the network.
 
+    With a platform file (a local virtual grid), the data a task sends goes
+    through a jace_shaper with the file's latency and bandwidth from our
+    cluster to each other.
+
     Local convergence: the task's change stays under the job's tolerance
     for job/converge_iterations consecutive iterations (default 10).
     =========================================================================
@@ -23,6 +27,8 @@
 //  What the worker is started with; read before zactor_new returns.
 typedef struct {
     const char *bind;           //  Data endpoint to bind (port may be *)
+    const char *cluster;        //  Our cluster
+    const char *platform;       //  Platform file to emulate links, or NULL
     jace_security_t *security;  //  Borrowed; must outlive the worker
     double speed;               //  Compute slow-down factor, (0, 1]
     bool verbose;               //  Log every message

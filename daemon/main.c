@@ -29,6 +29,8 @@ s_usage (FILE *out)
 "      --speed F         emulate a slower node, 0 < F <= 1 (default 1)\n"
 "      --power P         computing power to report, skipping the start-up\n"
 "                        OpenBLAS benchmark (GFLOP/s)\n"
+"      --platform FILE   emulate the latency and bandwidth this platform\n"
+"                        file gives between clusters (local virtual grids)\n"
 "  -b, --bind EP         control endpoint (default tcp://127.0.0.1:*);\n"
 "                        the data endpoint binds the same host\n"
 "      --advertise HOST  host name others reach us at, for wildcard binds\n"
@@ -50,6 +52,7 @@ s_parse (int argc, char *argv [], daemon_config_t *config,
         { "cluster", required_argument, 0, 'C' },
         { "speed", required_argument, 0, 'S' },
         { "power", required_argument, 0, 'P' },
+        { "platform", required_argument, 0, 'L' },
         { "bind", required_argument, 0, 'b' },
         { "advertise", required_argument, 0, 'A' },
         { "id", required_argument, 0, 'i' },
@@ -85,6 +88,7 @@ s_parse (int argc, char *argv [], daemon_config_t *config,
                                                1e-9, 1e9, &config->power))
                     return 2;
                 break;
+            case 'L': config->platform = optarg; break;
             case 'b': config->bind = optarg; break;
             case 'A': config->advertise = optarg; break;
             case 'i': config->id = optarg; break;

@@ -61,6 +61,7 @@ struct _jace_task_t {
     peer_task_t *peers;         //  One per task (ours unused)
     jace_security_t *security;  //  Borrowed; keys for links, or plain
     jace_msg_t *assign;         //  The ASSIGN, for its payload blocks
+    jace_shaper_t *shaper;      //  Borrowed emulated network, or NULL
     uint64_t dropped;           //  Sends dropped on full links
     uint64_t stale;             //  Received vectors discarded as stale
 };
@@ -285,6 +286,16 @@ s_link (jace_task_t *self, peer_task_t *peer, size_t bytes)
     return link;
 }
 
+//  Send on a peer's link, through the emulated network if there is one.
+static int
+s_send (jace_task_t *self, int64_t to, zsock_t *link, jace_msg_t **msg_p)
+{
+    if (self->shaper)
+        return jace_shaper_send (self->shaper, link, to,
+                                 self->peers [to].node.cluster, msg_p);
+    return jace_msg_send (msg_p, link);
+}
+
 int
 jace_task_send (jace_task_t *self, int64_t to, const double *values,
                 size_t count, int64_t first)
@@ -302,7 +313,7 @@ jace_task_send (jace_task_t *self, int64_t to, const double *values,
     jace_msg_set_iteration (msg, self->iteration);
     jace_msg_set_first (msg, first);
     jace_msg_add_payload (msg, JACE_PAYLOAD_F64, values, count);
-    if (jace_msg_send (&msg, link)) {
+    if (s_send (self, to, link, &msg)) {
         self->dropped++;
         return -1;
     }
@@ -439,6 +450,13 @@ jace_task_deliver (jace_task_t *self, jace_msg_t *data, char *reason,
     return 0;
 }
 
+void
+jace_task_set_shaper (jace_task_t *self, jace_shaper_t *shaper)
+{
+    assert (self);
+    self->shaper = shaper;
+}
+
 uint64_t
 jace_task_dropped (const jace_task_t *self)
 {
@@ -488,7 +506,7 @@ jace_task_send_requests (jace_task_t *self)
         jace_msg_set_iteration (msg, -1);
         jace_msg_add_payload (msg, JACE_PAYLOAD_I64, asked->indices,
                               asked->count);
-        if (!link || jace_msg_send (&msg, link))
+        if (!link || s_send (self, to, link, &msg))
             failed++;
         jace_msg_destroy (&msg);
     }

@@ -11,6 +11,7 @@
 
 #include "jace_msg.h"
 #include "jace_security.h"
+#include "jace_shaper.h"
 #include "jace_task.h"
 
 //  Create the task an ASSIGN describes, taking the message (its payloads
@@ -45,6 +46,11 @@ void
 int
     jace_task_deliver (jace_task_t *self, jace_msg_t *data, char *reason,
                        size_t reason_size);
+
+//  Route this task's sends through an emulated network (borrowed; the
+//  shaper must be destroyed before the task, as it holds its sockets).
+void
+    jace_task_set_shaper (jace_task_t *self, jace_shaper_t *shaper);
 
 //  Sends dropped so far because a link was full.
 uint64_t

@@ -592,6 +592,11 @@ s_start_daemon (launcher_t *self, size_t cluster, size_t node)
     s_argv_push (&args, "--power");
     s_argv_push (&args, "%g",
                  platform_node_power (self->platform, cluster, node));
+    //  The daemons emulate the platform's links between their clusters.
+    char *platform = grid_run_path (self->run, "platform");
+    s_argv_push (&args, "--platform");
+    s_argv_push (&args, "%s", platform);
+    free (platform);
     s_push_supernodes (self, &args, cluster, node);
     s_push_common (self, &args, self->options->daemon_extra,
                    self->options->daemon_extra_count);

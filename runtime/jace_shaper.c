@@ -1,0 +1,180 @@
+/*  =========================================================================
+    jace_shaper - emulated network links between virtual clusters
+    =========================================================================
+*/
+#include "jace_shaper.h"
+
+//  One emulated link, from us to a cluster.
+typedef struct {
+    double latency_usec;        //  One-way delay
+    double bytes_per_usec;      //  Bandwidth
+} link_t;
+
+//  A message on its way to one destination task.
+typedef struct {
+    int64_t to;                 //  Destination task
+    zsock_t *socket;            //  Borrowed: the task's link socket
+    jace_msg_t *msg;            //  The message
+    int64_t start;              //  When its transfer starts (usec)
+    int64_t due;                //  When it arrives (usec, monotonic)
+} pending_t;
+
+struct _jace_shaper_t {
+    char *local;                //  Our cluster
+    zhashx_t *links;            //  Remote cluster -> link_t, owned
+    zhashx_t *busy_until;       //  Destination task -> link free time
+    zlistx_t *pending;          //  pending_t, oldest first, owned
+};
+
+
+static void
+s_free_item (void **item_p)
+{
+    free (*item_p);
+    *item_p = NULL;
+}
+
+static void
+s_pending_destroy (void **item_p)
+{
+    pending_t *pending = (pending_t *) *item_p;
+    if (pending) {
+        jace_msg_destroy (&pending->msg);
+        free (pending);
+        *item_p = NULL;
+    }
+}
+
+jace_shaper_t *
+jace_shaper_new (const char *local)
+{
+    assert (local);
+    jace_shaper_t *self = (jace_shaper_t *) zmalloc (sizeof *self);
+    self->local = strdup (local);
+    self->links = zhashx_new ();
+    zhashx_set_destructor (self->links, s_free_item);
+    self->busy_until = zhashx_new ();
+    zhashx_set_destructor (self->busy_until, s_free_item);
+    self->pending = zlistx_new ();
+    zlistx_set_destructor (self->pending, s_pending_destroy);
+    return self;
+}
+
+void
+jace_shaper_destroy (jace_shaper_t **self_p)
+{
+    assert (self_p);
+    if (*self_p) {
+        jace_shaper_t *self = *self_p;
+        zlistx_destroy (&self->pending);
+        zhashx_destroy (&self->busy_until);
+        zhashx_destroy (&self->links);
+        free (self->local);
+        free (self);
+        *self_p = NULL;
+    }
+}
+
+void
+jace_shaper_set_link (jace_shaper_t *self, const char *remote,
+                      double latency_usec, double bandwidth_mbps)
+{
+    assert (self && remote);
+    link_t *link = (link_t *) zmalloc (sizeof *link);
+    link->latency_usec = latency_usec > 0 ? latency_usec : 0;
+    link->bytes_per_usec = bandwidth_mbps > 0 ? bandwidth_mbps / 8 : 0;
+    zhashx_update (self->links, remote, link);
+}
+
+//  --------------------------------------------------------------------------
+
+static size_t
+s_message_bytes (jace_msg_t *msg)
+{
+    size_t bytes = 64;          //  Header, roughly
+    for (size_t i = 0; i < jace_msg_payload_count (msg); i++)
+        bytes += jace_msg_payload_length (msg, i)
+               * (jace_msg_payload_kind (msg, i) == JACE_PAYLOAD_BYTES
+                  ? 1 : 8);
+    return bytes;
+}
+
+//  A message still waiting for its link to `to` (not yet on the wire).
+static pending_t *
+s_waiting_for (jace_shaper_t *self, int64_t to, int64_t now)
+{
+    for (pending_t *pending = (pending_t *) zlistx_first (self->pending);
+         pending; pending = (pending_t *) zlistx_next (self->pending))
+        if (pending->to == to && pending->start > now)
+            return pending;
+    return NULL;
+}
+
+//  When the link to `to` is free again, and reserve it for `usec` more.
+static int64_t
+s_occupy (jace_shaper_t *self, int64_t to, int64_t now, double usec)
+{
+    char key [32];
+    snprintf (key, sizeof key, "%" PRId64, to);
+    int64_t *busy = (int64_t *) zhashx_lookup (self->busy_until, key);
+    if (!busy) {
+        busy = (int64_t *) zmalloc (sizeof *busy);
+        zhashx_insert (self->busy_until, key, busy);
+    }
+    int64_t start = *busy > now ? *busy : now;
+    *busy = start + (int64_t) usec;
+    return *busy;
+}
+
+int
+jace_shaper_send (jace_shaper_t *self, zsock_t *socket, int64_t to,
+                  const char *remote, jace_msg_t **msg_p)
+{
+    assert (self && socket && msg_p && *msg_p);
+    link_t *link = (link_t *) zhashx_lookup (self->links, remote);
+    if (!link)
+        return jace_msg_send (msg_p, socket);
+    int64_t now = zclock_usecs ();
+    pending_t *waiting = s_waiting_for (self, to, now);
+    if (waiting) {
+        //  Newest wins: the older value never got onto the wire.
+        jace_msg_destroy (&waiting->msg);
+        waiting->msg = *msg_p;
+        *msg_p = NULL;
+        return 0;
+    }
+    double transfer = link->bytes_per_usec > 0
+                    ? (double) s_message_bytes (*msg_p) / link->bytes_per_usec
+                    : 0;
+    pending_t *pending = (pending_t *) zmalloc (sizeof *pending);
+    pending->to = to;
+    pending->socket = socket;
+    pending->msg = *msg_p;
+    *msg_p = NULL;
+    int64_t arrived = s_occupy (self, to, now, transfer);
+    pending->start = arrived - (int64_t) transfer;
+    pending->due = arrived + (int64_t) link->latency_usec;
+    zlistx_add_end (self->pending, pending);
+    return 0;
+}
+
+int64_t
+jace_shaper_flush (jace_shaper_t *self)
+{
+    assert (self);
+    int64_t now = zclock_usecs ();
+    int64_t next = -1;
+    pending_t *pending = (pending_t *) zlistx_first (self->pending);
+    while (pending) {
+        if (pending->due <= now) {
+            jace_msg_send (&pending->msg, pending->socket);
+            zlistx_delete (self->pending, zlistx_cursor (self->pending));
+            pending = (pending_t *) zlistx_first (self->pending);
+            continue;
+        }
+        int64_t wait = pending->due - now;
+        next = next < 0 || wait < next ? wait : next;
+        pending = (pending_t *) zlistx_next (self->pending);
+    }
+    return next;
+}

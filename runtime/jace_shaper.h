@@ -1,0 +1,48 @@
+/*  =========================================================================
+    jace_shaper - emulated network links between virtual clusters
+
+    On a local virtual grid every daemon runs on the same machine, so the
+    links between emulated clusters must be made slow on purpose.  The
+    shaper holds the latency and bandwidth between each pair of clusters
+    (from the platform file) and delays the data a task sends accordingly:
+    a message of B bytes waits for its link to be free, occupies it for
+    B / bandwidth, then arrives `latency` later.  Sends never block: the
+    shaper keeps the message and the worker's loop flushes what is due.
+    While a message still waits for its link, a newer one to the same task
+    replaces it, as a real sender of asynchronous iterations would prefer.
+    =========================================================================
+*/
+#ifndef JACE_SHAPER_H_INCLUDED
+#define JACE_SHAPER_H_INCLUDED
+
+#include "jace_msg.h"
+
+typedef struct _jace_shaper_t jace_shaper_t;
+
+//  Create a shaper for a task running in cluster `local`.
+jace_shaper_t *
+    jace_shaper_new (const char *local);
+
+//  Destroy; pending messages are dropped. Safe on NULL.
+void
+    jace_shaper_destroy (jace_shaper_t **self_p);
+
+//  Set the link from our cluster to cluster `remote` (ours too, for the
+//  intra-cluster network).  Clusters without a link are not shaped.
+void
+    jace_shaper_set_link (jace_shaper_t *self, const char *remote,
+                          double latency_usec, double bandwidth_mbps);
+
+//  Queue msg for destination task `to` in cluster `remote`, to go out on
+//  socket `link` when due; takes the message.  Sends at once when the
+//  cluster has no link.  Returns 0, or -1 if a send failed.
+int
+    jace_shaper_send (jace_shaper_t *self, zsock_t *link, int64_t to,
+                      const char *remote, jace_msg_t **msg_p);
+
+//  Send every queued message that is due.  Returns the microseconds until
+//  the next one is due, or -1 when none waits.
+int64_t
+    jace_shaper_flush (jace_shaper_t *self);
+
+#endif
