@@ -188,11 +188,11 @@ sn_b=$(sed -n 2p "$run/supernodes")
 grep -q -- "--peer $sn\$" "$run/logs/B-sn0.log" &&
     ! grep -q -- "--peer" "$run/logs/A-sn0.log"
 ok $? "the later super-node is peered with the earlier one"
-grep -q -- "--id A-1 --cluster A --speed 0.5 --power 0.5 --supernode $sn --supernode $sn_b" \
+grep -q -- "--id A-1 --cluster A --speed 0.5 --power 0.5 --platform $run/platform --supernode $sn --supernode $sn_b" \
     "$run/logs/A-1.log" &&
-    grep -q -- "--cluster B --speed 1 --power 2 --supernode $sn_b --supernode $sn" \
+    grep -q -- "--cluster B --speed 1 --power 2 --platform $run/platform --supernode $sn_b --supernode $sn" \
     "$run/logs/B-0.log"
-ok $? "daemons get cluster, speed, power and their own super-node first"
+ok $? "daemons get cluster, speed, power, the platform, their own super-node first"
 timeout 10 "$grid" status --run "$run" > "$work/status" 2>&1
 [ $? -eq 0 ] && [ "$(grep -c ' alive ' "$work/status")" -eq 6 ]
 ok $? "status shows all six alive"
