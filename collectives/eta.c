@@ -29,13 +29,16 @@ s_by_degree (const void *first_p, const void *second_p)
     return first->index < second->index ? -1 : first->index > second->index;
 }
 
-//  Step 2.c: share each node's bandwidth among its edges without a share
+//  Step 2.c: share each node's bandwidth among its edges without a share.
+//  Edges are bucketed by node first, so a round costs O(E + V log V).
 static void
 s_share (flow_t *flows, size_t count, size_t n1, size_t n2)
 {
     size_t nodes = n1 + n2;
     vertex_t *order = (vertex_t *) calloc (nodes, sizeof (vertex_t));
-    assert (order);
+    size_t *first = (size_t *) calloc (nodes + 1, sizeof (size_t));
+    size_t *edges = (size_t *) malloc ((2 * count + 1) * sizeof (size_t));
+    assert (order && first && edges);
     for (size_t node = 0; node < nodes; node++)
         order [node].index = node;
     for (size_t flow = 0; flow < count; flow++) {
@@ -43,34 +46,40 @@ s_share (flow_t *flows, size_t count, size_t n1, size_t n2)
         order [flows [flow].sender].degree++;
         order [n1 + flows [flow].receiver].degree++;
     }
+    for (size_t node = 0; node < nodes; node++)
+        first [node + 1] = first [node] + order [node].degree;
+    size_t *fill = (size_t *) malloc ((nodes + 1) * sizeof (size_t));
+    assert (fill);
+    memcpy (fill, first, nodes * sizeof (size_t));
+    for (size_t flow = 0; flow < count; flow++) {
+        edges [fill [flows [flow].sender]++] = flow;
+        edges [fill [n1 + flows [flow].receiver]++] = flow;
+    }
+    free (fill);
     qsort (order, nodes, sizeof (vertex_t), s_by_degree);
     for (size_t rank = 0; rank < nodes && order [rank].degree; rank++) {
         size_t node = order [rank].index;
         double free_share = 1;
         size_t unshared = 0;
-        for (size_t flow = 0; flow < count; flow++) {
-            bool adjacent = node < n1 ? flows [flow].sender == node
-                                      : flows [flow].receiver == node - n1;
-            if (!adjacent)
-                continue;
-            free_share -= flows [flow].share;
-            unshared += flows [flow].share == 0;
+        for (size_t edge = first [node]; edge < first [node + 1]; edge++) {
+            free_share -= flows [edges [edge]].share;
+            unshared += flows [edges [edge]].share == 0;
         }
         //  The report argues free_share >= 0 because nodes come by
         //  decreasing degree, but a node whose edges were all shared by
         //  nodes with many shared edges can be over-committed; its other
         //  edges then wait (share 0) for a later node or round instead of
         //  getting a negative share.
-        if (free_share <= 0)
+        if (free_share <= 0 || unshared == 0)
             continue;
-        for (size_t flow = 0; flow < count && unshared; flow++) {
-            bool adjacent = node < n1 ? flows [flow].sender == node
-                                      : flows [flow].receiver == node - n1;
-            if (adjacent && flows [flow].share == 0)
-                flows [flow].share = free_share / (double) unshared;
-        }
+        double portion = free_share / (double) unshared;
+        for (size_t edge = first [node]; edge < first [node + 1]; edge++)
+            if (flows [edges [edge]].share == 0)
+                flows [edges [edge]].share = portion;
     }
     free (order);
+    free (first);
+    free (edges);
 }
 
 //  --------------------------------------------------------------------------

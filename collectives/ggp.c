@@ -43,6 +43,7 @@ typedef struct {
     size_t *left_match;         //  Column matched to each row, or SIZE_MAX
     size_t *right_match;        //  Row matched to each column, or SIZE_MAX
     size_t *seen;               //  Visit stamp of each column
+    size_t *seen_row;           //  Visit stamp of each row
     size_t stamp;               //  Current visit stamp
 } peeler_t;
 
@@ -166,6 +167,7 @@ s_augment (peeler_t *peeler, size_t row)
 {
     size_t size = peeler->size;
     long *weights = &peeler->weight [row * size];
+    peeler->seen_row [row] = peeler->stamp;
     //  Look for a free column first: it ends most searches at once
     for (size_t column = 0; column < size; column++)
         if (weights [column] >= peeler->threshold
@@ -189,17 +191,36 @@ s_augment (peeler_t *peeler, size_t row)
     return false;
 }
 
-//  Largest weight under the threshold, or 0 if none
+//  Threshold after a failed search: the heaviest edge under the
+//  threshold from a row the search reached to a column it did not.  Any
+//  higher threshold leaves the reachable set, hence the failure, as it
+//  is; this one adds at least one edge to it.
 static long
 s_next_threshold (peeler_t *peeler)
 {
     long best = 0;
-    size_t cells = peeler->size * peeler->size;
-    for (size_t cell = 0; cell < cells; cell++) {
-        long value = peeler->weight [cell];
-        if (value < peeler->threshold && value > best)
-            best = value;
+    size_t size = peeler->size;
+    for (size_t row = 0; row < size; row++) {
+        if (peeler->seen_row [row] != peeler->stamp)
+            continue;
+        long *weights = &peeler->weight [row * size];
+        for (size_t column = 0; column < size; column++)
+            if (peeler->seen [column] != peeler->stamp
+            &&  weights [column] < peeler->threshold
+            &&  weights [column] > best)
+                best = weights [column];
     }
+    return best;
+}
+
+//  Largest weight of the graph: OGGP's first threshold
+static long
+s_heaviest (peeler_t *peeler)
+{
+    long best = 0;
+    for (size_t cell = 0; cell < peeler->size * peeler->size; cell++)
+        if (peeler->weight [cell] > best)
+            best = peeler->weight [cell];
     return best;
 }
 
@@ -238,9 +259,7 @@ s_peel (ggp_schedule_t *self, peeler_t *peeler, long regular,
 {
     size_t size = peeler->size;
     long left = regular;
-    peeler->threshold = bottleneck ? regular + 1 : 1;
-    if (bottleneck)
-        peeler->threshold = s_next_threshold (peeler);
+    peeler->threshold = bottleneck ? s_heaviest (peeler) : 1;
     while (left > 0) {
         s_repair (peeler, bottleneck);
         long peel = LONG_MAX;
@@ -300,8 +319,9 @@ s_schedule (const double *w, size_t n1, size_t n2, size_t k, double beta,
     peeler.left_match = (size_t *) malloc (size * sizeof (size_t));
     peeler.right_match = (size_t *) malloc (size * sizeof (size_t));
     peeler.seen = (size_t *) calloc (size, sizeof (size_t));
+    peeler.seen_row = (size_t *) calloc (size, sizeof (size_t));
     assert (peeler.weight && peeler.real && peeler.left_match
-            && peeler.right_match && peeler.seen);
+            && peeler.right_match && peeler.seen && peeler.seen_row);
     for (size_t cell = 0; cell < n1 * n2; cell++) {
         assert (w [cell] >= 0);
         peeler.real [cell] = w [cell];
@@ -318,6 +338,7 @@ s_schedule (const double *w, size_t n1, size_t n2, size_t k, double beta,
     free (peeler.left_match);
     free (peeler.right_match);
     free (peeler.seen);
+    free (peeler.seen_row);
     return self;
 }
 

@@ -190,13 +190,83 @@ scatter_optimal_increasing (scatter_cost_fn *cost, void *args, size_t count,
     return s_program_finish (&program, count, distribution);
 }
 
+//  One column of Algorithm 2 for an affine processor.  With e_max the
+//  smallest share whose computing outlasts the others (found by binary
+//  search in Algorithm 2), every share e in [1, e_max) costs
+//      comm_fixed + lambda e + next[d - e]
+//  so the best of them is comm_fixed + lambda d + min over the window
+//  k in [d - e_max + 1, d - 1] of (next[k] - lambda k).  As d grows, e_max
+//  grows by 0 or 1 (next never decreases) so both ends of the window only
+//  move up: a monotone queue gives each minimum in amortised O(1), and
+//  the column costs O(n) instead of O(n * window).
+static void
+s_affine_column (const scatter_proc_t *proc, size_t items,
+                 const double *next, double *current, uint32_t *share,
+                 size_t *queue)
+{
+    void *args = (void *) proc;
+    size_t head = 0, tail = 0;      //  Queue of k, h(k) increasing
+    size_t largest = 0;             //  e_max, carried from d - 1
+    double lambda = proc->comm_per_item;
+    for (size_t d = 0; d <= items; d++) {
+        while (scatter_affine_cost (args, 0, largest, false)
+               < next [d - largest])
+            largest++;          //  Stops at d at the latest: next[0] = 0
+        if (d >= 1) {
+            size_t k = d - 1;
+            double value = next [k] - lambda * (double) k;
+            while (tail > head && next [queue [tail - 1]]
+                   - lambda * (double) queue [tail - 1] >= value)
+                tail--;
+            queue [tail++] = k;
+        }
+        size_t low = d + 1 - largest;
+        while (tail > head && queue [head] < low)
+            head++;
+        //  e = 0, then e = e_max, then the best e in [1, e_max)
+        double best = next [d];
+        size_t best_share = 0;
+        double at_largest = scatter_affine_cost (args, 0, largest, true)
+                          + scatter_affine_cost (args, 0, largest, false);
+        if (largest > 0 && at_largest < best) {
+            best = at_largest;
+            best_share = largest;
+        }
+        if (tail > head) {
+            size_t k = queue [head];
+            double value = proc->comm_fixed + lambda * (double) (d - k)
+                         + next [k];
+            if (value < best) {
+                best = value;
+                best_share = d - k;
+            }
+        }
+        current [d] = best;
+        share [d] = (uint32_t) best_share;
+    }
+}
+
 double
 scatter_optimal (const scatter_proc_t *procs, size_t count, size_t items,
                  size_t *distribution)
 {
     assert (procs);
-    return scatter_optimal_increasing (scatter_affine_cost, (void *) procs, count,
-                                       items, distribution);
+    assert (count >= 1);
+    assert (distribution);
+    program_t program;
+    s_program_init (&program, scatter_affine_cost, (void *) procs, count,
+                    items);
+    size_t *queue = (size_t *) malloc ((items + 1) * sizeof (size_t));
+    assert (queue);
+    for (size_t proc = count - 1; proc-- > 0;) {
+        s_affine_column (&procs [proc], items, program.next, program.current,
+                         &program.share [proc * (items + 1)], queue);
+        double *swap = program.next;
+        program.next = program.current;
+        program.current = swap;
+    }
+    free (queue);
+    return s_program_finish (&program, count, distribution);
 }
 
 //  Solve linear program (3) in rationals; returns 0 and fills shares

@@ -303,8 +303,8 @@ mapper_default_replace (grid_t *grid, tig_t *tig, size_t *placement,
 //  The mappers by name
 typedef struct {
     const char *name;           //  Name the spawner and tools use
-    int (*map) (grid_t *, tig_t *, size_t *);
-    int (*replace) (grid_t *, tig_t *, size_t *, size_t);
+    int (*map) (grid_t *, tig_t *, size_t *);           //  Initial mapping
+    int (*replace) (grid_t *, tig_t *, size_t *, size_t);   //  Replacement
 } mapper_t;
 
 static const mapper_t s_mappers [] = {

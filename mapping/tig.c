@@ -196,34 +196,50 @@ tig_new_from_pattern (size_t rows, size_t nonzeros, const size_t *row_index,
     return self;
 }
 
+//  First row of a block (blocks as in s_block_of)
+static size_t
+s_block_start (size_t block, size_t rows, size_t tasks)
+{
+    size_t size = rows / tasks, longer = rows % tasks;
+    return block < longer ? block * (size + 1)
+                          : longer * (size + 1) + (block - longer) * size;
+}
+
+//  The same graph tig_new_from_pattern would build from the full band,
+//  computed from the block bounds so that large bands cost no memory
 tig_t *
 tig_new_banded (size_t rows, size_t half_band, size_t tasks)
 {
     if (tasks == 0 || tasks > rows)
         return NULL;
-    size_t nonzeros = 0;
-    for (size_t row = 0; row < rows; row++) {
-        size_t first = row > half_band ? row - half_band : 0;
-        size_t last = row + half_band < rows ? row + half_band : rows - 1;
-        nonzeros += last - first + 1;
-    }
-    size_t *row_index = (size_t *) malloc ((nonzeros + 1) * sizeof (size_t));
-    size_t *column_index = (size_t *) malloc ((nonzeros + 1)
-                                              * sizeof (size_t));
-    assert (row_index && column_index);
-    size_t entry = 0;
-    for (size_t row = 0; row < rows; row++) {
-        size_t first = row > half_band ? row - half_band : 0;
-        size_t last = row + half_band < rows ? row + half_band : rows - 1;
-        for (size_t column = first; column <= last; column++) {
-            row_index [entry] = row;
-            column_index [entry++] = column;
+    tig_t *self = tig_new (tasks);
+    for (size_t task = 0; task < tasks; task++) {
+        size_t first = s_block_start (task, rows, tasks);
+        size_t end = s_block_start (task + 1, rows, tasks);
+        double nonzeros = 0;
+        for (size_t row = first; row < end; row++) {
+            size_t low = row > half_band ? row - half_band : 0;
+            size_t high = row + half_band < rows ? row + half_band
+                                                 : rows - 1;
+            nonzeros += (double) (high - low + 1);
+        }
+        self->tasks [task].cost = nonzeros;
+        //  Columns the block's rows reach, and the blocks that own them
+        size_t reach_low = first > half_band ? first - half_band : 0;
+        size_t reach_high = end - 1 + half_band < rows ? end - 1 + half_band
+                                                       : rows - 1;
+        for (size_t other = s_block_of (reach_low, rows, tasks);
+             other <= s_block_of (reach_high, rows, tasks); other++) {
+            if (other == task)
+                continue;
+            size_t other_first = s_block_start (other, rows, tasks);
+            size_t other_end = s_block_start (other + 1, rows, tasks);
+            size_t low = other_first > reach_low ? other_first : reach_low;
+            size_t high = other_end - 1 < reach_high ? other_end - 1
+                                                     : reach_high;
+            s_add_arc (&self->tasks [task], other, (double) (high - low + 1));
         }
     }
-    tig_t *self = tig_new_from_pattern (rows, nonzeros, row_index,
-                                        column_index, tasks);
-    free (row_index);
-    free (column_index);
     return self;
 }
 

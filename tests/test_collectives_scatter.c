@@ -98,6 +98,10 @@ s_test_small (void)
         double one = scatter_optimal_general (scatter_affine_cost, procs,
                                               count, items, first);
         double two = scatter_optimal (procs, count, items, second);
+        size_t literal [4];
+        double two_literal = scatter_optimal_increasing (
+            scatter_affine_cost, procs, count, items, literal);
+        agree2 = agree2 && fabs (two_literal - best) < 1e-9;
         agree1 = agree1 && fabs (one - best) < 1e-9
               && fabs (scatter_makespan (procs, count, first) - one) < 1e-9;
         agree2 = agree2 && fabs (two - best) < 1e-9
@@ -127,8 +131,8 @@ s_test_small (void)
     }
     ok (agree1, "Algorithm 1 agrees with exhaustive search on 300 "
         "instances");
-    ok (agree2, "Algorithm 2 agrees with exhaustive search on 300 "
-        "instances");
+    ok (agree2, "Algorithm 2 (literal and sliding-window) agrees with "
+        "exhaustive search on 300 instances");
     ok (bumpy, "Algorithm 1 is exact for costs that are not increasing");
     ok (sums, "the heuristic's rounding keeps the number of items");
     ok (bounded, "the heuristic stays within the bound of equation (4)");
@@ -148,13 +152,17 @@ s_test_larger (void)
         double one = scatter_optimal_general (scatter_affine_cost, procs,
                                               count, items, first);
         double two = scatter_optimal (procs, count, items, second);
-        agree = agree && fabs (one - two) < 1e-9;
+        double literal = scatter_optimal_increasing (scatter_affine_cost,
+                                                     procs, count, items,
+                                                     first);
+        agree = agree && fabs (one - two) < 1e-9
+             && fabs (literal - two) < 1e-9;
         double heuristic = scatter_heuristic (procs, count, items, rounded,
                                               NULL);
         bounded = bounded && heuristic <= two
                   + scatter_heuristic_bound (procs, count) + 1e-9;
     }
-    ok (agree, "Algorithms 1 and 2 agree up to 450 items and 7 processors");
+    ok (agree, "Algorithms 1, 2 and the sliding window agree up to 450 items");
     ok (bounded, "the heuristic stays within equation (4) there too");
 }
 

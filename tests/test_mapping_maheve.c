@@ -70,6 +70,49 @@ s_test_tig (void)
     tig_destroy (&tig);
     ok (tig_new_banded (10, 1, 11) == NULL, "more tasks than rows is "
         "refused");
+    //  The banded graph is computed from block bounds: it must equal the
+    //  graph of the full band's pattern
+    bool same = true;
+    for (size_t rows = 5; rows < 40; rows += 7)
+        for (size_t half = 0; half < 9; half += 2)
+            for (size_t tasks = 1; tasks <= rows && tasks < 7; tasks++) {
+                size_t nonzeros = 0;
+                size_t *row_index = malloc (rows * rows * sizeof (size_t));
+                size_t *column_index = malloc (rows * rows * sizeof (size_t));
+                for (size_t i = 0; i < rows; i++)
+                    for (size_t j = 0; j < rows; j++)
+                        if ((i > j ? i - j : j - i) <= half) {
+                            row_index [nonzeros] = i;
+                            column_index [nonzeros++] = j;
+                        }
+                tig_t *pattern = tig_new_from_pattern (rows, nonzeros,
+                    row_index, column_index, tasks);
+                tig_t *band = tig_new_banded (rows, half, tasks);
+                for (size_t task = 0; task < tasks; task++) {
+                    same = same && tig_cost (pattern, task)
+                                   == tig_cost (band, task)
+                        && tig_degree (pattern, task)
+                           == tig_degree (band, task);
+                    for (size_t edge = 0; same && edge < tig_degree (band,
+                                                                    task);
+                         edge++) {
+                        bool found = false;
+                        for (size_t other = 0;
+                             other < tig_degree (pattern, task); other++)
+                            found = found
+                                || (tig_neighbour (pattern, task, other)
+                                    == tig_neighbour (band, task, edge)
+                                 && tig_edge_amount (pattern, task, other)
+                                    == tig_edge_amount (band, task, edge));
+                        same = found;
+                    }
+                }
+                tig_destroy (&pattern);
+                tig_destroy (&band);
+                free (row_index);
+                free (column_index);
+            }
+    ok (same, "the banded graph equals the graph of its full pattern");
     char error [512];
     const char *srcdir = getenv ("JACE_SRCDIR");
     char path [400];
@@ -247,7 +290,7 @@ s_test_mappers (void)
 int
 main (void)
 {
-    tap_plan (9 + 15 + 9 + 2 + 8 + 3);
+    tap_plan (10 + 15 + 9 + 2 + 8 + 3);
     s_test_tig ();
     s_test_low ();
     s_test_high ();

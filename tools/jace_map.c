@@ -245,9 +245,9 @@ main (int argc, char *argv [])
             case 't':
                 options.tasks = strtol (optarg, &end, 10);
                 if (*end || end == optarg || options.tasks < 1
-                ||  options.tasks > 1000000) {
+                ||  options.tasks > 100000) {
                     fprintf (stderr, "jace-map: --tasks needs a whole number "
-                             "from 1 to 1000000\n");
+                             "from 1 to 100000\n");
                     return 2;
                 }
                 break;

@@ -258,9 +258,12 @@ s_run_lg (options_t *options)
         sizes [count++] = (size_t) options->n1;
         sizes [count++] = (size_t) options->n2;
     }
-    if (count < 1) {
-        fprintf (stderr, "jace-plan lg: needs --n1 N --n2 M (1..4096) or "
-                 "--clusters \"N1 N2 ...\"\n");
+    size_t nodes_wanted = 0;
+    for (size_t index = 0; index < count; index++)
+        nodes_wanted += sizes [index];
+    if (count < 1 || nodes_wanted > 4096) {
+        fprintf (stderr, "jace-plan lg: needs --n1 N --n2 M or --clusters "
+                 "\"N1 N2 ...\", 4096 nodes at most\n");
         return 2;
     }
     lg_plan_t *plan = options->direct ? lg_plan_direct (sizes, count, NULL)
