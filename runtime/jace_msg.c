@@ -301,11 +301,15 @@ s_read_string (const msgpack_object *obj, size_t bound, char *dest,
         return s_reject (reason, reason_size, "field %s is not a string", what);
     size_t length = obj->via.str.size;
     if (length >= bound)
-        return s_reject (reason, reason_size, "field %s is %zu bytes, limit %zu", what, length,
-                       bound - 1);
-    if (memchr (obj->via.str.ptr, 0, length))
-        return s_reject (reason, reason_size, "field %s holds a NUL byte", what);
-    memcpy (dest, obj->via.str.ptr, length);
+        return s_reject (reason, reason_size,
+                         "field %s is %zu bytes, limit %zu", what, length,
+                         bound - 1);
+    //  An empty string may come with a NULL pointer: touch it only if not.
+    if (length && memchr (obj->via.str.ptr, 0, length))
+        return s_reject (reason, reason_size, "field %s holds a NUL byte",
+                         what);
+    if (length)
+        memcpy (dest, obj->via.str.ptr, length);
     dest [length] = 0;
     return 0;
 }
@@ -316,7 +320,8 @@ s_read_int (const msgpack_object *obj, int64_t *dest, const char *what,
 {
     if (obj->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
         if (obj->via.u64 > INT64_MAX)
-            return s_reject (reason, reason_size, "field %s is out of range", what);
+            return s_reject (reason, reason_size,
+                             "field %s is out of range", what);
         *dest = (int64_t) obj->via.u64;
         return 0;
     }
@@ -344,7 +349,8 @@ s_read_node (const msgpack_object *obj, jace_node_t *node,
 {
     if (obj->type != MSGPACK_OBJECT_ARRAY
     ||  obj->via.array.size != NODE_FIELDS)
-        return s_reject (reason, reason_size, "node record is not an array of %d", NODE_FIELDS);
+        return s_reject (reason, reason_size,
+                         "node record is not an array of %d", NODE_FIELDS);
     const msgpack_object *f = obj->via.array.ptr;
     if (s_read_string (&f [0], JACE_ID_MAX, node->id, "node.id",
                        reason, reason_size)
@@ -378,7 +384,8 @@ s_read_nodes (jace_msg_t *self, const msgpack_object *obj,
     if (obj->type != MSGPACK_OBJECT_ARRAY)
         return s_reject (reason, reason_size, "field nodes is not an array");
     if (obj->via.array.size > JACE_NODES_MAX)
-        return s_reject (reason, reason_size, "%u node records, limit %d", obj->via.array.size,
+        return s_reject (reason, reason_size,
+                         "%u node records, limit %d", obj->via.array.size,
                        JACE_NODES_MAX);
     for (uint32_t i = 0; i < obj->via.array.size; i++) {
         jace_node_t node;
@@ -396,7 +403,8 @@ s_read_params (jace_msg_t *self, const msgpack_object *obj,
     if (obj->type != MSGPACK_OBJECT_MAP)
         return s_reject (reason, reason_size, "field params is not a map");
     if (obj->via.map.size > JACE_PARAMS_MAX)
-        return s_reject (reason, reason_size, "%u params, limit %d", obj->via.map.size,
+        return s_reject (reason, reason_size,
+                         "%u params, limit %d", obj->via.map.size,
                        JACE_PARAMS_MAX);
     char *key = (char *) zmalloc (JACE_ENDPOINT_MAX);
     char *value = (char *) zmalloc (JACE_TEXT_MAX);
@@ -462,29 +470,34 @@ s_read_payloads (jace_msg_t *self, const msgpack_object *obj, zmsg_t *zmsg,
                  char *reason, size_t reason_size)
 {
     if (obj->type != MSGPACK_OBJECT_ARRAY)
-        return s_reject (reason, reason_size, "payload descriptor is not an array");
+        return s_reject (reason, reason_size,
+                         "payload descriptor is not an array");
     size_t count = obj->via.array.size;
     if (count > JACE_MSG_PAYLOADS_MAX)
         return s_reject (reason, reason_size, "%zu payloads, limit %d", count,
                        JACE_MSG_PAYLOADS_MAX);
     if (count != zmsg_size (zmsg))
-        return s_reject (reason, reason_size, "header announces %zu payload frames, got %zu",
+        return s_reject (reason, reason_size,
+                         "header announces %zu payload frames, got %zu",
                        count, zmsg_size (zmsg));
     for (size_t i = 0; i < count; i++) {
         const msgpack_object *pair = &obj->via.array.ptr [i];
         int64_t kind = 0, length = 0;
         if (pair->type != MSGPACK_OBJECT_ARRAY || pair->via.array.size != 2)
-            return s_reject (reason, reason_size, "payload %zu descriptor is not [kind, count]", i);
+            return s_reject (reason, reason_size,
+                             "payload %zu descriptor is not [kind, count]", i);
         if (s_read_int (&pair->via.array.ptr [0], &kind, "payload kind",
                         reason, reason_size)
         ||  s_read_int (&pair->via.array.ptr [1], &length, "payload count",
                         reason, reason_size))
             return -1;
         if (kind < JACE_PAYLOAD_F64 || kind > JACE_PAYLOAD_BYTES)
-            return s_reject (reason, reason_size, "payload %zu has unknown kind %" PRId64, i, kind);
+            return s_reject (reason, reason_size,
+                             "payload %zu has unknown kind %" PRId64, i, kind);
         size_t element = s_element_size ((jace_payload_kind_t) kind);
         if (length < 0 || (uint64_t) length > JACE_MSG_FRAME_MAX / element)
-            return s_reject (reason, reason_size, "payload %zu count %" PRId64 " out of range",
+            return s_reject (reason, reason_size,
+                             "payload %zu count %" PRId64 " out of range",
                            i, length);
         zframe_t *frame = zmsg_pop (zmsg);
         if (zframe_size (frame) != (size_t) length * element) {
@@ -507,7 +520,8 @@ s_read_envelope (const msgpack_object *root, jace_msg_type_t *type,
                  char *reason, size_t reason_size)
 {
     if (root->type != MSGPACK_OBJECT_ARRAY || root->via.array.size < 3)
-        return s_reject (reason, reason_size, "header is not an array of at least 3 items");
+        return s_reject (reason, reason_size,
+                         "header is not an array of at least 3 items");
     int64_t version = 0, number = 0;
     if (s_read_int (&root->via.array.ptr [0], &version, "version",
                     reason, reason_size)
@@ -515,14 +529,17 @@ s_read_envelope (const msgpack_object *root, jace_msg_type_t *type,
                     reason, reason_size))
         return -1;
     if (version != JACE_MSG_VERSION)
-        return s_reject (reason, reason_size, "version %" PRId64 ", expected %d", version,
+        return s_reject (reason, reason_size,
+                         "version %" PRId64 ", expected %d", version,
                        JACE_MSG_VERSION);
     if (number <= 0 || number >= JACE_MSG_TYPE_COUNT)
-        return s_reject (reason, reason_size, "unknown message type %" PRId64, number);
+        return s_reject (reason, reason_size,
+                         "unknown message type %" PRId64, number);
     *type = (jace_msg_type_t) number;
     size_t expected = 3 + s_schema_length (*type);
     if (root->via.array.size != expected)
-        return s_reject (reason, reason_size, "%s has %u header items, expected %zu",
+        return s_reject (reason, reason_size,
+                         "%s has %u header items, expected %zu",
                        s_schemas [*type].name, root->via.array.size,
                        expected);
     return 0;
