@@ -162,7 +162,7 @@ s_start (server_t *self, daemon_config_t *config)
     if (s_bind_control (self, config, bind, reason, sizeof reason))
         goto out_fail;
     for (size_t i = 0; i < config->supernode_count; i++)
-        zlist_append (self->supernodes, strdup (config->supernodes [i]));
+        zlist_append (self->supernodes, (void *) config->supernodes [i]);
     if (zlist_size (self->supernodes) == 0) {
         snprintf (reason, sizeof reason, "no super-node given");
         goto out_fail;
@@ -233,7 +233,8 @@ s_connect_supernode (server_t *self)
                       self->self_node.id, self->current);
         //  Rotate: the silent one goes to the back of the list.
         char *silent = (char *) zlist_pop (self->supernodes);
-        zlist_append (self->supernodes, silent);
+        zlist_append (self->supernodes, silent);    //  Copied: autofree
+        free (silent);
     }
     free (self->current);
     self->current = strdup ((char *) zlist_first (self->supernodes));
@@ -384,6 +385,7 @@ s_recv_router (server_t *self)
         case JACE_MSG_START:
         case JACE_MSG_COLLECT:
         case JACE_MSG_STOP:
+        case JACE_MSG_REMAP:
             s_on_job_message (self, &msg);
             break;
         default:

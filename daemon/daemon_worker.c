@@ -265,6 +265,23 @@ s_on_collect (worker_t *self, jace_msg_t *collect)
     jace_msg_send (&result, self->pipe);
 }
 
+//  Another task moved to a new daemon (its old one died).
+static void
+s_on_remap (worker_t *self, jace_msg_t *remap)
+{
+    if (!self->task || jace_msg_node_count (remap) != 1)
+        return;
+    const jace_node_t *node = jace_msg_node (remap, 0);
+    if (jace_task_remap (self->task, node))
+        zsys_warning ("daemon %s: REMAP of task %" PRId64 " to epoch %"
+                      PRId64 " not applied", self->sender, node->task,
+                      node->epoch);
+    else
+        zsys_info ("daemon %s: task %" PRId64 " moved to %s (epoch %"
+                   PRId64 ")", self->sender, node->task, node->id,
+                   node->epoch);
+}
+
 //  Every task tells every other what it needs from it, so owners know
 //  what to send before the first iteration.
 static void
@@ -299,6 +316,7 @@ s_recv_pipe (worker_t *self)
         switch (jace_msg_type (msg)) {
             case JACE_MSG_ASSIGN: s_on_assign (self, &msg); break;
             case JACE_MSG_START: s_on_start (self); break;
+            case JACE_MSG_REMAP: s_on_remap (self, msg); break;
             case JACE_MSG_COLLECT: s_on_collect (self, msg); break;
             case JACE_MSG_STOP: s_drop_task (self); break;
             default: assert (false);

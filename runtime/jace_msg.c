@@ -40,7 +40,7 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
         { F_SENDER, F_JOB, F_STATE, F_END } },
     [JACE_MSG_BYE] = { "BYE", { F_SENDER, F_END } },
     [JACE_MSG_RESERVE] = { "RESERVE",
-        { F_SENDER, F_JOB, F_COUNT, F_INTERVAL, F_STATE, F_END } },
+        { F_SENDER, F_JOB, F_COUNT, F_INTERVAL, F_STATE, F_CLUSTER, F_END } },
     [JACE_MSG_GRANT] = { "GRANT",
         { F_SENDER, F_JOB, F_COUNT, F_NODES, F_END } },
     [JACE_MSG_RELEASE] = { "RELEASE",
@@ -68,6 +68,8 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
     [JACE_MSG_DATA] = { "DATA",
         { F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_FIRST, F_END } },
     [JACE_MSG_ERROR] = { "ERROR", { F_SENDER, F_REASON, F_END } },
+    [JACE_MSG_REMAP] = { "REMAP",
+        { F_JOB, F_TASK, F_EPOCH, F_NODES, F_END } },
 };
 
 //  Fields of a node record on the wire, in order.

@@ -64,6 +64,7 @@ typedef enum {
     JACE_MSG_STOP,              //  spawner -> daemon: job over
     JACE_MSG_DATA,              //  daemon -> daemon: neighbour values
     JACE_MSG_ERROR,             //  any -> any: request failed, with reason
+    JACE_MSG_REMAP,             //  spawner -> daemon: a task moved
     JACE_MSG_TYPE_COUNT         //  One past the last type
 } jace_msg_type_t;
 

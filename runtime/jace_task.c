@@ -488,29 +488,51 @@ jace_task_requested (jace_task_t *self, int64_t to, size_t *count)
     return requested->count ? requested->indices : NULL;
 }
 
+//  Send task `to` what we ask of it (possibly nothing).
+static int
+s_send_request (jace_task_t *self, int64_t to)
+{
+    request_t *asked = &self->peers [to].asked;
+    zsock_t *link = s_link (self, &self->peers [to],
+                            asked->count * sizeof (int64_t));
+    if (!link)
+        return -1;
+    jace_msg_t *msg = jace_msg_new (JACE_MSG_DATA);
+    jace_msg_set_job (msg, self->job);
+    jace_msg_set_task (msg, self->rank);
+    jace_msg_set_epoch (msg, self->epoch);
+    jace_msg_set_iteration (msg, -1);
+    jace_msg_add_payload (msg, JACE_PAYLOAD_I64, asked->indices,
+                          asked->count);
+    return s_send (self, to, link, &msg);
+}
+
 size_t
 jace_task_send_requests (jace_task_t *self)
 {
     assert (self);
     size_t failed = 0;
-    for (int64_t to = 0; to < self->count; to++) {
-        if (to == self->rank)
-            continue;
-        request_t *asked = &self->peers [to].asked;
-        zsock_t *link = s_link (self, &self->peers [to],
-                                asked->count * sizeof (int64_t));
-        jace_msg_t *msg = jace_msg_new (JACE_MSG_DATA);
-        jace_msg_set_job (msg, self->job);
-        jace_msg_set_task (msg, self->rank);
-        jace_msg_set_epoch (msg, self->epoch);
-        jace_msg_set_iteration (msg, -1);
-        jace_msg_add_payload (msg, JACE_PAYLOAD_I64, asked->indices,
-                              asked->count);
-        if (!link || s_send (self, to, link, &msg))
+    for (int64_t to = 0; to < self->count; to++)
+        if (to != self->rank && s_send_request (self, to))
             failed++;
-        jace_msg_destroy (&msg);
-    }
     return failed;
+}
+
+int
+jace_task_remap (jace_task_t *self, const jace_node_t *node)
+{
+    assert (self);
+    assert (node);
+    int64_t rank = node->task;
+    if (rank < 0 || rank >= self->count || rank == self->rank
+    ||  node->epoch <= self->peers [rank].node.epoch)
+        return -1;
+    peer_task_t *peer = &self->peers [rank];
+    //  Its values so far stay the newest we have until the new daemon
+    //  sends; anything still signed with the old epoch is dropped.
+    peer->node = *node;
+    zsock_destroy (&peer->link);
+    return s_send_request (self, rank);
 }
 
 bool

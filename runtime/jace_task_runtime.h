@@ -61,6 +61,13 @@ uint64_t
 size_t
     jace_task_send_requests (jace_task_t *self);
 
+//  Task node->task now runs on daemon `node` with epoch node->epoch: send
+//  to its new data endpoint, ignore its old epoch, and send it our request
+//  list again.  Returns 0, or -1 if the move is not newer than what we know
+//  (or the send failed).
+int
+    jace_task_remap (jace_task_t *self, const jace_node_t *node);
+
 //  True once every other task's request list has arrived.
 bool
     jace_task_requests_complete (const jace_task_t *self);

@@ -37,6 +37,7 @@ typedef struct {
     int64_t state;              //  Last reported state, -1 before any
     int64_t last_heard;         //  When the daemon last spoke (msec)
     bool accepted;              //  ACCEPT received
+    bool started;               //  START sent
     bool collected;             //  RESULT of the current snapshot in
 } task_t;
 
@@ -51,6 +52,10 @@ typedef struct {
     zpoller_t *poller;          //  Everything we listen to
     spawner_events_t *events;   //  The event log
     jace_msg_t *leased;         //  Daemons we hold, as a node list
+    size_t lease_target;        //  Daemons we want to hold
+    zlist_t *fenced;            //  Links to replaced daemons (zsock_t)
+    int64_t replacements;       //  Tasks moved to another daemon
+    bool running;               //  START sent to the first placement
     task_t *tasks;              //  One per task
     size_t task_count;          //  Tasks in the job
     int64_t *first_row;         //  Block starts, task_count + 1
@@ -150,6 +155,7 @@ s_run_new (spawner_job_t *job, const spawner_options_t *options)
         *c = (char) tolower (*c);
     self->poller = zpoller_new (NULL);
     self->leased = jace_msg_new (JACE_MSG_RELEASE);
+    self->fenced = zlist_new ();
     self->task_count = (size_t) spawner_job_tasks (job);
     self->tasks = (task_t *) zmalloc (self->task_count * sizeof (task_t));
     self->first_row = (int64_t *) zmalloc ((self->task_count + 1)
@@ -174,6 +180,11 @@ s_run_destroy (run_t **self_p)
     free (self->first_row);
     free (self->x);
     jace_msg_destroy (&self->leased);
+    while (zlist_size (self->fenced)) {
+        zsock_t *link = (zsock_t *) zlist_pop (self->fenced);
+        zsock_destroy (&link);
+    }
+    zlist_destroy (&self->fenced);
     spawner_events_destroy (&self->events);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->supernode);
@@ -220,7 +231,7 @@ s_on_grant (run_t *self, jace_msg_t *grant)
 {
     for (size_t i = 0; i < jace_msg_node_count (grant); i++) {
         const jace_node_t *node = jace_msg_node (grant, i);
-        if (jace_msg_node_count (self->leased) < self->task_count)
+        if (jace_msg_node_count (self->leased) < self->lease_target)
             jace_msg_add_node (self->leased, node);
         else {
             //  More than we need (a late grant): give it back.
@@ -268,35 +279,44 @@ s_poll (run_t *self, int wait)
     return which;
 }
 
+//  Lease daemons until we hold `target`, preferring `cluster` (may be "")
+//  and giving up at deadline.  Returns 0, or -1 if short.
 static int
-s_reserve (run_t *self)
+s_lease (run_t *self, size_t target, const char *cluster, int64_t deadline)
 {
-    int64_t deadline = self->started
-                     + (int64_t) (spawner_job_reserve_timeout (self->job) * 1000);
+    self->lease_target = target;
     int64_t next_request = 0;
-    while (jace_msg_node_count (self->leased) < self->task_count
-           && !s_stopping (self)) {
+    while (jace_msg_node_count (self->leased) < target && !s_stopping (self)) {
         int64_t now = zclock_mono ();
-        if (now >= deadline && next_request) {
-            s_fail (self, "not enough daemons: %zu of %zu leased from %s "
-                    "after %.0f s (start more daemons, or lower job/tasks)",
-                    jace_msg_node_count (self->leased), self->task_count,
-                    self->options->supernode,
-                    spawner_job_reserve_timeout (self->job));
-            break;
-        }
+        if (now >= deadline && next_request)
+            return -1;
         if (now >= next_request) {
             jace_msg_t *reserve = jace_msg_new (JACE_MSG_RESERVE);
             jace_msg_set_sender (reserve, self->id);
             jace_msg_set_job (reserve, self->id);
-            jace_msg_set_count (reserve, (int64_t) (self->task_count
+            jace_msg_set_count (reserve, (int64_t) (target
                                 - jace_msg_node_count (self->leased)));
             jace_msg_set_interval (reserve, LEASE_MSEC);
+            jace_msg_set_cluster (reserve, cluster);
             jace_msg_send (&reserve, self->supernode);
             next_request = now + GRANT_WAIT_MSEC;
         }
         s_poll (self, 100);
     }
+    return *self->failure ? -1 : 0;
+}
+
+static int
+s_reserve (run_t *self)
+{
+    int64_t deadline = self->started
+                     + (int64_t) (spawner_job_reserve_timeout (self->job) * 1000);
+    if (s_lease (self, self->task_count, "", deadline) && !*self->failure)
+        s_fail (self, "not enough daemons: %zu of %zu leased from %s "
+                "after %.0f s (start more daemons, or lower job/tasks)",
+                jace_msg_node_count (self->leased), self->task_count,
+                self->options->supernode,
+                spawner_job_reserve_timeout (self->job));
     spawner_events_write (self->events, "lease", ",\"daemons\":%zu,"
                           "\"wanted\":%zu", jace_msg_node_count (self->leased),
                           self->task_count);
@@ -455,6 +475,24 @@ s_on_result (run_t *self, task_t *task, jace_msg_t *msg)
     task->collected = true;
 }
 
+static void s_announce_move (run_t *self, size_t rank);
+
+//  A replacement accepted its task: tell the others where it is, and let
+//  it go.
+static void
+s_start_task (run_t *self, task_t *task)
+{
+    s_announce_move (self, (size_t) (task - self->tasks));
+    jace_msg_t *start = jace_msg_new (JACE_MSG_START);
+    jace_msg_set_job (start, self->id);
+    jace_msg_set_epoch (start, task->epoch);
+    jace_msg_send (&start, task->link);
+    task->started = true;
+    spawner_events_write (self->events, "restart", ",\"task\":%td,"
+                          "\"daemon\":\"%s\",\"epoch\":%" PRId64,
+                          task - self->tasks, task->daemon.id, task->epoch);
+}
+
 static void
 s_on_task_message (run_t *self, task_t *task, jace_msg_t *msg)
 {
@@ -465,6 +503,8 @@ s_on_task_message (run_t *self, task_t *task, jace_msg_t *msg)
     switch (jace_msg_type (msg)) {
         case JACE_MSG_ACCEPT:
             task->accepted = true;
+            if (self->running && !task->started)
+                s_start_task (self, task);
             break;
         case JACE_MSG_REFUSE:
             s_fail (self, "daemon %s refused task %zu: %s", task->daemon.id,
@@ -483,11 +523,35 @@ s_on_task_message (run_t *self, task_t *task, jace_msg_t *msg)
     }
 }
 
+//  A daemon we replaced speaks again (it was only slow, or cut off): it
+//  is fenced, and told to drop its task and go back to its super-node.
+static void
+s_recv_fenced (run_t *self, zsock_t *link)
+{
+    jace_msg_t *msg = jace_msg_recv (link, NULL, 0, NULL, 0);
+    if (!msg)
+        return;
+    zsys_notice ("spawner: replaced daemon %s speaks again (epoch %" PRId64
+                 "): told to stop", jace_msg_sender (msg),
+                 jace_msg_epoch (msg));
+    spawner_events_write (self->events, "fenced", ",\"task\":%" PRId64
+                          ",\"epoch\":%" PRId64, jace_msg_task (msg),
+                          jace_msg_epoch (msg));
+    jace_msg_t *stop = jace_msg_new (JACE_MSG_STOP);
+    jace_msg_set_job (stop, self->id);
+    jace_msg_set_reason (stop, "fenced: your task runs elsewhere now");
+    jace_msg_send (&stop, link);
+    jace_msg_destroy (&msg);
+}
+
 static void
 s_recv_task (run_t *self, void *link)
 {
     task_t *task = s_task_of (self, link);
-    assert (task);
+    if (!task) {
+        s_recv_fenced (self, (zsock_t *) link);
+        return;
+    }
     char reason [256];
     jace_msg_t *msg = jace_msg_recv ((zsock_t *) link, reason, sizeof reason,
                                      NULL, 0);
@@ -577,6 +641,9 @@ s_start_tasks (run_t *self)
     if (*self->failure)
         return -1;
     s_send_all (self, JACE_MSG_START, NULL);
+    for (size_t i = 0; i < self->task_count; i++)
+        self->tasks [i].started = true;
+    self->running = true;
     spawner_events_write (self->events, "start", ",\"tasks\":%zu,"
                           "\"status\":\"%s\"", self->task_count,
                           self->status_endpoint);
@@ -671,16 +738,90 @@ s_report_progress (run_t *self, int64_t now)
     }
 }
 
+//  Every task's daemon, as the ASSIGN of a (re)placed task lists them.
+static jace_msg_t *
+s_task_table (run_t *self)
+{
+    jace_msg_t *table = jace_msg_new (JACE_MSG_ASSIGN);
+    for (size_t i = 0; i < self->task_count; i++)
+        jace_msg_add_node (table, &self->tasks [i].daemon);
+    return table;
+}
+
+//  Tell every other task where task `rank` runs now.
+static void
+s_announce_move (run_t *self, size_t rank)
+{
+    for (size_t i = 0; i < self->task_count; i++) {
+        if (i == rank || !self->tasks [i].link)
+            continue;
+        jace_msg_t *remap = jace_msg_new (JACE_MSG_REMAP);
+        jace_msg_set_job (remap, self->id);
+        jace_msg_set_task (remap, (int64_t) rank);
+        jace_msg_set_epoch (remap, self->tasks [rank].epoch);
+        jace_msg_add_node (remap, &self->tasks [rank].daemon);
+        jace_msg_send (&remap, self->tasks [i].link);
+    }
+}
+
+//  The daemon of task `rank` is dead: lease another, nearest first, place
+//  the task there with a new epoch (it restarts from its initial state),
+//  and fence the old daemon in case it was only slow.
+static void
+s_replace (run_t *self, size_t rank, int64_t silent)
+{
+    task_t *task = &self->tasks [rank];
+    int64_t detected = zclock_mono ();
+    zsys_notice ("spawner: daemon %s (task %zu, cluster %s) silent for %"
+                 PRId64 " ms: replacing it", task->daemon.id, rank,
+                 task->daemon.cluster, silent);
+    spawner_events_write (self->events, "dead", ",\"task\":%zu,"
+                          "\"daemon\":\"%s\",\"silent_ms\":%" PRId64,
+                          rank, task->daemon.id, silent);
+    zlist_append (self->fenced, task->link);
+    task->link = NULL;
+    size_t held = jace_msg_node_count (self->leased);
+    int64_t deadline = detected
+        + (int64_t) (spawner_job_reserve_timeout (self->job) * 1000);
+    if (s_lease (self, held + 1, task->daemon.cluster, deadline)) {
+        s_fail (self, "daemon %s of task %zu died and no free daemon took "
+                "its place within %.0f s", task->daemon.id, rank,
+                spawner_job_reserve_timeout (self->job));
+        return;
+    }
+    jace_node_t node = *jace_msg_node (self->leased, held);
+    node.task = (int64_t) rank;
+    node.epoch = task->epoch + 1;
+    *task = (task_t) { .daemon = node, .epoch = node.epoch, .state = -1,
+                       .last_heard = zclock_mono () };
+    if (s_link_task (self, task))
+        return;
+    jace_msg_t *table = s_task_table (self);
+    jace_msg_t *assign = s_assign_msg (self, rank, table);
+    jace_msg_destroy (&table);
+    if (!assign)
+        return;
+    jace_msg_send (&assign, task->link);
+    //  The others hear of the move once the task is set up (its ACCEPT):
+    //  their request lists would be dropped by a daemon without the task.
+    //  We listened to no one while leasing: do not hold it against them.
+    for (size_t i = 0; i < self->task_count; i++)
+        self->tasks [i].last_heard = zclock_mono ();
+    self->snapshot = 0;
+    self->replacements++;
+    spawner_events_write (self->events, "replace", ",\"task\":%zu,"
+        "\"daemon\":\"%s\",\"cluster\":\"%s\",\"epoch\":%" PRId64
+        ",\"seconds\":%.3f", rank, node.id, node.cluster, node.epoch,
+        (zclock_mono () - detected) / 1000.0);
+}
+
 static void
 s_check_liveness (run_t *self, int64_t now)
 {
     int64_t timeout = spawner_job_heartbeat_timeout (self->job);
-    for (size_t i = 0; i < self->task_count; i++)
+    for (size_t i = 0; i < self->task_count && !*self->failure; i++)
         if (now - self->tasks [i].last_heard > timeout)
-            s_fail (self, "daemon %s (task %zu, cluster %s) silent for "
-                    "%" PRId64 " ms: declared dead", self->tasks [i].daemon.id,
-                    i, self->tasks [i].daemon.cluster,
-                    now - self->tasks [i].last_heard);
+            s_replace (self, i, now - self->tasks [i].last_heard);
     double limit = spawner_job_max_seconds (self->job);
     if (now - self->started > (int64_t) (limit * 1000))
         s_fail (self, "wall-time limit job/max_seconds = %g s reached before "

@@ -121,7 +121,7 @@ supernode_registry_expire (supernode_registry_t *self, int64_t now,
     for (char *id = (char *) zlist_first (dead); id;
          id = (char *) zlist_next (dead)) {
         if (expired)
-            zlist_append (expired, strdup (id));
+            zlist_append (expired, id);     //  Copied if autofree
         //  The id lives in the entry: copy it before deleting.
         char key [JACE_ID_MAX];
         snprintf (key, sizeof key, "%s", id);
@@ -154,38 +154,50 @@ supernode_registry_free_count (supernode_registry_t *self)
 }
 
 //  --------------------------------------------------------------------------
-//  Order for leasing: fastest first, then by id so that equal nodes are
-//  handed out in a stable order.
+//  A free daemon and whether it is in the preferred cluster.
+typedef struct {
+    entry_t *entry;             //  Borrowed
+    bool near;                  //  In the preferred cluster
+} candidate_t;
 
+//  Order for leasing: the preferred cluster first (a replacement near the
+//  task it replaces), then fastest first, then by id so that equal nodes
+//  are handed out in a stable order.
 static int
 s_compare_for_lease (const void *a, const void *b)
 {
-    const entry_t *left = *(entry_t * const *) a;
-    const entry_t *right = *(entry_t * const *) b;
-    if (left->node.power != right->node.power)
-        return left->node.power > right->node.power ? -1 : 1;
-    return strcmp (left->node.id, right->node.id);
+    const candidate_t *left = (const candidate_t *) a;
+    const candidate_t *right = (const candidate_t *) b;
+    if (left->near != right->near)
+        return left->near ? -1 : 1;
+    const jace_node_t *l = &left->entry->node, *r = &right->entry->node;
+    if (l->power != r->power)
+        return l->power > r->power ? -1 : 1;
+    return strcmp (l->id, r->id);
 }
 
 size_t
 supernode_registry_lease (supernode_registry_t *self, const char *lease,
-                          size_t count, int64_t expires_at, jace_msg_t *msg)
+                          size_t count, int64_t expires_at,
+                          const char *preferred, jace_msg_t *msg)
 {
     assert (self);
     assert (lease && *lease);
     size_t free_count = supernode_registry_free_count (self);
     if (free_count == 0 || count == 0)
         return 0;
-    entry_t **candidates = (entry_t **) zmalloc (free_count * sizeof (entry_t *));
+    candidate_t *candidates = (candidate_t *) zmalloc (free_count
+                                                       * sizeof (candidate_t));
     size_t found = 0;
     for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
          entry = (entry_t *) zhashx_next (self->entries))
         if (entry->node.state == JACE_NODE_FREE)
-            candidates [found++] = entry;
-    qsort (candidates, found, sizeof (entry_t *), s_compare_for_lease);
+            candidates [found++] = (candidate_t) { entry, preferred
+                && *preferred && streq (entry->node.cluster, preferred) };
+    qsort (candidates, found, sizeof (candidate_t), s_compare_for_lease);
     size_t leased = found < count ? found : count;
     for (size_t i = 0; i < leased; i++) {
-        entry_t *entry = candidates [i];
+        entry_t *entry = candidates [i].entry;
         snprintf (entry->lease, sizeof entry->lease, "%s", lease);
         entry->lease_expires_at = expires_at;
         s_derive_state (entry);

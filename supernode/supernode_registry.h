@@ -33,8 +33,9 @@ bool
     supernode_registry_remove (supernode_registry_t *self, const char *id);
 
 //  Remove daemons silent past their expiry, and lapse leases not renewed,
-//  at time now.  Appends the ids of removed daemons to `expired` (strings,
-//  caller frees them) when it is not NULL.  Returns the number removed.
+//  at time now.  Appends the ids of removed daemons to `expired` (a list
+//  with autofree set, which copies them) when it is not NULL.  Returns the
+//  number removed.
 size_t
     supernode_registry_expire (supernode_registry_t *self, int64_t now,
                                zlist_t *expired);
@@ -45,12 +46,13 @@ size_t
 size_t
     supernode_registry_free_count (supernode_registry_t *self);
 
-//  Lease up to `count` free daemons to `lease` until expires_at, fastest
-//  first; adds each to msg's node list.  Returns the number leased.
+//  Lease up to `count` free daemons to `lease` until expires_at: those of
+//  cluster `preferred` first (when not empty), then the fastest; adds each
+//  to msg's node list.  Returns the number leased.
 size_t
     supernode_registry_lease (supernode_registry_t *self, const char *lease,
                               size_t count, int64_t expires_at,
-                              jace_msg_t *msg);
+                              const char *preferred, jace_msg_t *msg);
 
 //  Extend every daemon held by `lease` until expires_at.  Returns how many.
 size_t

@@ -270,7 +270,7 @@ s_on_bye (server_t *self, jace_msg_t *msg)
 //  Ask peers for what we lack; returns the number of peers asked.
 static size_t
 s_ask_peers (server_t *self, const char *job, size_t missing,
-             int64_t lease_msec)
+             int64_t lease_msec, const char *cluster)
 {
     size_t asked = 0;
     for (peer_t *peer = (peer_t *) zlistx_first (self->peers);
@@ -285,6 +285,7 @@ s_ask_peers (server_t *self, const char *job, size_t missing,
         jace_msg_set_count (reserve, (int64_t) count);
         jace_msg_set_interval (reserve, lease_msec);
         jace_msg_set_state (reserve, RESERVE_FROM_PEER);
+        jace_msg_set_cluster (reserve, cluster);
         if (jace_msg_send (&reserve, peer->dealer) == 0) {
             missing -= count;
             asked++;
@@ -315,10 +316,12 @@ s_on_reserve (server_t *self, jace_msg_t *msg)
     jace_msg_set_count (pending->grant, count);
     pending->wanted = (size_t) count;
     size_t leased = supernode_registry_lease (self->registry, job,
-        (size_t) count, zclock_mono () + lease_msec, pending->grant);
+        (size_t) count, zclock_mono () + lease_msec, jace_msg_cluster (msg),
+        pending->grant);
     if (leased < (size_t) count && jace_msg_state (msg) != RESERVE_FROM_PEER)
         pending->outstanding = s_ask_peers (self, job, (size_t) count - leased,
-                                            lease_msec);
+                                            lease_msec,
+                                            jace_msg_cluster (msg));
     zsys_info ("supernode: %s asks %" PRId64 " daemons for %s, %zu here, "
                "%zu peers asked", jace_msg_sender (msg), count, job, leased,
                pending->outstanding);

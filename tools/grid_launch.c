@@ -445,7 +445,9 @@ s_wait_endpoint (launcher_t *self, grid_proc_record_t *record,
         return -1;
     }
     snprintf (record->endpoint, sizeof record->endpoint, "%s", endpoint);
-    zlist_append (self->supernodes, endpoint);
+    zlist_append (self->supernodes, endpoint);     //  Copied: autofree
+    free (endpoint);
+    endpoint = (char *) zlist_last (self->supernodes);
     if (self->options->verbose)
         fprintf (stderr, "jace-grid: supernode %s serves %s\n",
                  record->name, endpoint);

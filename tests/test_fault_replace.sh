@@ -1,0 +1,66 @@
+#!/bin/sh
+#  test_fault_replace - a working daemon dies; its task moves and the job
+#  still ends with a verified answer
+#
+#  A daemon crashed with SIGKILL is detected by heartbeat timeout, its task
+#  is placed on a spare daemon with a new epoch (from its initial state),
+#  the other tasks learn the new address, and the job converges.  A daemon
+#  frozen with SIGSTOP past the timeout is replaced the same way, and when
+#  resumed it is fenced: told to stop, it drops the task and is free again.
+. "$(dirname "$0")/lib.sh"
+lib_init
+plan 13
+
+start_supernode sn --heartbeat 200 --timeout 1000
+for i in 1 2 3 4 5 6; do
+    start_daemon d$i --supernode "$SN_sn"
+done
+check "6 daemons register" wait_for 15 count_is 6 "$SN_sn"
+
+#  working_daemon: the name of one daemon running a task.
+working_daemon () {
+    nodes_json "$SN_sn" | jq -r '[.[] | select(.state == "working")][0].id'
+}
+
+run_job () {    #  run_job NAME: in the background, pid in $job
+    submit "$1" "$JACE_SRCDIR/examples/poisson3d.job" "$SN_sn" \
+        --set job/tasks=4 --set problem/n=30 --set job/tolerance=1e-8 \
+        --set job/heartbeat_timeout=1000 &
+    job=$!
+    wait_for 30 grep -q '"event":"start"' "$RUN/$1.events"
+}
+
+run_job crash
+sleep 1
+victim=$(working_daemon)
+eval "crash \$PID_$victim"
+diag "crashed $victim"
+wait $job
+ok $? "the job whose daemon was killed still exits 0"
+residual=$(job_residual crash)
+ok $? "with a verified residual ($residual)"
+grep -q "\"event\":\"dead\".*\"daemon\":\"$victim\"" "$RUN/crash.events"
+ok $? "the dead daemon was detected"
+grep -q '"event":"replace"' "$RUN/crash.events" \
+    && grep -q '"event":"restart"' "$RUN/crash.events"
+ok $? "its task was placed on another daemon and restarted"
+check "the killed daemon leaves the registry" \
+    wait_for 5 count_is 0 "$SN_sn" ".id == \"$victim\""
+
+run_job freeze
+sleep 1
+frozen=$(working_daemon)
+eval "frozen_pid=\$PID_$frozen"
+kill -STOP "$frozen_pid"
+wait_for 20 grep -q '"event":"replace"' "$RUN/freeze.events"
+ok $? "a frozen daemon is replaced after the timeout"
+kill -CONT "$frozen_pid"
+wait $job
+ok $? "the job with the frozen daemon exits 0"
+job_residual freeze >/dev/null
+ok $? "with a verified residual"
+check "the resumed daemon was fenced" \
+    grep -q '"event":"fenced"' "$RUN/freeze.events"
+check "and is free again" \
+    wait_for 10 count_is 1 "$SN_sn" ".id == \"$frozen\" and .state == \"free\""
+lib_finish
