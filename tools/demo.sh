@@ -4,19 +4,19 @@
 #  Run by `make demo`.  Starts a local virtual grid of two heterogeneous
 #  clusters (examples/platforms/two-clusters.platform) as real processes,
 #  shows the registered daemons, crashes a free daemon and shows the
-#  super-nodes notice, submits examples/poisson2d.job and prints the
-#  verified residual of the answer.  With JACE_DEMO_CRASHES=N it also
-#  kills N working daemons while the job runs (for a runtime with fault
-#  tolerance).  The grid is stopped on any exit, and every step is bounded
+#  super-nodes notice, submits examples/poisson3d.job and prints the
+#  verified residual of the answer.  While the job runs it crashes
+#  JACE_DEMO_CRASHES working daemons (default 1), whose tasks move to free
+#  daemons.  The grid is stopped on any exit, and every step is bounded
 #  in time.  Exits non-zero if the job did not produce a verified answer.
 set -u
 
 builddir=${JACE_BUILDDIR:-$(pwd)}
 srcdir=${JACE_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-crashes=${JACE_DEMO_CRASHES:-0}
+crashes=${JACE_DEMO_CRASHES:-1}
 grid="$builddir/jace-grid"
 spawner="$builddir/jace-spawner"
-job="$srcdir/examples/poisson2d.job"
+job="$srcdir/examples/poisson3d.job"
 platform="$srcdir/examples/platforms/two-clusters.platform"
 [ -f "$platform" ] || platform="$srcdir/examples/platforms/demo.platform"
 
@@ -113,7 +113,10 @@ if [ "$crashes" -gt 0 ]; then
 fi
 
 say "Submitting ${job#"$srcdir"/}"
+#  A 3D Poisson solve long enough for a crash to land while it runs; the
+#  dead daemon's task moves to a free one and the job goes on.
 timeout 600 "$spawner" submit "$job" --supernode "$sn" \
+    --set job/tasks=8 --set problem/n=40 --set job/heartbeat_timeout=1000 \
     --events "$run/events.jsonl" --out "$run/solution"
 job_status=$?
 [ -z "$watcher" ] || wait "$watcher" 2>/dev/null
