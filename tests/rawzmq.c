@@ -42,8 +42,13 @@ s_send_msg (zsock_t *sock, jace_msg_t *msg, size_t cut, const char *extra)
 {
     zmsg_t *zmsg = jace_msg_encode (msg);
     zframe_t *header = zmsg_first (zmsg);
-    if (cut && cut < zframe_size (header))
-        zframe_reset (header, zframe_data (header), cut);
+    if (cut && cut < zframe_size (header)) {
+        //  zframe_reset frees the old data first: copy the part we keep.
+        byte *kept = (byte *) malloc (cut);
+        memcpy (kept, zframe_data (header), cut);
+        zframe_reset (header, kept, cut);
+        free (kept);
+    }
     if (extra)
         zmsg_addstr (zmsg, extra);
     zmsg_send (&zmsg, sock);
