@@ -11,6 +11,9 @@
 #include "jace_task.h"
 #include "jace_task_runtime.h"
 
+#include <errno.h>
+#include <math.h>
+
 //  Bytes queued per link before sends are dropped: a newer vector is
 //  always coming, so a deep queue would only deliver stale values late,
 //  but a shallow one drops vectors the wire could have carried.
@@ -201,6 +204,30 @@ jace_task_params (const jace_task_t *self)
 {
     assert (self);
     return self->params;
+}
+
+int
+jace_param_number (zhash_t *params, const char *key, double fallback,
+                   double min, double max, double *value, char *reason,
+                   size_t reason_size)
+{
+    assert (params && key && value);
+    const char *text = (const char *) zhash_lookup (params, key);
+    if (!text) {
+        *value = fallback;
+        return 0;
+    }
+    char *end = NULL;
+    errno = 0;
+    double number = strtod (text, &end);
+    if (errno || end == text || *end || !isfinite (number)
+    ||  number < min || number > max) {
+        snprintf (reason, reason_size, "%s = '%s' is not a number in "
+                  "[%g, %g]", key, text, min, max);
+        return -1;
+    }
+    *value = number;
+    return 0;
 }
 
 int64_t

@@ -100,6 +100,14 @@ double
     jace_task_param_double (const jace_task_t *self, const char *key,
                             double fallback);
 
+//  Read parameter `key` of params as a number in [min, max]; an absent
+//  key gives fallback.  Returns 0, or -1 with "KEY = 'TEXT' is not a
+//  number in [MIN, MAX]" in reason.  For applications' load and setup.
+int
+    jace_param_number (zhash_t *params, const char *key, double fallback,
+                       double min, double max, double *value, char *reason,
+                       size_t reason_size);
+
 //  First row and number of rows this task owns.
 int64_t
     jace_task_first_row (const jace_task_t *self);

@@ -67,28 +67,6 @@ typedef struct {
 //  Parameters
 
 static int
-s_number (zhash_t *params, const char *key, double fallback, double min,
-          double max, double *value, char *reason, size_t reason_size)
-{
-    const char *text = (const char *) zhash_lookup (params, key);
-    if (!text) {
-        *value = fallback;
-        return 0;
-    }
-    char *end = NULL;
-    errno = 0;
-    double number = strtod (text, &end);
-    if (errno || end == text || *end || !isfinite (number)
-    ||  number < min || number > max) {
-        snprintf (reason, reason_size, "%s = '%s' is not a number in "
-                  "[%g, %g]", key, text, min, max);
-        return -1;
-    }
-    *value = number;
-    return 0;
-}
-
-static int
 s_parse_kind (zhash_t *params, spec_t *spec, char *reason,
               size_t reason_size)
 {
@@ -116,11 +94,11 @@ s_parse_solver (zhash_t *params, spec_t *spec, char *reason,
         return -1;
     }
     double tolerance, overlap;
-    if (s_number (params, "solver/inner_tolerance",
-                  spec->options.inner_tolerance, 1e-300, 1, &tolerance,
-                  reason, reason_size)
-    ||  s_number (params, "solver/overlap", 0, 0, 1e6, &overlap, reason,
-                  reason_size))
+    if (jace_param_number (params, "solver/inner_tolerance",
+                           spec->options.inner_tolerance, 1e-300, 1,
+                           &tolerance, reason, reason_size)
+    ||  jace_param_number (params, "solver/overlap", 0, 0, 1e6, &overlap,
+                           reason, reason_size))
         return -1;
     spec->options.inner_tolerance = tolerance;
     spec->overlap = (int32_t) overlap;
@@ -137,24 +115,25 @@ s_parse_size (zhash_t *params, spec_t *spec, char *reason,
                 || spec->kind == KIND_POISSON3D;
     double max_n = spec->kind == KIND_POISSON2D ? 46340
                  : spec->kind == KIND_POISSON3D ? 1290 : INT32_MAX;
-    if (s_number (params, "problem/n", poisson ? 32 : 1000, 2, max_n, &n,
-                  reason, reason_size)
-    ||  s_number (params, "problem/per_row", 4, 1, 1000, &per_row, reason,
-                  reason_size)
-    ||  s_number (params, "problem/dominance", 2, 1e-3, 1e6, &dominance,
-                  reason, reason_size)
-    ||  s_number (params, "problem/shift", 1, 1e-12, 1e12, &shift, reason,
-                  reason_size)
-    ||  s_number (params, "problem/seed", 1, 0, 1e15, &seed, reason,
-                  reason_size))
+    if (jace_param_number (params, "problem/n", poisson ? 32 : 1000, 2,
+                           max_n, &n, reason, reason_size)
+    ||  jace_param_number (params, "problem/per_row", 4, 1, 1000, &per_row,
+                           reason, reason_size)
+    ||  jace_param_number (params, "problem/dominance", 2, 1e-3, 1e6,
+                           &dominance, reason, reason_size)
+    ||  jace_param_number (params, "problem/shift", 1, 1e-12, 1e12, &shift,
+                           reason, reason_size)
+    ||  jace_param_number (params, "problem/seed", 1, 0, 1e15, &seed,
+                           reason, reason_size))
         return -1;
     spec->grid = (int32_t) n;
     spec->n = spec->kind == KIND_POISSON2D ? spec->grid * spec->grid
             : spec->kind == KIND_POISSON3D ? spec->grid * spec->grid
                                              * spec->grid
             : (int32_t) n;
-    if (s_number (params, "problem/bandwidth", fmax (1, spec->n / 50), 1,
-                  fmax (1, spec->n - 1), &bandwidth, reason, reason_size))
+    if (jace_param_number (params, "problem/bandwidth",
+                           fmax (1, spec->n / 50), 1, fmax (1, spec->n - 1),
+                           &bandwidth, reason, reason_size))
         return -1;
     spec->per_row = (int32_t) per_row;
     spec->bandwidth = (int32_t) bandwidth;
@@ -332,7 +311,8 @@ s_attach (void *raw, const int64_t *first_row, int64_t tasks, int64_t task,
     const csr_t *A = problem->A;
     int64_t base = A->row_ptr [begin];
     int64_t nnz = A->row_ptr [end] - base;
-    int64_t *offsets = (int64_t *) malloc ((end - begin + 1) * sizeof (int64_t));
+    int64_t *offsets = (int64_t *) malloc ((end - begin + 1)
+                                           * sizeof (int64_t));
     int64_t *columns = (int64_t *) malloc ((nnz + 1) * sizeof (int64_t));
     assert (offsets && columns);
     for (int32_t row = begin; row <= end; row++)
@@ -379,7 +359,8 @@ s_rows_from_blocks (jace_task_t *task, int32_t n, int32_t begin, int32_t end,
     int rc = 0;
     for (int32_t i = 0; i <= count && rc == 0; i++) {
         rows->row_ptr [i] = offsets [i];
-        if (offsets [i] < (i ? offsets [i - 1] : 0) || offsets [i] > (int64_t) nnz
+        if (offsets [i] < (i ? offsets [i - 1] : 0)
+        ||  offsets [i] > (int64_t) nnz
         ||  (i == count && offsets [i] != (int64_t) nnz))
             rc = -1;
     }
@@ -505,7 +486,8 @@ static void
 s_read_requests (task_state_t *self, jace_task_t *task)
 {
     self->requested = (int32_t **) zmalloc (self->tasks * sizeof (int32_t *));
-    self->requested_count = (int32_t *) zmalloc (self->tasks * sizeof (int32_t));
+    self->requested_count = (int32_t *) zmalloc (self->tasks
+                                                 * sizeof (int32_t));
     size_t largest = 0;
     for (int32_t t = 0; t < self->tasks; t++) {
         size_t count = 0;

@@ -82,28 +82,18 @@ s_flatten (zconfig_t *config, const char *prefix, zhash_t *params)
     }
 }
 
-//  A number from the job section; absent gives fallback.
+//  A number from the job section, with the job file in the reason.
 static int
 s_number (spawner_job_t *self, const char *key, double min, double max,
           double fallback, double *value, const char *path, char *reason,
           size_t reason_size)
 {
-    const char *text = (const char *) zhash_lookup (self->params, key);
-    if (!text) {
-        *value = fallback;
+    char why [512];
+    if (jace_param_number (self->params, key, fallback, min, max, value,
+                           why, sizeof why) == 0)
         return 0;
-    }
-    char *end = NULL;
-    errno = 0;
-    double number = strtod (text, &end);
-    if (errno || end == text || *end || !isfinite (number)
-    ||  number < min || number > max) {
-        snprintf (reason, reason_size, "%s: %s = '%s' is not a number in "
-                  "[%g, %g]", path, key, text, min, max);
-        return -1;
-    }
-    *value = number;
-    return 0;
+    snprintf (reason, reason_size, "%s: %s", path, why);
+    return -1;
 }
 
 static int
