@@ -935,6 +935,9 @@ s_print_summary (run_t *self, double seconds, double error)
     if (!isnan (error))
         printf ("  error          %.3e (max-norm, against the known "
                 "solution)\n", error);
+    if (self->replacements)
+        printf ("  replaced       %" PRId64 " dead daemons during the job\n",
+                self->replacements);
     if (self->options->out_path)
         printf ("  solution       %s\n", self->options->out_path);
     fflush (stdout);
@@ -973,10 +976,10 @@ s_finish (run_t *self)
         snprintf (error_field, sizeof error_field, ",\"error\":%.6e", error);
     spawner_events_write (self->events, "result", ",\"seconds\":%.3f,"
         "\"tasks\":%zu,\"iterations_min\":%" PRId64 ",\"iterations_max\":%"
-        PRId64 ",\"unknowns\":%" PRId64 "%s,\"tolerance\":%.3e,"
-        "\"residual\":%.6e", seconds, self->task_count, min, max,
-        self->unknowns, error_field, spawner_job_tolerance (self->job),
-        self->residual);
+        PRId64 ",\"unknowns\":%" PRId64 ",\"replacements\":%" PRId64
+        "%s,\"tolerance\":%.3e,\"residual\":%.6e", seconds,
+        self->task_count, min, max, self->unknowns, self->replacements,
+        error_field, spawner_job_tolerance (self->job), self->residual);
     s_print_summary (self, seconds, error);
     return 0;
 }

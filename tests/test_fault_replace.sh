@@ -9,7 +9,7 @@
 #  resumed it is fenced: told to stop, it drops the task and is free again.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 13
+plan 14
 
 start_supernode sn --heartbeat 200 --timeout 1000
 for i in 1 2 3 4 5 6; do
@@ -39,6 +39,8 @@ wait $job
 ok $? "the job whose daemon was killed still exits 0"
 residual=$(job_residual crash)
 ok $? "with a verified residual ($residual)"
+tail -n 1 "$RUN/crash.events" | jq -e '.replacements >= 1' >/dev/null
+ok $? "the result counts the replacement"
 grep -q "\"event\":\"dead\".*\"daemon\":\"$victim\"" "$RUN/crash.events"
 ok $? "the dead daemon was detected"
 grep -q '"event":"replace"' "$RUN/crash.events" \
