@@ -221,9 +221,9 @@ s_release_lease (run_t *self)
     jace_msg_set_job (release, self->id);
     for (size_t i = 0; i < jace_msg_node_count (self->leased); i++)
         jace_msg_add_node (release, jace_msg_node (self->leased, i));
+    //  Our sockets drop unsent messages on close; this one must leave.
+    zsock_set_linger (self->supernode, 1000);
     jace_msg_send (&release, self->supernode);
-    //  Give the release a moment to leave before the socket closes.
-    zclock_sleep (50);
 }
 
 static void
