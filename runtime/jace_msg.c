@@ -14,12 +14,12 @@
 typedef enum {
     F_SENDER, F_ENDPOINT, F_CLUSTER, F_PUBKEY, F_JOB, F_APP, F_REASON,
     F_TASK, F_EPOCH, F_ITERATION, F_COUNT, F_STATE, F_INTERVAL, F_FIRST,
-    F_VALUE, F_NODES, F_PARAMS,
+    F_CHECKSUM, F_VALUE, F_NODES, F_PARAMS,
     F_END                       //  Ends a schema
 } field_t;
 
 #define STRING_FIELDS   (F_REASON + 1)
-#define INT_FIELDS      (F_FIRST - F_TASK + 1)
+#define INT_FIELDS      (F_CHECKSUM - F_TASK + 1)
 
 //  Bound of each string field, in bytes including the terminating NUL.
 static const size_t s_string_bound [STRING_FIELDS] = {
@@ -60,7 +60,7 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
     [JACE_MSG_START] = { "START", { F_JOB, F_EPOCH, F_END } },
     [JACE_MSG_PROGRESS] = { "PROGRESS",
         { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_VALUE, F_STATE,
-          F_END } },
+          F_COUNT, F_END } },
     [JACE_MSG_COLLECT] = { "COLLECT", { F_JOB, F_COUNT, F_END } },
     [JACE_MSG_RESULT] = { "RESULT",
         { F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_FIRST, F_COUNT, F_END } },
@@ -70,10 +70,19 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
     [JACE_MSG_ERROR] = { "ERROR", { F_SENDER, F_REASON, F_END } },
     [JACE_MSG_REMAP] = { "REMAP",
         { F_JOB, F_TASK, F_EPOCH, F_NODES, F_END } },
+    [JACE_MSG_CKPT] = { "CKPT",
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_CHECKSUM, F_END } },
+    [JACE_MSG_FETCH] = { "FETCH",
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_NODES, F_END } },
+    [JACE_MSG_RESTORED] = { "RESTORED",
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_COUNT, F_VALUE,
+          F_END } },
+    [JACE_MSG_CRASH] = { "CRASH", { F_SENDER, F_JOB, F_END } },
+    [JACE_MSG_ADOPT] = { "ADOPT", { F_SENDER, F_JOB, F_END } },
 };
 
 //  Fields of a node record on the wire, in order.
-#define NODE_FIELDS 12
+#define NODE_FIELDS 13
 
 //  One payload frame: descriptor and the frame itself (wire order).
 typedef struct {
@@ -188,6 +197,7 @@ s_pack_node (msgpack_packer *pk, const jace_node_t *node)
     msgpack_pack_int64 (pk, node->state);
     msgpack_pack_int64 (pk, node->task);
     msgpack_pack_int64 (pk, node->epoch);
+    s_pack_string (pk, node->job);
 }
 
 static void
@@ -208,7 +218,7 @@ s_pack_field (msgpack_packer *pk, const jace_msg_t *self, field_t field)
     if (field < STRING_FIELDS)
         s_pack_string (pk, self->strings [field]);
     else
-    if (field <= F_FIRST)
+    if (field <= F_CHECKSUM)
         msgpack_pack_int64 (pk, self->ints [field - F_TASK]);
     else
     if (field == F_VALUE)
@@ -374,7 +384,9 @@ s_read_node (const msgpack_object *obj, jace_node_t *node,
     ||  s_read_int (&f [9], &node->state, "node.state", reason, reason_size)
     ||  s_read_int (&f [10], &node->task, "node.task", reason, reason_size)
     ||  s_read_int (&f [11], &node->epoch, "node.epoch", reason,
-                    reason_size))
+                    reason_size)
+    ||  s_read_string (&f [12], JACE_ID_MAX, node->job, "node.job",
+                       reason, reason_size))
         return -1;
     return 0;
 }
@@ -434,6 +446,7 @@ s_field_name (field_t field)
     static const char *names [] = {
         "sender", "endpoint", "cluster", "pubkey", "job", "app", "reason",
         "task", "epoch", "iteration", "count", "state", "interval", "first",
+        "checksum",
         "value", "nodes", "params"
     };
     return names [field];
@@ -454,7 +467,7 @@ s_read_field (jace_msg_t *self, field_t field, const msgpack_object *obj,
         self->strings [field] = text;
         return 0;
     }
-    if (field <= F_FIRST)
+    if (field <= F_CHECKSUM)
         return s_read_int (obj, &self->ints [field - F_TASK],
                            s_field_name (field), reason, reason_size);
     if (field == F_VALUE)
@@ -904,6 +917,8 @@ int64_t jace_msg_interval (const jace_msg_t *self)
     { return s_int (self, F_INTERVAL); }
 int64_t jace_msg_first (const jace_msg_t *self)
     { return s_int (self, F_FIRST); }
+int64_t jace_msg_checksum (const jace_msg_t *self)
+    { return s_int (self, F_CHECKSUM); }
 
 void jace_msg_set_task (jace_msg_t *self, int64_t value)
     { s_set_int (self, F_TASK, value); }
@@ -919,6 +934,8 @@ void jace_msg_set_interval (jace_msg_t *self, int64_t value)
     { s_set_int (self, F_INTERVAL, value); }
 void jace_msg_set_first (jace_msg_t *self, int64_t value)
     { s_set_int (self, F_FIRST, value); }
+void jace_msg_set_checksum (jace_msg_t *self, int64_t value)
+    { s_set_int (self, F_CHECKSUM, value); }
 
 double
 jace_msg_value (const jace_msg_t *self)

@@ -65,6 +65,11 @@ typedef enum {
     JACE_MSG_DATA,              //  daemon -> daemon: neighbour values
     JACE_MSG_ERROR,             //  any -> any: request failed, with reason
     JACE_MSG_REMAP,             //  spawner -> daemon: a task moved
+    JACE_MSG_CKPT,              //  daemon -> daemon: a task's checkpoint
+    JACE_MSG_FETCH,             //  daemon -> daemon: send me my copies
+    JACE_MSG_RESTORED,          //  daemon -> spawner: how a task restarted
+    JACE_MSG_CRASH,             //  tool -> daemon/super-node: die now
+    JACE_MSG_ADOPT,             //  spawner -> daemon: I run your job now
     JACE_MSG_TYPE_COUNT         //  One past the last type
 } jace_msg_type_t;
 
@@ -104,6 +109,7 @@ typedef struct {
     int64_t state;                      //  jace_node_state_t
     int64_t task;                       //  Task it runs, or -1
     int64_t epoch;                      //  Epoch of that task
+    char job [JACE_ID_MAX];             //  Job of that task, or ""
 } jace_node_t;
 
 //  Opaque message.
@@ -187,6 +193,7 @@ int64_t jace_msg_count (const jace_msg_t *self);
 int64_t jace_msg_state (const jace_msg_t *self);
 int64_t jace_msg_interval (const jace_msg_t *self);
 int64_t jace_msg_first (const jace_msg_t *self);
+int64_t jace_msg_checksum (const jace_msg_t *self);
 void jace_msg_set_task (jace_msg_t *self, int64_t value);
 void jace_msg_set_epoch (jace_msg_t *self, int64_t value);
 void jace_msg_set_iteration (jace_msg_t *self, int64_t value);
@@ -194,6 +201,7 @@ void jace_msg_set_count (jace_msg_t *self, int64_t value);
 void jace_msg_set_state (jace_msg_t *self, int64_t value);
 void jace_msg_set_interval (jace_msg_t *self, int64_t value);
 void jace_msg_set_first (jace_msg_t *self, int64_t value);
+void jace_msg_set_checksum (jace_msg_t *self, int64_t value);
 
 //  Floating-point fields (0 when unset).
 double jace_msg_value (const jace_msg_t *self);

@@ -585,6 +585,19 @@ jace_task_sources_ready (const jace_task_t *self)
     return true;
 }
 
+bool
+jace_task_sources_heard (const jace_task_t *self)
+{
+    assert (self);
+    for (int64_t i = 0; i < self->count; i++) {
+        const peer_task_t *peer = &self->peers [i];
+        if (i != self->rank && peer->asked.count > 0
+        &&  peer->newest.iteration < 0)
+            return false;
+    }
+    return true;
+}
+
 size_t
 jace_task_block_count (const jace_task_t *self)
 {
@@ -611,4 +624,102 @@ jace_task_block_copy (const jace_task_t *self, size_t index, void *dest)
 {
     assert (self);
     jace_msg_payload_copy (self->assign, index, dest);
+}
+
+//  --------------------------------------------------------------------------
+//  Checkpoints and moves
+
+int
+jace_task_send_msg (jace_task_t *self, int64_t to, jace_msg_t **msg_p)
+{
+    assert (self && msg_p && *msg_p);
+    assert (to >= 0 && to < self->count && to != self->rank);
+    zsock_t *link = s_link (self, &self->peers [to], 0);
+    if (!link) {
+        jace_msg_destroy (msg_p);
+        return -1;
+    }
+    return s_send (self, to, link, msg_p);
+}
+
+static bool
+s_is_neighbour (const jace_task_t *self, int64_t rank)
+{
+    const peer_task_t *peer = &self->peers [rank];
+    return rank != self->rank
+        && (peer->asked.count > 0 || peer->requested.count > 0);
+}
+
+//  Nearness for checkpoint holders: our own cluster first (its links are
+//  the fast ones), then the closest rank, the lower one on a tie.
+static int64_t
+s_distance (const jace_task_t *self, int64_t rank)
+{
+    const jace_node_t *ours = &self->peers [self->rank].node;
+    bool remote = !streq (self->peers [rank].node.cluster, ours->cluster);
+    int64_t gap = rank > self->rank ? rank - self->rank : self->rank - rank;
+    return (remote ? self->count * 2 : 0) + gap * 2 + (rank > self->rank);
+}
+
+//  Append the tasks with `neighbour` status to list, nearest first.
+static size_t
+s_add_by_distance (const jace_task_t *self, bool neighbour, int64_t *list,
+                   size_t length)
+{
+    size_t first = length;
+    for (int64_t rank = 0; rank < self->count; rank++)
+        if (rank != self->rank && s_is_neighbour (self, rank) == neighbour)
+            list [length++] = rank;
+    //  Insertion sort: a handful of neighbours, rarely more.
+    for (size_t i = first + 1; i < length; i++) {
+        int64_t rank = list [i];
+        size_t j = i;
+        while (j > first && s_distance (self, list [j - 1])
+                            > s_distance (self, rank)) {
+            list [j] = list [j - 1];
+            j--;
+        }
+        list [j] = rank;
+    }
+    return length;
+}
+
+size_t
+jace_task_checkpoint_holders (const jace_task_t *self, size_t copies,
+                              int64_t round, int64_t *holders)
+{
+    assert (self && holders);
+    int64_t *candidates = (int64_t *) zmalloc ((size_t) self->count
+                                               * sizeof (int64_t));
+    size_t length = s_add_by_distance (self, true, candidates, 0);
+    //  Too few neighbours: the nearest other tasks make up the number.
+    if (length < copies) {
+        size_t all = s_add_by_distance (self, false, candidates, length);
+        length = all < copies ? all : copies;
+    }
+    size_t chosen = copies < length ? copies : length;
+    //  Rotate through the neighbours so older copies stay spread out: if
+    //  the newest ones die with their holders, an older one survives.
+    size_t start = length > copies && round > 0
+                 ? (size_t) ((uint64_t) round * copies % length) : 0;
+    for (size_t i = 0; i < chosen; i++)
+        holders [i] = candidates [(start + i) % length];
+    free (candidates);
+    return chosen;
+}
+
+void
+jace_task_set_iteration (jace_task_t *self, int64_t iteration)
+{
+    assert (self);
+    assert (iteration >= 0);
+    self->iteration = iteration;
+}
+
+const jace_node_t *
+jace_task_node (const jace_task_t *self, int64_t rank)
+{
+    assert (self);
+    assert (rank >= 0 && rank < self->count);
+    return &self->peers [rank].node;
 }

@@ -74,6 +74,19 @@ typedef struct {
 
     //  Daemon side.  Free the state; nullifies the reference.
     void (*destroy) (void **state_p);
+
+    //  Daemon side, may be NULL (no checkpoints: a replaced task starts
+    //  again from its initial state).  The state to save, as bytes
+    //  borrowed from state until the next iteration.  The runtime copies
+    //  them, tags them with the iteration and checksums them.
+    const void *(*checkpoint) (void *state, size_t *size);
+
+    //  Daemon side, may be NULL.  Called after setup, before the first
+    //  iteration, with the bytes `checkpoint` returned on a previous
+    //  daemon.  Returns 0, or -1 with the reason if they do not fit this
+    //  task (the runtime then starts from the initial state).
+    int (*restore) (jace_task_t *task, void *state, const void *bytes,
+                    size_t size, char *reason, size_t reason_size);
 } jace_app_t;
 
 //  This task's number, 0 .. jace_task_count () - 1.

@@ -77,4 +77,35 @@ bool
 bool
     jace_task_sources_ready (const jace_task_t *self);
 
+//  True once every task we asked for values has sent some (a replacement
+//  waits for this before its first iteration: computing with no values
+//  from its neighbours would send them garbage).
+bool
+    jace_task_sources_heard (const jace_task_t *self);
+
+//  Send any message to task `to` on its data link (through the emulated
+//  network if there is one); takes *msg_p.  Returns 0, or -1 if it was
+//  dropped (link full or unreachable).
+int
+    jace_task_send_msg (jace_task_t *self, int64_t to, jace_msg_t **msg_p);
+
+//  The tasks that keep our checkpoint number `round`: up to `copies` of
+//  them written to holders.  Neighbours first (our cluster, then the
+//  nearest rank), rotating over the neighbours from round to round;
+//  when there are fewer neighbours than copies, the nearest other tasks
+//  make up the number (and then every round goes to the same tasks).
+//  Returns how many were written.  Call after the request exchange.
+size_t
+    jace_task_checkpoint_holders (const jace_task_t *self, size_t copies,
+                                  int64_t round, int64_t *holders);
+
+//  Set the number of completed iterations (a task restored from a
+//  checkpoint goes on from the checkpoint's iteration).
+void
+    jace_task_set_iteration (jace_task_t *self, int64_t iteration);
+
+//  The daemon of task `rank` as our table has it (our own for our rank).
+const jace_node_t *
+    jace_task_node (const jace_task_t *self, int64_t rank);
+
 #endif

@@ -220,6 +220,31 @@ s_solution (void *state, int64_t *first, size_t *count)
     return self->x;
 }
 
+//  A checkpoint is our block of the grid.
+static const void *
+s_checkpoint (void *state, size_t *size)
+{
+    jacobi2d_t *self = (jacobi2d_t *) state;
+    *size = (size_t) (self->rows * self->n) * sizeof (double);
+    return self->x;
+}
+
+static int
+s_restore (jace_task_t *task, void *state, const void *bytes, size_t size,
+           char *reason, size_t reason_size)
+{
+    jacobi2d_t *self = (jacobi2d_t *) state;
+    size_t expected = (size_t) (self->rows * self->n) * sizeof (double);
+    if (size != expected) {
+        snprintf (reason, reason_size, "checkpoint of task %" PRId64 " has "
+                  "%zu bytes, its block needs %zu", jace_task_rank (task),
+                  size, expected);
+        return -1;
+    }
+    memcpy (self->x, bytes, size);
+    return 0;
+}
+
 const jace_app_t app_jacobi2d = {
     .name = "jacobi2d",
     .load = s_load,
@@ -229,5 +254,7 @@ const jace_app_t app_jacobi2d = {
     .setup = s_setup,
     .iterate = s_iterate,
     .solution = s_solution,
-    .destroy = s_destroy
+    .destroy = s_destroy,
+    .checkpoint = s_checkpoint,
+    .restore = s_restore
 };

@@ -564,6 +564,38 @@ s_solution (void *state, int64_t *first, size_t *count)
     return multisplit_solution (self->split);
 }
 
+//  A checkpoint is the core iterate: the overlap and the neighbours'
+//  values come back with the next messages.
+static const void *
+s_checkpoint (void *state, size_t *size)
+{
+    task_state_t *self = (task_state_t *) state;
+    *size = (size_t) (multisplit_row_end (self->split)
+                      - multisplit_row_begin (self->split)) * sizeof (double);
+    return multisplit_solution (self->split);
+}
+
+static int
+s_restore (jace_task_t *task, void *state, const void *bytes, size_t size,
+           char *reason, size_t reason_size)
+{
+    task_state_t *self = (task_state_t *) state;
+    size_t expected;
+    s_checkpoint (state, &expected);
+    if (size != expected) {
+        snprintf (reason, reason_size, "checkpoint of task %" PRId64 " has "
+                  "%zu bytes, its block needs %zu", jace_task_rank (task),
+                  size, expected);
+        return -1;
+    }
+    double *x_core = (double *) malloc (size + 1);
+    assert (x_core);
+    memcpy (x_core, bytes, size);
+    multisplit_set_solution (self->split, x_core);
+    free (x_core);
+    return 0;
+}
+
 const jace_app_t app_multisplit = {
     .name = "multisplit",
     .load = s_load,
@@ -575,5 +607,7 @@ const jace_app_t app_multisplit = {
     .setup = s_setup,
     .iterate = s_iterate,
     .solution = s_solution,
-    .destroy = s_destroy
+    .destroy = s_destroy,
+    .checkpoint = s_checkpoint,
+    .restore = s_restore
 };

@@ -1,0 +1,142 @@
+/*  =========================================================================
+    jace_checkpoint - a task's saved state as it travels between daemons
+    =========================================================================
+*/
+#include "jace_checkpoint.h"
+
+static void
+s_update_int (zdigest_t *digest, int64_t value)
+{
+    uint8_t bytes [8];
+    for (int i = 0; i < 8; i++)
+        bytes [i] = (uint8_t) ((uint64_t) value >> (8 * i));
+    zdigest_update (digest, bytes, sizeof bytes);
+}
+
+int64_t
+jace_checkpoint_checksum (const char *job, int64_t task, int64_t epoch,
+                          int64_t iteration, const void *bytes, size_t size)
+{
+    assert (job);
+    assert (bytes || size == 0);
+    zdigest_t *digest = zdigest_new ();
+    zdigest_update (digest, (const byte *) job, strlen (job) + 1);
+    s_update_int (digest, task);
+    s_update_int (digest, epoch);
+    s_update_int (digest, iteration);
+    s_update_int (digest, (int64_t) size);
+    if (size)
+        zdigest_update (digest, (const byte *) bytes, size);
+    const byte *sum = zdigest_data (digest);
+    uint64_t checksum = 0;
+    for (int i = 0; i < 8; i++)
+        checksum |= (uint64_t) sum [i] << (8 * i);
+    zdigest_destroy (&digest);
+    return (int64_t) checksum;
+}
+
+static jace_msg_t *
+s_ckpt (const char *sender, const char *job, int64_t task)
+{
+    jace_msg_t *msg = jace_msg_new (JACE_MSG_CKPT);
+    jace_msg_set_sender (msg, sender);
+    jace_msg_set_job (msg, job);
+    jace_msg_set_task (msg, task);
+    return msg;
+}
+
+jace_msg_t *
+jace_checkpoint_new (const char *sender, const char *job, int64_t task,
+                     int64_t epoch, int64_t iteration, const void *bytes,
+                     size_t size)
+{
+    assert (iteration >= 0);
+    jace_msg_t *msg = s_ckpt (sender, job, task);
+    jace_msg_set_epoch (msg, epoch);
+    jace_msg_set_iteration (msg, iteration);
+    jace_msg_set_checksum (msg, jace_checkpoint_checksum (job, task, epoch,
+                           iteration, bytes, size));
+    jace_msg_add_payload (msg, JACE_PAYLOAD_BYTES, bytes, size);
+    return msg;
+}
+
+jace_msg_t *
+jace_checkpoint_forward (const jace_msg_t *copy, const char *sender)
+{
+    assert (copy && jace_checkpoint_is_copy (copy));
+    jace_msg_t *msg = s_ckpt (sender, jace_msg_job (copy),
+                              jace_msg_task (copy));
+    jace_msg_set_epoch (msg, jace_msg_epoch (copy));
+    jace_msg_set_iteration (msg, jace_msg_iteration (copy));
+    jace_msg_set_checksum (msg, jace_msg_checksum (copy));
+    size_t size = 0;
+    const void *bytes = jace_checkpoint_bytes (copy, &size);
+    jace_msg_add_payload (msg, JACE_PAYLOAD_BYTES, bytes, size);
+    return msg;
+}
+
+jace_msg_t *
+jace_checkpoint_none (const char *sender, const char *job, int64_t task)
+{
+    jace_msg_t *msg = s_ckpt (sender, job, task);
+    jace_msg_set_iteration (msg, -1);
+    return msg;
+}
+
+bool
+jace_checkpoint_is_copy (const jace_msg_t *msg)
+{
+    assert (msg);
+    return jace_msg_type (msg) == JACE_MSG_CKPT
+        && jace_msg_iteration (msg) >= 0;
+}
+
+const void *
+jace_checkpoint_bytes (const jace_msg_t *msg, size_t *size)
+{
+    assert (msg && size);
+    if (jace_msg_payload_count (msg) != 1) {
+        *size = 0;
+        return NULL;
+    }
+    *size = jace_msg_payload_length (msg, 0);
+    return jace_msg_payload_data (msg, 0);
+}
+
+int
+jace_checkpoint_check (const jace_msg_t *msg, char *reason,
+                       size_t reason_size)
+{
+    assert (msg);
+    if (!jace_checkpoint_is_copy (msg)
+    ||  jace_msg_payload_count (msg) != 1
+    ||  jace_msg_payload_kind (msg, 0) != JACE_PAYLOAD_BYTES) {
+        snprintf (reason, reason_size, "checkpoint of task %" PRId64
+                  " is not one byte payload", jace_msg_task (msg));
+        return -1;
+    }
+    size_t size = 0;
+    const void *bytes = jace_checkpoint_bytes (msg, &size);
+    int64_t expected = jace_checkpoint_checksum (jace_msg_job (msg),
+        jace_msg_task (msg), jace_msg_epoch (msg), jace_msg_iteration (msg),
+        bytes, size);
+    if (expected != jace_msg_checksum (msg)) {
+        snprintf (reason, reason_size, "checkpoint of task %" PRId64
+                  " (epoch %" PRId64 ", iteration %" PRId64 ", %zu bytes) "
+                  "fails its checksum", jace_msg_task (msg),
+                  jace_msg_epoch (msg), jace_msg_iteration (msg), size);
+        return -1;
+    }
+    return 0;
+}
+
+bool
+jace_checkpoint_newer (const jace_msg_t *a, const jace_msg_t *b)
+{
+    assert (a);
+    if (!b)
+        return true;
+    if (jace_msg_epoch (a) != jace_msg_epoch (b))
+        return jace_msg_epoch (a) > jace_msg_epoch (b);
+    return jace_msg_iteration (a) > jace_msg_iteration (b);
+}

@@ -1,0 +1,67 @@
+/*  =========================================================================
+    jace_checkpoint - a task's saved state as it travels between daemons
+
+    A checkpoint is a CKPT message: the task's job, number, epoch and
+    iteration, the application's state as one opaque byte payload, and a
+    checksum over all of them.  The checksum binds the bytes to their tags,
+    so a copy that was damaged, truncated, or relabelled is never taken
+    for a task's state.  Checkpoints are in the sender's byte order: a
+    daemon only restores copies its application wrote.
+    =========================================================================
+*/
+#ifndef JACE_CHECKPOINT_H_INCLUDED
+#define JACE_CHECKPOINT_H_INCLUDED
+
+#include "jace_msg.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+//  Checksum of a checkpoint's tags and bytes (the first 64 bits of their
+//  SHA-1).
+int64_t
+    jace_checkpoint_checksum (const char *job, int64_t task, int64_t epoch,
+                              int64_t iteration, const void *bytes,
+                              size_t size);
+
+//  A CKPT carrying a copy of `size` bytes of task `task`'s state at
+//  `iteration`, checksummed.  `sender` is the daemon sending it.
+jace_msg_t *
+    jace_checkpoint_new (const char *sender, const char *job, int64_t task,
+                         int64_t epoch, int64_t iteration, const void *bytes,
+                         size_t size);
+
+//  A copy of `copy` to pass on, its tags and checksum unchanged, signed
+//  by `sender`.
+jace_msg_t *
+    jace_checkpoint_forward (const jace_msg_t *copy, const char *sender);
+
+//  A CKPT saying "I hold no copy of task `task`" (iteration -1, no bytes).
+jace_msg_t *
+    jace_checkpoint_none (const char *sender, const char *job, int64_t task);
+
+//  True if msg is a CKPT holding a copy (not a "none").
+bool
+    jace_checkpoint_is_copy (const jace_msg_t *msg);
+
+//  Check a CKPT copy: one byte payload whose checksum matches the tags.
+//  Returns 0, or -1 with the reason.
+int
+    jace_checkpoint_check (const jace_msg_t *msg, char *reason,
+                           size_t reason_size);
+
+//  True if copy `a` is newer than copy `b` (a later epoch, or the same
+//  epoch and a later iteration); any copy is newer than NULL.
+bool
+    jace_checkpoint_newer (const jace_msg_t *a, const jace_msg_t *b);
+
+//  The state bytes of a copy; borrowed.
+const void *
+    jace_checkpoint_bytes (const jace_msg_t *msg, size_t *size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
