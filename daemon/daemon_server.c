@@ -30,6 +30,7 @@ typedef struct {
     char *current;              //  Endpoint of the current super-node
     jace_node_t self_node;      //  Our record: id, endpoints, attributes
     double speed;               //  Emulated speed factor
+    size_t checkpoint_memory;   //  Limit on neighbours' copies kept
     const char *platform;       //  Borrowed: platform file to emulate
     int heartbeat_msec;         //  HELLO / HEARTBEAT period
     int64_t last_welcome;       //  When the super-node last answered
@@ -79,7 +80,8 @@ s_start_worker (server_t *self, const char *bind, const char *advertise)
     daemon_worker_config_t worker_config = {
         .bind = data_bind, .cluster = self->self_node.cluster,
         .platform = self->platform, .security = self->security,
-        .speed = self->speed, .verbose = self->verbose
+        .speed = self->speed, .verbose = self->verbose,
+        .checkpoint_memory = self->checkpoint_memory
     };
     self->worker = zactor_new (daemon_worker_actor, &worker_config);
     zstr_free (&data_bind);
@@ -189,6 +191,7 @@ s_server_new (zsock_t *pipe, daemon_config_t *config)
     self->supernodes = zlist_new ();
     zlist_autofree (self->supernodes);
     self->speed = config->speed > 0 && config->speed <= 1 ? config->speed : 1;
+    self->checkpoint_memory = config->checkpoint_memory;
     self->heartbeat_msec = config->heartbeat_msec > 0
                            ? config->heartbeat_msec : 500;
     self->verbose = config->verbose;
@@ -300,6 +303,7 @@ static void
 s_leave_job (server_t *self)
 {
     *self->job = 0;
+    *self->self_node.job = 0;
     self->self_node.state = JACE_NODE_FREE;
     self->self_node.task = -1;
     self->self_node.epoch = 0;
@@ -332,6 +336,8 @@ s_on_assign (server_t *self, jace_msg_t **msg_p)
         return;
     }
     snprintf (self->job, sizeof self->job, "%s", jace_msg_job (assign));
+    snprintf (self->self_node.job, sizeof self->self_node.job, "%s",
+              self->job);
     self->spawner = zframe_dup (jace_msg_routing_id (assign));
     self->self_node.state = JACE_NODE_WORKING;
     self->self_node.task = jace_msg_task (assign);
@@ -365,6 +371,23 @@ s_on_job_message (server_t *self, jace_msg_t **msg_p)
     }
 }
 
+//  The crash tools' power cut: die at once, no BYE, nothing flushed.
+//  Only for the job we run, so a stray CRASH cannot take a free daemon.
+static void
+s_on_crash (server_t *self, jace_msg_t *msg, const char *sender)
+{
+    if (!*self->job || !streq (jace_msg_job (msg), self->job)) {
+        self->malformed++;
+        zsys_warning ("daemon %s: CRASH for job '%s' from %s ignored: we "
+                      "run %s", self->self_node.id, jace_msg_job (msg),
+                      sender, *self->job ? self->job : "no job");
+        return;
+    }
+    zsys_notice ("daemon %s: crashed on purpose by %s (job %s)",
+                 self->self_node.id, jace_msg_sender (msg), self->job);
+    _exit (137);
+}
+
 static void
 s_recv_router (server_t *self)
 {
@@ -386,7 +409,11 @@ s_recv_router (server_t *self)
         case JACE_MSG_COLLECT:
         case JACE_MSG_STOP:
         case JACE_MSG_REMAP:
+        case JACE_MSG_ADOPT:
             s_on_job_message (self, &msg);
+            break;
+        case JACE_MSG_CRASH:
+            s_on_crash (self, msg, sender);
             break;
         default:
             self->malformed++;

@@ -32,6 +32,7 @@ typedef struct {
     const char *platform;       //  Platform file: emulate its links
     int heartbeat_msec;         //  HELLO and HEARTBEAT period
     bool verbose;               //  Log every message
+    size_t checkpoint_memory;   //  Bytes of neighbours' checkpoints to keep
 } daemon_config_t;
 
 //  The actor; args is a daemon_config_t.

@@ -3,6 +3,8 @@
     =========================================================================
 */
 #include "daemon_worker.h"
+#include "daemon_checkpoints.h"
+#include "jace_checkpoint.h"
 #include "jace_task_runtime.h"
 #include "app_table.h"
 #include "platform.h"
@@ -29,6 +31,14 @@ typedef enum {
 
 //  Longest wait for every task's request list after START.
 #define EXCHANGE_TIMEOUT_MSEC 30000
+//  Longest wait for the other tasks' answers to a replacement's FETCH:
+//  the live ones answer within milliseconds; the dead never will.
+#define FETCH_WAIT_MSEC 500
+//  Longest wait of a replacement for its neighbours' first values: the
+//  live ones send every iteration; a dead one must not hold it back.
+#define SOURCES_WAIT_MSEC 2000
+//  Most checkpoint copies a task sends.
+#define COPIES_MAX 16
 
 typedef struct {
     zsock_t *pipe;              //  To the control actor
@@ -58,6 +68,22 @@ typedef struct {
     double slowdown_debt;       //  Microseconds of emulated slowness owed
     uint64_t rejected;          //  DATA messages that did not belong
     uint64_t received;          //  Neighbour vectors received for the task
+    daemon_checkpoints_t *copies;   //  Neighbours' checkpoints we keep
+    size_t checkpoint_copies;   //  Copies of each of our checkpoints
+    int64_t checkpoint_iterations;  //  Checkpoint every so many, or 0
+    int64_t checkpoint_msec;    //  ... or every so long, or 0
+    int64_t last_checkpoint_iteration;
+    int64_t last_checkpoint_time;   //  msec
+    int64_t checkpoint_round;   //  Checkpoints sent so far
+    uint64_t copies_dropped;    //  Copies a full link refused
+    bool fetching;              //  A replacement gathering its copies
+    int64_t fetch_started;      //  When (msec)
+    int64_t fetch_deadline;     //  Restart with what we have then
+    size_t fetch_pending;       //  Tasks yet to answer
+    jace_msg_t *best_copy;      //  Newest valid copy received, or NULL
+    int64_t best_holder;        //  Task whose daemon sent it
+    int64_t sources_deadline;   //  A replacement waits for its neighbours'
+                                //  values until then, or 0
 } worker_t;
 
 
@@ -127,6 +153,7 @@ s_worker_new (zsock_t *pipe, daemon_worker_config_t *config)
     self->verbose = config->verbose;
     self->poller = zpoller_new (pipe, NULL);
     zpoller_set_nonstop (self->poller, true);
+    self->copies = daemon_checkpoints_new (config->checkpoint_memory);
     s_bind_inbox (self, config->bind);
     return self;
 }
@@ -138,6 +165,8 @@ s_drop_task (worker_t *self)
         self->app->destroy (&self->app_state);
     jace_shaper_destroy (&self->shaper);
     jace_task_destroy (&self->task);
+    jace_msg_destroy (&self->best_copy);
+    self->fetching = false;
     self->app = NULL;
     self->state = WORKER_IDLE;
 }
@@ -149,6 +178,7 @@ s_worker_destroy (worker_t **self_p)
     s_drop_task (self);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->inbox);
+    daemon_checkpoints_destroy (&self->copies);
     platform_destroy (&self->platform);
     free (self->cluster);
     free (self->endpoint);
@@ -189,6 +219,8 @@ s_report_progress (worker_t *self, int64_t state)
     jace_msg_set_iteration (progress, jace_task_iteration (self->task));
     jace_msg_set_value (progress, jace_task_change (self->task));
     jace_msg_set_state (progress, state);
+    jace_msg_set_count (progress,
+                        (int64_t) daemon_checkpoints_bytes (self->copies));
     jace_msg_send (&progress, self->pipe);
     self->last_progress = zclock_mono ();
     self->reported_state = state;
@@ -240,6 +272,16 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
         "job/converge_iterations", 10);
     self->max_iterations = jace_task_param_int (self->task,
         "job/max_iterations", 0);
+    int64_t copies = jace_task_param_int (self->task, "checkpoint/copies", 2);
+    self->checkpoint_copies = copies < 0 ? 0 : copies > COPIES_MAX
+                            ? COPIES_MAX : (size_t) copies;
+    self->checkpoint_iterations = jace_task_param_int (self->task,
+        "checkpoint/every_iterations", 0);
+    self->checkpoint_msec = (int64_t) (1000 * jace_task_param_double (
+        self->task, "checkpoint/every_seconds", 2));
+    self->checkpoint_round = 0;
+    self->last_checkpoint_iteration = 0;
+    self->last_checkpoint_time = zclock_mono ();
     self->quiet_iterations = 0;
     self->slowdown_debt = 0;
     self->received = 0;
@@ -282,6 +324,28 @@ s_on_remap (worker_t *self, jace_msg_t *remap)
                    node->epoch);
 }
 
+//  A replacement asks every other task for the copies of its state; the
+//  FETCH carries our record so a holder that has not heard of the move
+//  yet answers here, not to the dead daemon.
+static void
+s_begin_fetch (worker_t *self)
+{
+    int64_t rank = jace_task_rank (self->task);
+    self->fetch_pending = 0;
+    for (int64_t to = 0; to < jace_task_count (self->task); to++) {
+        if (to == rank)
+            continue;
+        jace_msg_t *fetch = s_task_msg (self, JACE_MSG_FETCH);
+        jace_msg_add_node (fetch, jace_task_node (self->task, rank));
+        if (jace_task_send_msg (self->task, to, &fetch) == 0)
+            self->fetch_pending++;
+    }
+    self->fetch_started = zclock_mono ();
+    self->fetch_deadline = self->fetch_started + FETCH_WAIT_MSEC;
+    self->best_holder = -1;
+    self->fetching = true;
+}
+
 //  Every task tells every other what it needs from it, so owners know
 //  what to send before the first iteration.
 static void
@@ -293,8 +357,48 @@ s_on_start (worker_t *self)
     if (failed)
         zsys_warning ("daemon %s: request lists to %zu tasks not sent",
                       self->sender, failed);
+    if (jace_task_epoch (self->task) > 1) {
+        s_begin_fetch (self);
+        self->sources_deadline = zclock_mono () + SOURCES_WAIT_MSEC;
+    }
     self->exchange_deadline = zclock_mono () + EXCHANGE_TIMEOUT_MSEC;
     self->state = WORKER_EXCHANGING;
+}
+
+static int64_t s_task_state (worker_t *self);
+
+//  A spawner that lost track of the job (it crashed and was started
+//  again) asks what we run: answer with our ASSIGN as it stands now.
+static void
+s_on_adopt (worker_t *self)
+{
+    if (!self->task)
+        return;
+    jace_msg_t *assign = s_task_msg (self, JACE_MSG_ASSIGN);
+    jace_msg_set_count (assign, jace_task_count (self->task));
+    jace_msg_set_app (assign, self->app->name);
+    zhash_t *params = jace_task_params (self->task);
+    for (const char *value = (const char *) zhash_first (params); value;
+         value = (const char *) zhash_next (params))
+        jace_msg_set_param (assign, zhash_cursor (params), value);
+    for (int64_t rank = 0; rank < jace_task_count (self->task); rank++)
+        jace_msg_add_node (assign, jace_task_node (self->task, rank));
+    jace_msg_send (&assign, self->pipe);
+    s_report_progress (self, s_task_state (self));
+}
+
+//  The job is over for us: our task and the copies we kept for it go.
+static void
+s_on_stop (worker_t *self)
+{
+    if (self->task) {
+        size_t dropped = daemon_checkpoints_drop_job (self->copies,
+                                                      jace_task_job (self->task));
+        if (dropped)
+            zsys_info ("daemon %s: dropped %zu checkpoint copies of job %s",
+                       self->sender, dropped, jace_task_job (self->task));
+    }
+    s_drop_task (self);
 }
 
 static void
@@ -318,7 +422,8 @@ s_recv_pipe (worker_t *self)
             case JACE_MSG_START: s_on_start (self); break;
             case JACE_MSG_REMAP: s_on_remap (self, msg); break;
             case JACE_MSG_COLLECT: s_on_collect (self, msg); break;
-            case JACE_MSG_STOP: s_drop_task (self); break;
+            case JACE_MSG_ADOPT: s_on_adopt (self); break;
+            case JACE_MSG_STOP: s_on_stop (self); break;
             default: assert (false);
         }
         jace_msg_destroy (&msg);
@@ -329,6 +434,89 @@ s_recv_pipe (worker_t *self)
 
 //  --------------------------------------------------------------------------
 //  Neighbours' data
+
+//  A copy of our own state, answering our FETCH: keep the newest valid.
+static void
+s_consider_copy (worker_t *self, jace_msg_t **msg_p, char *reason,
+                 size_t reason_size)
+{
+    jace_msg_t *msg = *msg_p;
+    if (self->fetch_pending)
+        self->fetch_pending--;
+    if (!jace_checkpoint_is_copy (msg))
+        return;                 //  "None held here"
+    if (jace_checkpoint_check (msg, reason, reason_size)) {
+        zsys_warning ("daemon %s: copy from %s ignored: %s", self->sender,
+                      jace_msg_sender (msg), reason);
+        return;
+    }
+    if (!jace_checkpoint_newer (msg, self->best_copy))
+        return;
+    self->best_holder = -1;
+    for (int64_t rank = 0; rank < jace_task_count (self->task); rank++)
+        if (streq (jace_task_node (self->task, rank)->id,
+                   jace_msg_sender (msg)))
+            self->best_holder = rank;
+    jace_msg_destroy (&self->best_copy);
+    self->best_copy = msg;
+    *msg_p = NULL;
+}
+
+//  A CKPT: a neighbour's copy to keep, or an answer to our FETCH.
+static void
+s_on_checkpoint (worker_t *self, jace_msg_t **msg_p, char *reason,
+                 size_t reason_size)
+{
+    jace_msg_t *msg = *msg_p;
+    int64_t task = jace_msg_task (msg);
+    *reason = 0;
+    if (task == jace_task_rank (self->task)) {
+        if (self->fetching)
+            s_consider_copy (self, msg_p, reason, reason_size);
+        *reason = 0;            //  A late answer is no fault of the sender
+        return;
+    }
+    if (task < 0 || task >= jace_task_count (self->task)
+    ||  !jace_checkpoint_is_copy (msg)) {
+        snprintf (reason, reason_size, "CKPT of task %" PRId64 " from %s "
+                  "does not belong here", task, jace_msg_sender (msg));
+        return;
+    }
+    //  A refused copy is logged every time: it is rare, and it is what
+    //  a user looks for after a crash during a checkpoint.
+    char sender [JACE_ID_MAX];
+    snprintf (sender, sizeof sender, "%s", jace_msg_sender (msg));
+    if (daemon_checkpoints_store (self->copies, msg_p, reason,
+                                  reason_size) < 0)
+        zsys_warning ("daemon %s: copy from %s refused: %s", self->sender,
+                      sender, reason);
+    *reason = 0;
+}
+
+//  A replacement asks for the copy we keep of its state.
+static void
+s_on_fetch (worker_t *self, jace_msg_t *msg, char *reason,
+            size_t reason_size)
+{
+    int64_t task = jace_msg_task (msg);
+    *reason = 0;
+    if (task < 0 || task >= jace_task_count (self->task)
+    ||  task == jace_task_rank (self->task)
+    ||  jace_msg_node_count (msg) != 1
+    ||  jace_msg_node (msg, 0)->task != task) {
+        snprintf (reason, reason_size, "FETCH of task %" PRId64 " from %s "
+                  "does not belong here", task, jace_msg_sender (msg));
+        return;
+    }
+    //  Not newer than what we know: the REMAP came first, nothing to do.
+    jace_task_remap (self->task, jace_msg_node (msg, 0));
+    const jace_msg_t *copy = daemon_checkpoints_find (self->copies,
+        jace_msg_job (msg), task);
+    jace_msg_t *answer = copy
+        ? jace_checkpoint_forward (copy, self->sender)
+        : jace_checkpoint_none (self->sender, jace_msg_job (msg), task);
+    jace_task_send_msg (self->task, task, &answer);
+}
 
 //  Receive one message from the inbox; returns true if it was DATA for
 //  our task.
@@ -345,13 +533,21 @@ s_recv_inbox (worker_t *self)
                       self->rejected);
         return false;
     }
-    if (jace_msg_type (msg) != JACE_MSG_DATA)
+    jace_msg_type_t type = jace_msg_type (msg);
+    if (type != JACE_MSG_DATA && type != JACE_MSG_CKPT
+    &&  type != JACE_MSG_FETCH)
         snprintf (reason, sizeof reason, "%s on the data socket",
-                  jace_msg_type_name (jace_msg_type (msg)));
+                  jace_msg_type_name (type));
     else
-    if (!self->task)
-        snprintf (reason, sizeof reason, "DATA for job '%s' with no task",
-                  jace_msg_job (msg));
+    if (!self->task || !streq (jace_msg_job (msg), jace_task_job (self->task)))
+        snprintf (reason, sizeof reason, "%s for job '%s' we have no task "
+                  "of", jace_msg_type_name (type), jace_msg_job (msg));
+    else
+    if (type == JACE_MSG_CKPT)
+        s_on_checkpoint (self, &msg, reason, sizeof reason);
+    else
+    if (type == JACE_MSG_FETCH)
+        s_on_fetch (self, msg, reason, sizeof reason);
     else
     if (jace_task_deliver (self->task, msg, reason, sizeof reason) == 0)
         *reason = 0;
@@ -361,8 +557,9 @@ s_recv_inbox (worker_t *self)
             zsys_warning ("daemon %s: dropped %s (%" PRIu64 " so far)",
                           self->sender, reason, self->rejected);
     }
+    bool delivered = msg && type == JACE_MSG_DATA && *reason == 0;
     jace_msg_destroy (&msg);
-    return *reason == 0;
+    return delivered;
 }
 
 static bool
@@ -431,6 +628,41 @@ s_task_state (worker_t *self)
            ? JACE_TASK_CONVERGED : JACE_TASK_RUNNING;
 }
 
+//  Send our state to this round's holders, if a checkpoint is due.
+static void
+s_checkpoint (worker_t *self)
+{
+    int64_t iteration = jace_task_iteration (self->task);
+    int64_t now = zclock_mono ();
+    bool due = (self->checkpoint_iterations > 0
+                && iteration - self->last_checkpoint_iteration
+                   >= self->checkpoint_iterations)
+            || (self->checkpoint_msec > 0
+                && now - self->last_checkpoint_time >= self->checkpoint_msec);
+    if (!due || !self->checkpoint_copies || !self->app->checkpoint)
+        return;
+    int64_t holders [COPIES_MAX];
+    size_t count = jace_task_checkpoint_holders (self->task,
+        self->checkpoint_copies, self->checkpoint_round++, holders);
+    size_t size = 0;
+    const void *bytes = self->app->checkpoint (self->app_state, &size);
+    jace_msg_t *copy = jace_checkpoint_new (self->sender,
+        jace_task_job (self->task), jace_task_rank (self->task),
+        jace_task_epoch (self->task), iteration, bytes, size);
+    for (size_t i = 0; i < count; i++) {
+        jace_msg_t *msg = i + 1 < count
+                        ? jace_checkpoint_forward (copy, self->sender)
+                        : copy;
+        if (i + 1 == count)
+            copy = NULL;
+        if (jace_task_send_msg (self->task, holders [i], &msg))
+            self->copies_dropped++;
+    }
+    jace_msg_destroy (&copy);
+    self->last_checkpoint_iteration = iteration;
+    self->last_checkpoint_time = now;
+}
+
 static void
 s_iterate (worker_t *self)
 {
@@ -456,11 +688,69 @@ s_iterate (worker_t *self)
     if (self->max_iterations > 0
     &&  jace_task_iteration (self->task) >= self->max_iterations)
         self->state = WORKER_HALTED;
+    s_checkpoint (self);
     int64_t state = s_task_state (self);
     if (state != self->reported_state
     ||  zclock_mono () - self->last_progress >= PROGRESS_MSEC)
         s_report_progress (self, state);
     s_slow_down (self, zclock_usecs () - start);
+}
+
+//  Restart from the newest valid copy gathered, or from the initial
+//  state, and tell the spawner which.
+static void
+s_finish_fetch (worker_t *self)
+{
+    char reason [256] = "";
+    int64_t iteration = 0;
+    int64_t holder = -1;
+    if (self->best_copy) {
+        size_t size = 0;
+        const void *bytes = jace_checkpoint_bytes (self->best_copy, &size);
+        if (self->app->restore (self->task, self->app_state, bytes, size,
+                                reason, sizeof reason) == 0) {
+            iteration = jace_msg_iteration (self->best_copy);
+            holder = self->best_holder;
+            jace_task_set_iteration (self->task, iteration);
+        }
+        else
+            zsys_warning ("daemon %s: %s; starting from the initial state",
+                          self->sender, reason);
+    }
+    jace_msg_destroy (&self->best_copy);
+    self->fetching = false;
+    double seconds = (zclock_mono () - self->fetch_started) / 1000.0;
+    if (holder >= 0)
+        zsys_notice ("daemon %s: task %" PRId64 " restarts from the "
+                     "checkpoint of iteration %" PRId64 " kept by task %"
+                     PRId64 " (%.3f s gathering copies)", self->sender,
+                     jace_task_rank (self->task), iteration, holder, seconds);
+    else
+        zsys_notice ("daemon %s: task %" PRId64 " restarts from its initial "
+                     "state: no valid copy survived (%.3f s asking)",
+                     self->sender, jace_task_rank (self->task), seconds);
+    jace_msg_t *restored = s_task_msg (self, JACE_MSG_RESTORED);
+    jace_msg_set_iteration (restored, iteration);
+    jace_msg_set_count (restored, holder);
+    jace_msg_set_value (restored, seconds);
+    jace_msg_send (&restored, self->pipe);
+    self->last_checkpoint_iteration = iteration;
+}
+
+//  A replacement iterates once its neighbours' values are in (or they
+//  are overdue): its first iterate, sent to all of them, must not be
+//  computed against zeros.
+static bool
+s_sources_waited (worker_t *self)
+{
+    if (jace_task_epoch (self->task) <= 1 || self->sources_deadline == 0)
+        return true;
+    if (jace_task_sources_heard (self->task)
+    ||  zclock_mono () >= self->sources_deadline) {
+        self->sources_deadline = 0;
+        return true;
+    }
+    return false;
 }
 
 //  Wait for every task's request list, then iterate.
@@ -471,7 +761,11 @@ s_exchange (worker_t *self)
     s_drain (self);
     if (self->state != WORKER_EXCHANGING)
         return;                 //  Stopped meanwhile
-    if (jace_task_requests_complete (self->task)) {
+    if (self->fetching && (self->fetch_pending == 0
+                           || zclock_mono () >= self->fetch_deadline))
+        s_finish_fetch (self);
+    if (jace_task_requests_complete (self->task) && !self->fetching
+    &&  s_sources_waited (self)) {
         self->state = WORKER_RUNNING;
         return;
     }

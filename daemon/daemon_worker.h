@@ -5,8 +5,9 @@
     socket (a PULL bound when it starts, where neighbours' DATA arrives) so
     that the iteration loop reads neighbours' values without any hop
     through another thread.  The control actor (daemon_server) talks to it
-    with Jace messages over the pipe: ASSIGN, START, COLLECT and STOP in;
-    ACCEPT, REFUSE, PROGRESS and RESULT out.  Between iterations it drains
+    with Jace messages over the pipe: ASSIGN, START, REMAP, COLLECT, ADOPT
+    and STOP in; ACCEPT, REFUSE, PROGRESS, RESULT, RESTORED and (answering
+    ADOPT) ASSIGN out.  Between iterations it drains
     the pipe and the data socket without blocking, so a running task never
     waits for the network.
 
@@ -16,6 +17,16 @@
 
     Local convergence: the task's change stays under the job's tolerance
     for job/converge_iterations consecutive iterations (default 10).
+
+    Checkpoints: every checkpoint/every_iterations iterations or
+    checkpoint/every_seconds seconds, whichever comes first, the task's
+    state goes to checkpoint/copies neighbours (jace_task_checkpoint_holders)
+    over the data links; sends never block, a full link drops the copy.
+    The worker also keeps the copies its neighbours send it (a
+    daemon_checkpoints store) and answers FETCH with them.  A task placed
+    with an epoch above 1 is a replacement: on START it asks every other
+    task for its copies, waits for their answers (at most FETCH_WAIT_MSEC),
+    and restarts from the newest valid one, or from its initial state.
     =========================================================================
 */
 #ifndef DAEMON_WORKER_H_INCLUDED
@@ -32,6 +43,7 @@ typedef struct {
     jace_security_t *security;  //  Borrowed; must outlive the worker
     double speed;               //  Compute slow-down factor, (0, 1]
     bool verbose;               //  Log every message
+    size_t checkpoint_memory;   //  Bytes of neighbours' copies to keep
 } daemon_worker_config_t;
 
 //  The actor; args is a daemon_worker_config_t.

@@ -39,6 +39,9 @@ s_usage (FILE *out)
 "  -c, --cert NAME       our certificate in DIR (default: daemon)\n"
 "      --insecure        allow binding a non-loopback endpoint without keys\n"
 "      --heartbeat MS    heartbeat period (default 500)\n"
+"      --checkpoint-memory MIB\n"
+"                        most memory for neighbours' checkpoints; a copy\n"
+"                        that would exceed it is refused (default 1024)\n"
 "  -v, --verbose         log every message\n"
 "  -h, --help            this help\n");
 }
@@ -60,6 +63,7 @@ s_parse (int argc, char *argv [], daemon_config_t *config,
         { "cert", required_argument, 0, 'c' },
         { "insecure", no_argument, 0, 'I' },
         { "heartbeat", required_argument, 0, 'H' },
+        { "checkpoint-memory", required_argument, 0, 'M' },
         { "verbose", no_argument, 0, 'v' },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 }
@@ -101,6 +105,12 @@ s_parse (int argc, char *argv [], daemon_config_t *config,
                     return 2;
                 config->heartbeat_msec = (int) number;
                 break;
+            case 'M':
+                if (jace_process_parse_int (PROGRAM, "--checkpoint-memory",
+                                            optarg, 0, 1 << 30, &number))
+                    return 2;
+                config->checkpoint_memory = (size_t) number << 20;
+                break;
             case 'v': config->verbose = true; break;
             case 'h': s_usage (stdout); exit (0);
             default: s_usage (stderr); return 2;
@@ -125,7 +135,8 @@ main (int argc, char *argv [])
     jace_process_init ("daemon");
     openblas_set_num_threads (1);
     const char *supernodes [SUPERNODES_MAX];
-    daemon_config_t config = { .speed = 1, .supernodes = supernodes };
+    daemon_config_t config = { .speed = 1, .supernodes = supernodes,
+                               .checkpoint_memory = (size_t) 1024 << 20 };
     int rc = s_parse (argc, argv, &config, supernodes);
     if (rc)
         return rc;

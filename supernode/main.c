@@ -29,6 +29,8 @@ s_usage (FILE *out)
 "      --timeout MS         silence before a daemon or peer is dropped\n"
 "                           (default 4 heartbeats)\n"
 "      --endpoint-file PATH write the bound endpoint there once serving\n"
+"      --allow-crash        obey CRASH messages (jace-spawner kill\n"
+"                           --crash-supernode): for crash tests only\n"
 "  -v, --verbose            log every message\n"
 "  -h, --help               this help\n");
 }
@@ -51,6 +53,7 @@ main (int argc, char *argv [])
         { "timeout", required_argument, 0, 'T' },
         { "endpoint-file", required_argument, 0, 'E' },
         { "verbose", no_argument, 0, 'v' },
+        { "allow-crash", no_argument, 0, 'X' },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 }
     };
@@ -82,6 +85,7 @@ main (int argc, char *argv [])
                 break;
             case 'E': endpoint_file = optarg; break;
             case 'v': config.verbose = true; break;
+            case 'X': config.allow_crash = true; break;
             case 'h': s_usage (stdout); return 0;
             default: s_usage (stderr); return 2;
         }

@@ -53,6 +53,7 @@ typedef struct {
     int64_t next_tick;          //  Next housekeeping (msec)
     uint64_t malformed;         //  Malformed messages dropped
     bool verbose;               //  Log every message
+    bool allow_crash;           //  Obey CRASH
     bool terminated;            //  $TERM received
 } server_t;
 
@@ -172,6 +173,7 @@ s_server_new (zsock_t *pipe, supernode_config_t *config)
     self->timeout_msec = config->timeout_msec > 0
                          ? config->timeout_msec : 4 * self->heartbeat_msec;
     self->verbose = config->verbose;
+    self->allow_crash = config->allow_crash;
     zuuid_t *uuid = zuuid_new ();
     snprintf (self->id, sizeof self->id, "sn-%.8s", zuuid_str (uuid));
     zuuid_destroy (&uuid);
@@ -464,6 +466,22 @@ s_send_peer_states (server_t *self)
 //  --------------------------------------------------------------------------
 //  Input
 
+//  The crash tools' power cut, for grids whose processes we cannot
+//  signal: die at once, telling no one.  Refused unless --allow-crash.
+static void
+s_on_crash (server_t *self, jace_msg_t *msg)
+{
+    if (!self->allow_crash) {
+        self->malformed++;
+        zsys_warning ("supernode: CRASH from %s refused (start with "
+                      "--allow-crash to obey it)", jace_msg_sender (msg));
+        return;
+    }
+    zsys_notice ("supernode: crashed on purpose by %s",
+                 jace_msg_sender (msg));
+    _exit (137);
+}
+
 static void
 s_on_router_message (server_t *self, jace_msg_t **msg_p)
 {
@@ -478,6 +496,7 @@ s_on_router_message (server_t *self, jace_msg_t **msg_p)
         case JACE_MSG_HEARTBEAT:    s_on_lease_heartbeat (self, msg); break;
         case JACE_MSG_RELEASE:      s_on_release (self, msg); break;
         case JACE_MSG_STATUS:       s_on_status (self, msg); break;
+        case JACE_MSG_CRASH:        s_on_crash (self, msg); break;
         case JACE_MSG_PEER_STATE:   s_on_peer_state (self, msg_p); break;
         default:
             self->malformed++;

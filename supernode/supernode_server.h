@@ -35,6 +35,7 @@ typedef struct {
     int heartbeat_msec;         //  Daemons' HELLO period we ask for
     int timeout_msec;           //  Silence after which a daemon is dropped
     bool verbose;               //  Log every message
+    bool allow_crash;           //  Obey CRASH (crash tests on remote grids)
 } supernode_config_t;
 
 //  The actor; args is a supernode_config_t.
