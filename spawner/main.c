@@ -1,35 +1,56 @@
 /*  =========================================================================
-    jace-spawner - submit a job to a Jace grid, or look at the grid
+    jace-spawner - submit a job to a Jace grid, look at the grid, resume a
+    job, crash its daemons on purpose, report on a finished job
     =========================================================================
 */
 #include "spawner_job.h"
+#include "spawner_kill.h"
 #include "spawner_nodes.h"
+#include "spawner_report.h"
 #include "spawner_run.h"
 #include "jace_process.h"
 
 #include <getopt.h>
 
 #define PROGRAM "jace-spawner"
+#define SUPERNODES_MAX 64
 
 static void
 s_usage (FILE *out)
 {
     fprintf (out,
 "Usage: " PROGRAM " submit JOBFILE --supernode EP [options]\n"
+"       " PROGRAM " resume JOBID --supernode EP [options]\n"
 "       " PROGRAM " nodes --supernode EP [--json] [--keys DIR]\n"
+"       " PROGRAM " kill --job JOBID --supernode EP (--task K | --random N)\n"
+"                    [--every SEC [--rounds M]] [--seed S] [--run DIR]\n"
+"       " PROGRAM " kill --crash-supernode --supernode EP [--run DIR]\n"
+"       " PROGRAM " report EVENTS [--plot FILE]\n"
 "\n"
 "submit   lease daemons, run the job, verify the answer; exits 0 only when\n"
 "         the true relative residual is under the job's tolerance\n"
+"resume   take over a job whose spawner died: its daemons kept iterating;\n"
+"         rebuild the job from them and carry on to the verified answer\n"
 "nodes    list the daemons a super-node and its peers know\n"
+"kill     crash daemons of a running job like a power cut: SIGKILL through\n"
+"         jace-grid's pid records with --run DIR, else a CRASH message that\n"
+"         makes the daemon exit at once; --every repeats until the job ends\n"
+"report   the failures of a finished job from its event log: crashes,\n"
+"         detections, recoveries, time lost; --plot draws the residual\n"
 "\n"
-"  -s, --supernode EP     super-node to talk to (required)\n"
+"  -s, --supernode EP     super-node to talk to (required; submit and\n"
+"                         resume take several, in failover order)\n"
 "  -S, --set KEY=VALUE    override a job-file key, e.g. --set job/tasks=8\n"
 "                         (repeatable)\n"
 "  -o, --out FILE         write the verified answer (.npy: NumPy; other\n"
 "                         names: Matrix Market array)\n"
 "  -e, --events FILE      write every event as a JSON line; the last line\n"
 "                         of a successful job is {\"event\":\"result\",...,\n"
-"                         \"residual\":R,...}\n"
+"                         \"residual\":R,...} (resume adds to the file)\n"
+"  -r, --report FILE      after the job, write its failure report (needs\n"
+"                         --events)\n"
+"  -p, --plot FILE        with --report or report: plot the residual over\n"
+"                         time, failures marked (.png or .svg; gnuplot)\n"
 "  -k, --keys DIR         CURVE keys from jace-keygen\n"
 "  -c, --cert NAME        our certificate in DIR (default: spawner)\n"
 "  -b, --bind EP          job status endpoint (default tcp://127.0.0.1:*)\n"
@@ -37,15 +58,66 @@ s_usage (FILE *out)
 "  -q, --quiet            no progress lines\n"
 "      --json             (nodes) print a JSON array\n"
 "      --timeout MS       (nodes) how long to wait for the answer (5000)\n"
+"  -j, --job JOBID        (kill) the job whose daemons to crash\n"
+"  -t, --task K           (kill) crash the daemon of task K\n"
+"      --random N         (kill) crash N of the job's daemons at random\n"
+"      --every SEC        (kill) repeat every SEC seconds\n"
+"      --rounds M         (kill) at most M rounds (default: until the job\n"
+"                         has no daemon left)\n"
+"      --seed S           (kill) random choice, for a replay (default: clock)\n"
+"      --run DIR          (kill) jace-grid run folder: SIGKILL by pid\n"
+"      --crash-supernode  (kill) crash the super-node --supernode names\n"
 "  -h, --help             this help\n");
 }
 
 typedef struct {
-    spawner_options_t run;      //  What submit needs
+    spawner_options_t run;      //  What submit and resume need
+    const char *supernodes [SUPERNODES_MAX];
+    spawner_kill_options_t kill;    //  What kill needs
     zlist_t *overrides;         //  --set items (borrowed strings)
     bool json;                  //  nodes --json
     long timeout_msec;          //  nodes --timeout
 } arguments_t;
+
+static int
+s_parse_kill_option (int option, arguments_t *args)
+{
+    long number;
+    switch (option) {
+        case 'j': args->kill.job = optarg; return 0;
+        case 't':
+            if (jace_process_parse_int (PROGRAM, "--task", optarg, 0,
+                                        1 << 30, &number))
+                return 2;
+            args->kill.task = number;
+            return 0;
+        case 'R':
+            if (jace_process_parse_int (PROGRAM, "--random", optarg, 1,
+                                        1 << 30, &number))
+                return 2;
+            args->kill.random = number;
+            return 0;
+        case 'E':
+            return jace_process_parse_double (PROGRAM, "--every", optarg,
+                                              0.01, 1e6, &args->kill.every)
+                   ? 2 : 0;
+        case 'N':
+            if (jace_process_parse_int (PROGRAM, "--rounds", optarg, 1,
+                                        1 << 30, &number))
+                return 2;
+            args->kill.rounds = number;
+            return 0;
+        case 'D':
+            if (jace_process_parse_int (PROGRAM, "--seed", optarg, 1,
+                                        0x7fffffffL, &number))
+                return 2;
+            args->kill.seed = (uint64_t) number;
+            return 0;
+        case 'U': args->kill.run_dir = optarg; return 0;
+        case 'X': args->kill.crash_supernode = true; return 0;
+        default: return -1;
+    }
+}
 
 static int
 s_parse (int argc, char *argv [], arguments_t *args)
@@ -55,6 +127,8 @@ s_parse (int argc, char *argv [], arguments_t *args)
         { "set", required_argument, 0, 'S' },
         { "out", required_argument, 0, 'o' },
         { "events", required_argument, 0, 'e' },
+        { "report", required_argument, 0, 'r' },
+        { "plot", required_argument, 0, 'p' },
         { "keys", required_argument, 0, 'k' },
         { "cert", required_argument, 0, 'c' },
         { "bind", required_argument, 0, 'b' },
@@ -62,17 +136,39 @@ s_parse (int argc, char *argv [], arguments_t *args)
         { "quiet", no_argument, 0, 'q' },
         { "json", no_argument, 0, 'J' },
         { "timeout", required_argument, 0, 'T' },
+        { "job", required_argument, 0, 'j' },
+        { "task", required_argument, 0, 't' },
+        { "random", required_argument, 0, 'R' },
+        { "every", required_argument, 0, 'E' },
+        { "rounds", required_argument, 0, 'N' },
+        { "seed", required_argument, 0, 'D' },
+        { "run", required_argument, 0, 'U' },
+        { "crash-supernode", no_argument, 0, 'X' },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 }
     };
     int option;
-    while ((option = getopt_long (argc, argv, "s:S:o:e:k:c:b:qh", options,
-                                  NULL)) != -1) {
+    while ((option = getopt_long (argc, argv, "s:S:o:e:r:p:k:c:b:qj:t:h",
+                                  options, NULL)) != -1) {
+        int rc = s_parse_kill_option (option, args);
+        if (rc > 0)
+            return rc;
+        if (rc == 0)
+            continue;
         switch (option) {
-            case 's': args->run.supernode = optarg; break;
+            case 's':
+                if (args->run.supernode_count == SUPERNODES_MAX) {
+                    fprintf (stderr, PROGRAM ": at most %d --supernode\n",
+                             SUPERNODES_MAX);
+                    return 2;
+                }
+                args->supernodes [args->run.supernode_count++] = optarg;
+                break;
             case 'S': zlist_append (args->overrides, optarg); break;
             case 'o': args->run.out_path = optarg; break;
             case 'e': args->run.events_path = optarg; break;
+            case 'r': args->run.report_path = optarg; break;
+            case 'p': args->run.plot_path = optarg; break;
             case 'k': args->run.keys_dir = optarg; break;
             case 'c': args->run.cert = optarg; break;
             case 'b': args->run.bind = optarg; break;
@@ -88,11 +184,53 @@ s_parse (int argc, char *argv [], arguments_t *args)
             default: s_usage (stderr); return 2;
         }
     }
-    if (!args->run.supernode) {
-        fprintf (stderr, PROGRAM ": --supernode EP is required\n");
+    args->run.supernodes = args->supernodes;
+    args->run.supernode = args->supernodes [0];
+    args->kill.supernode = args->run.supernode;
+    args->kill.keys_dir = args->run.keys_dir;
+    args->kill.cert = args->run.cert;
+    return 0;
+}
+
+//  What each command requires beyond its own argument.
+static int
+s_check (const char *command, arguments_t *args)
+{
+    const char *missing = NULL;
+    if (!streq (command, "report") && !args->run.supernode)
+        missing = "--supernode EP is required";
+    else
+    if (args->run.report_path && !args->run.events_path)
+        missing = "--report needs --events FILE (the report is made from it)";
+    else
+    if (streq (command, "kill") && !args->kill.crash_supernode
+    &&  (!args->kill.job || (args->kill.task < 0) == (args->kill.random == 0)))
+        missing = "kill needs --job JOBID and one of --task K or --random N "
+                  "(or --crash-supernode)";
+    if (missing) {
+        fprintf (stderr, PROGRAM ": %s\n", missing);
         return 2;
     }
     return 0;
+}
+
+static int
+s_write_report (const spawner_options_t *options)
+{
+    FILE *out = fopen (options->report_path, "w");
+    if (!out) {
+        fprintf (stderr, PROGRAM ": cannot write %s: %s\n",
+                 options->report_path, strerror (errno));
+        return 1;
+    }
+    char reason [1024] = "";
+    int rc = spawner_report_write (options->events_path, out,
+                                   options->plot_path, reason,
+                                   sizeof reason);
+    fclose (out);
+    if (rc)
+        fprintf (stderr, PROGRAM ": report: %s\n", reason);
+    return rc ? 1 : 0;
 }
 
 static int
@@ -108,7 +246,46 @@ s_submit (arguments_t *args)
     }
     int rc = spawner_run (job, &args->run);
     spawner_job_destroy (&job);
+    if (args->run.report_path && s_write_report (&args->run) && rc == 0)
+        rc = 1;
     return rc;
+}
+
+static int
+s_resume (arguments_t *args, const char *job_id)
+{
+    int rc = spawner_resume (job_id, &args->run);
+    if (args->run.report_path && s_write_report (&args->run) && rc == 0)
+        rc = 1;
+    return rc;
+}
+
+static int
+s_report (arguments_t *args, const char *events)
+{
+    char reason [1024] = "";
+    if (spawner_report_write (events, stdout, args->run.plot_path, reason,
+                              sizeof reason)) {
+        fprintf (stderr, PROGRAM ": %s\n", reason);
+        return 1;
+    }
+    return 0;
+}
+
+static int
+s_dispatch (const char *command, const char *operand, arguments_t *args)
+{
+    if (streq (command, "submit"))
+        return s_submit (args);
+    if (streq (command, "resume"))
+        return s_resume (args, operand);
+    if (streq (command, "kill"))
+        return spawner_kill (&args->kill);
+    if (streq (command, "report"))
+        return s_report (args, operand);
+    return spawner_nodes_list (args->run.supernode, args->run.keys_dir,
+                               args->run.cert, args->json,
+                               (int) args->timeout_msec);
 }
 
 int
@@ -120,24 +297,29 @@ main (int argc, char *argv [])
         return argc < 2 ? 2 : 0;
     }
     const char *command = argv [1];
-    arguments_t args = { .overrides = zlist_new (), .timeout_msec = 5000 };
-    int first_option = 2;
-    if (streq (command, "submit")) {
-        if (argc < 3 || argv [2][0] == '-') {
-            fprintf (stderr, PROGRAM ": submit needs a JOBFILE\n");
-            zlist_destroy (&args.overrides);
-            return 2;
+    static const char *with_operand [] = { "submit", "resume", "report" };
+    static const char *operand_name [] = { "JOBFILE", "JOBID", "EVENTS" };
+    const char *operand = NULL;
+    bool known = streq (command, "nodes") || streq (command, "kill");
+    for (size_t i = 0; i < 3; i++)
+        if (streq (command, with_operand [i])) {
+            if (argc < 3 || argv [2][0] == '-') {
+                fprintf (stderr, PROGRAM ": %s needs a %s\n", command,
+                         operand_name [i]);
+                return 2;
+            }
+            operand = argv [2];
+            known = true;
         }
-        args.run.job_file = argv [2];
-        first_option = 3;
-    }
-    else
-    if (!streq (command, "nodes")) {
-        fprintf (stderr, PROGRAM ": unknown command '%s' (submit, nodes)\n",
-                 command);
-        zlist_destroy (&args.overrides);
+    if (!known) {
+        fprintf (stderr, PROGRAM ": unknown command '%s' (submit, resume, "
+                 "nodes, kill, report)\n", command);
         return 2;
     }
+    arguments_t args = { .overrides = zlist_new (), .timeout_msec = 5000,
+                         .kill = { .task = -1 } };
+    args.run.job_file = operand;
+    int first_option = operand ? 3 : 2;
     int rc = s_parse (argc - first_option + 1, argv + first_option - 1,
                       &args);
     if (rc == 0 && optind < argc - first_option + 1) {
@@ -146,11 +328,9 @@ main (int argc, char *argv [])
         rc = 2;
     }
     if (rc == 0)
-        rc = streq (command, "submit")
-           ? s_submit (&args)
-           : spawner_nodes_list (args.run.supernode, args.run.keys_dir,
-                                 args.run.cert, args.json,
-                                 (int) args.timeout_msec);
+        rc = s_check (command, &args);
+    if (rc == 0)
+        rc = s_dispatch (command, operand, &args);
     zlist_destroy (&args.overrides);
     return rc;
 }

@@ -10,6 +10,16 @@ struct _spawner_events_t {
     int64_t start;              //  Submission time (msec, monotonic)
 };
 
+static spawner_events_t *
+s_events_new (FILE *file, const char *job, int64_t start)
+{
+    spawner_events_t *self = (spawner_events_t *) zmalloc (sizeof *self);
+    self->file = file;
+    self->job = strdup (job);
+    self->start = start;
+    return self;
+}
+
 spawner_events_t *
 spawner_events_new (const char *path, const char *job)
 {
@@ -17,11 +27,37 @@ spawner_events_new (const char *path, const char *job)
     FILE *file = NULL;
     if (path && !(file = fopen (path, "w")))
         return NULL;
-    spawner_events_t *self = (spawner_events_t *) zmalloc (sizeof *self);
-    self->file = file;
-    self->job = strdup (job);
-    self->start = zclock_mono ();
+    spawner_events_t *self = s_events_new (file, job, zclock_mono ());
+    spawner_events_write (self, "submit", ",\"wall\":%.3f",
+                          zclock_time () / 1000.0);
     return self;
+}
+
+//  Wall-clock time of the log's "submit" event, or -1.
+static double
+s_submitted (FILE *file)
+{
+    char line [1024];
+    rewind (file);
+    if (!fgets (line, sizeof line, file))
+        return -1;
+    const char *wall = strstr (line, "\"wall\":");
+    return strstr (line, "\"event\":\"submit\"") && wall
+         ? strtod (wall + 7, NULL) : -1;
+}
+
+spawner_events_t *
+spawner_events_append (const char *path, const char *job)
+{
+    assert (path && job);
+    FILE *file = fopen (path, "a+");
+    if (!file)
+        return NULL;
+    double submitted = s_submitted (file);
+    int64_t start = zclock_mono ();
+    if (submitted > 0)
+        start -= zclock_time () - (int64_t) (submitted * 1000);
+    return s_events_new (file, job, start);
 }
 
 void

@@ -3,6 +3,7 @@
     =========================================================================
 */
 #include "spawner_job.h"
+#include "spawner_faults.h"
 #include "app_table.h"
 #include "jace_msg.h"
 
@@ -20,6 +21,9 @@ struct _spawner_job_t {
     double max_seconds;         //  job/max_seconds
     double reserve_timeout;     //  job/reserve_timeout, seconds
     int64_t heartbeat_timeout;  //  job/heartbeat_timeout, msec
+    int64_t spares;             //  job/spares
+    double sample_seconds;      //  report/sample_seconds, 0 = none
+    spawner_faults_t *faults;   //  Crashes the job schedules
     int64_t rows;               //  Rows of the problem
     int64_t unknowns_per_row;   //  Unknowns in each row
 };
@@ -138,6 +142,41 @@ s_check_job_section (spawner_job_t *self, const char *path, char *reason,
     return 0;
 }
 
+//  The keys of the fault-tolerance sections (checkpoint, faults, report).
+static int
+s_check_recovery_sections (spawner_job_t *self, const char *path,
+                           char *reason, size_t reason_size)
+{
+    double copies, iterations, seconds, spares;
+    if (s_number (self, "checkpoint/copies", 0, 16, 2, &copies, path,
+                  reason, reason_size)
+    ||  s_number (self, "checkpoint/every_iterations", 0, 1e15, 0,
+                  &iterations, path, reason, reason_size)
+    ||  s_number (self, "checkpoint/every_seconds", 0, 1e6, 2, &seconds,
+                  path, reason, reason_size)
+    ||  s_number (self, "job/spares", 0, JACE_NODES_MAX, 0, &spares, path,
+                  reason, reason_size)
+    ||  s_number (self, "report/sample_seconds", 0, 1e6, 0,
+                  &self->sample_seconds, path, reason, reason_size))
+        return -1;
+    if (copies != floor (copies) || spares != floor (spares)
+    ||  iterations != floor (iterations)) {
+        snprintf (reason, reason_size, "%s: checkpoint/copies, "
+                  "checkpoint/every_iterations and job/spares must be "
+                  "integers", path);
+        return -1;
+    }
+    self->spares = (int64_t) spares;
+    char why [512];
+    self->faults = spawner_faults_new (self->params, self->tasks, why,
+                                       sizeof why);
+    if (!self->faults) {
+        snprintf (reason, reason_size, "%s: %s", path, why);
+        return -1;
+    }
+    return 0;
+}
+
 static int
 s_check_problem (spawner_job_t *self, const char *path, char *reason,
                  size_t reason_size)
@@ -182,6 +221,7 @@ spawner_job_load (const char *path, zlist_t *overrides, char *reason,
         goto out_fail;
     s_flatten (root, "", self->params);
     if (s_check_job_section (self, path, reason, reason_size)
+    ||  s_check_recovery_sections (self, path, reason, reason_size)
     ||  s_check_problem (self, path, reason, reason_size))
         goto out_fail;
     return self;
@@ -189,6 +229,21 @@ spawner_job_load (const char *path, zlist_t *overrides, char *reason,
 out_fail:
     spawner_job_destroy (&self);
     return NULL;
+}
+
+spawner_job_t *
+spawner_job_adopt (zhash_t *params, const char *what, char *reason,
+                   size_t reason_size)
+{
+    assert (params && what);
+    spawner_job_t *self = (spawner_job_t *) zmalloc (sizeof *self);
+    self->params = zhash_dup (params);
+    zhash_autofree (self->params);
+    if (s_check_job_section (self, what, reason, reason_size)
+    ||  s_check_recovery_sections (self, what, reason, reason_size)
+    ||  s_check_problem (self, what, reason, reason_size))
+        spawner_job_destroy (&self);
+    return self;
 }
 
 void
@@ -199,6 +254,7 @@ spawner_job_destroy (spawner_job_t **self_p)
         spawner_job_t *self = *self_p;
         if (self->problem)
             self->app->unload (&self->problem);
+        spawner_faults_destroy (&self->faults);
         zconfig_destroy (&self->root);
         zhash_destroy (&self->params);
         free (self);
@@ -226,6 +282,12 @@ double spawner_job_reserve_timeout (spawner_job_t *self)
     { assert (self); return self->reserve_timeout; }
 int64_t spawner_job_heartbeat_timeout (spawner_job_t *self)
     { assert (self); return self->heartbeat_timeout; }
+int64_t spawner_job_spares (spawner_job_t *self)
+    { assert (self); return self->spares; }
+double spawner_job_sample_seconds (spawner_job_t *self)
+    { assert (self); return self->sample_seconds; }
+spawner_faults_t *spawner_job_faults (spawner_job_t *self)
+    { assert (self); return self->faults; }
 int64_t spawner_job_rows (spawner_job_t *self)
     { assert (self); return self->rows; }
 int64_t spawner_job_unknowns_per_row (spawner_job_t *self)

@@ -14,14 +14,24 @@
             max_seconds = 300         #  wall-time cap of the whole job
             reserve_timeout = 30      #  seconds to wait for daemons
             heartbeat_timeout = 3000  #  ms of silence before a daemon is dead
+            spares = 0                #  daemons leased beforehand for
+                                      #  replacements
         problem
             n = 64                    #  application parameters
+        checkpoint
+            copies = 2                #  neighbours keeping each checkpoint
+            every_seconds = 2         #  checkpoint period (0: off) ...
+            every_iterations = 0      #  ... or every so many iterations
+        faults                        #  scheduled crashes: spawner_faults.h
+        report
+            sample_seconds = 0        #  true residual sampled this often
     =========================================================================
 */
 #ifndef SPAWNER_JOB_H_INCLUDED
 #define SPAWNER_JOB_H_INCLUDED
 
 #include "jace_task.h"
+#include "spawner_faults.h"
 
 typedef struct _spawner_job_t spawner_job_t;
 
@@ -30,6 +40,13 @@ typedef struct _spawner_job_t spawner_job_t;
 spawner_job_t *
     spawner_job_load (const char *path, zlist_t *overrides,
                       char *reason, size_t reason_size);
+
+//  The job a running task's parameters describe (a resumed job: the
+//  daemons hand back what the spawner sent them).  `what` names the job
+//  in reasons.  Returns NULL with the reason on failure.
+spawner_job_t *
+    spawner_job_adopt (zhash_t *params, const char *what, char *reason,
+                       size_t reason_size);
 
 //  Destroy job; nullifies the reference. Safe on NULL.
 void
@@ -55,6 +72,11 @@ int64_t spawner_job_max_iterations (spawner_job_t *self);
 double spawner_job_max_seconds (spawner_job_t *self);
 double spawner_job_reserve_timeout (spawner_job_t *self);
 int64_t spawner_job_heartbeat_timeout (spawner_job_t *self);
+int64_t spawner_job_spares (spawner_job_t *self);
+double spawner_job_sample_seconds (spawner_job_t *self);
+
+//  The crashes the job file schedules (never NULL); borrowed.
+spawner_faults_t *spawner_job_faults (spawner_job_t *self);
 
 //  Rows and unknowns per row of the problem.
 int64_t spawner_job_rows (spawner_job_t *self);

@@ -34,18 +34,20 @@ s_print_json (const jace_node_t *nodes, size_t count)
     for (size_t i = 0; i < count; i++) {
         const jace_node_t *node = &nodes [i];
         char id [256], endpoint [1024], data [1024], cluster [256],
-             supernode [1024];
+             supernode [1024], job [256];
         spawner_events_escape (id, sizeof id, node->id);
         spawner_events_escape (endpoint, sizeof endpoint, node->endpoint);
         spawner_events_escape (data, sizeof data, node->data);
         spawner_events_escape (cluster, sizeof cluster, node->cluster);
         spawner_events_escape (supernode, sizeof supernode, node->supernode);
+        spawner_events_escape (job, sizeof job, node->job);
         printf ("%s\n  {\"id\":\"%s\",\"endpoint\":\"%s\",\"data\":\"%s\","
                 "\"cluster\":\"%s\",\"power\":%.4f,\"cores\":%" PRId64
                 ",\"memory\":%" PRId64 ",\"state\":\"%s\",\"task\":%" PRId64
-                ",\"supernode\":\"%s\"}", i ? "," : "", id, endpoint, data,
-                cluster, node->power, node->cores, node->memory,
-                s_state_name (node->state), node->task, supernode);
+                ",\"epoch\":%" PRId64 ",\"job\":\"%s\",\"supernode\":\"%s\"}",
+                i ? "," : "", id, endpoint, data, cluster, node->power,
+                node->cores, node->memory, s_state_name (node->state),
+                node->task, node->epoch, job, supernode);
     }
     printf ("%s]\n", count ? "\n" : "");
 }
@@ -64,8 +66,9 @@ s_print_table (const jace_node_t *nodes, size_t count)
     printf ("%zu daemons\n", count);
 }
 
-static jace_msg_t *
-s_query (const char *supernode, jace_security_t *security, int timeout_msec)
+jace_msg_t *
+spawner_nodes_query (const char *supernode, jace_security_t *security,
+                     int timeout_msec)
 {
     zsock_t *dealer = zsock_new (ZMQ_DEALER);
     jace_msg_prepare_socket (dealer, JACE_MSG_HEADER_MAX);
@@ -108,7 +111,8 @@ spawner_nodes_list (const char *supernode, const char *keys_dir,
         fprintf (stderr, "jace-spawner: %s\n", reason);
         return 1;
     }
-    jace_msg_t *reply = s_query (supernode, security, timeout_msec);
+    jace_msg_t *reply = spawner_nodes_query (supernode, security,
+                                            timeout_msec);
     jace_security_destroy (&security);
     if (!reply)
         return 1;

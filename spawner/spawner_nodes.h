@@ -3,14 +3,22 @@
 
     Asks a super-node for its registry (which includes its peers' daemons)
     and prints one line per daemon, or with --json an array of objects with
-    id, endpoint, data, cluster, power, cores, memory, state, task and
-    supernode.
+    id, endpoint, data, cluster, power, cores, memory, state, task,
+    epoch, job and supernode.
     =========================================================================
 */
 #ifndef SPAWNER_NODES_H_INCLUDED
 #define SPAWNER_NODES_H_INCLUDED
 
 #include <stdbool.h>
+#include "jace_msg.h"
+#include "jace_security.h"
+
+//  The registry of a super-node and its peers: a STATUS_REPLY, or NULL
+//  (with the reason on stderr) if it does not answer within timeout_msec.
+jace_msg_t *
+    spawner_nodes_query (const char *supernode, jace_security_t *security,
+                         int timeout_msec);
 
 //  Query and print.  Returns 0, or 1 with the reason on stderr.
 int

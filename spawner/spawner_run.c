@@ -12,6 +12,7 @@
 #include "spawner_run.h"
 #include "spawner_events.h"
 #include "spawner_output.h"
+#include "spawner_nodes.h"
 #include "jace_msg.h"
 #include "jace_security.h"
 
@@ -39,6 +40,8 @@ typedef struct {
     bool accepted;              //  ACCEPT received
     bool started;               //  START sent
     bool collected;             //  RESULT of the current snapshot in
+    bool restoring;             //  A replacement not yet restarted
+    int64_t held_bytes;         //  Neighbours' checkpoints its daemon keeps
 } task_t;
 
 typedef struct {
@@ -46,7 +49,9 @@ typedef struct {
     const spawner_options_t *options;  //  Borrowed
     char id [JACE_ID_MAX];      //  Job id, also the lease id
     jace_security_t *security;  //  Keys, or plain links
-    zsock_t *supernode;         //  DEALER to the super-node
+    zsock_t *supernode;         //  DEALER to the current super-node
+    size_t supernode_index;     //  Its place in options->supernodes
+    bool grant_heard;           //  It answered our last RESERVE
     zsock_t *status;            //  ROUTER answering STATUS
     char *status_endpoint;      //  Where it is bound
     zpoller_t *poller;          //  Everything we listen to
@@ -54,8 +59,14 @@ typedef struct {
     jace_msg_t *leased;         //  Daemons we hold, as a node list
     size_t lease_target;        //  Daemons we want to hold
     zlist_t *fenced;            //  Links to replaced daemons (zsock_t)
+    zhash_t *used;              //  Ids of every daemon a task ran on
     int64_t replacements;       //  Tasks moved to another daemon
+    int64_t crashes;            //  Daemons the job's schedule crashed
+    int64_t from_checkpoint;    //  Replacements restored from a copy
+    int64_t from_initial;       //  Replacements that started over
+    int64_t next_sample;        //  Next residual sample (msec), or 0
     bool running;               //  START sent to the first placement
+    bool resumed;               //  We took over from a dead spawner
     task_t *tasks;              //  One per task
     size_t task_count;          //  Tasks in the job
     int64_t *first_row;         //  Block starts, task_count + 1
@@ -71,6 +82,7 @@ typedef struct {
     int64_t unknowns;           //  Length of x
     double residual;            //  Residual of the last snapshot
     bool verified;              //  The last snapshot passed
+    bool convergence_reported;  //  Every task converged locally once
     uint64_t malformed;         //  Bad messages dropped
     bool live_table;            //  stderr is a terminal: redraw a table
     size_t table_lines;         //  Lines of the table drawn last time
@@ -106,6 +118,55 @@ s_stopping (run_t *self)
 //  --------------------------------------------------------------------------
 //  Set-up and tear-down
 
+static const char *
+s_supernode_endpoint (run_t *self)
+{
+    const spawner_options_t *options = self->options;
+    return options->supernode_count
+         ? options->supernodes [self->supernode_index]
+         : options->supernode;
+}
+
+//  (Re)connect to the current super-node of the list.
+static int
+s_connect_supernode (run_t *self)
+{
+    if (self->supernode) {
+        zpoller_remove (self->poller, self->supernode);
+        zsock_destroy (&self->supernode);
+    }
+    self->supernode = zsock_new (ZMQ_DEALER);
+    jace_msg_prepare_socket (self->supernode, JACE_MSG_HEADER_MAX);
+    if (jace_security_apply_client (self->security, self->supernode,
+            jace_security_supernode_key (self->security))
+    ||  zsock_connect (self->supernode, "%s", s_supernode_endpoint (self))) {
+        s_fail (self, "cannot connect to super-node '%s'",
+                s_supernode_endpoint (self));
+        return -1;
+    }
+    zpoller_add (self->poller, self->supernode);
+    self->next_lease_renewal = 0;
+    return 0;
+}
+
+//  The super-node did not answer: go on with the next one given.  The
+//  daemons fail over too, so the grid is still reachable there.
+static void
+s_fail_over (run_t *self)
+{
+    if (self->options->supernode_count < 2)
+        return;
+    const char *silent = s_supernode_endpoint (self);
+    self->supernode_index = (self->supernode_index + 1)
+                          % self->options->supernode_count;
+    zsys_warning ("spawner: super-node %s does not answer, failing over to "
+                  "%s", silent, s_supernode_endpoint (self));
+    spawner_events_write (self->events, "failover", ",\"from\":\"%s\","
+                          "\"to\":\"%s\"", silent,
+                          s_supernode_endpoint (self));
+    s_connect_supernode (self);
+}
+
 static int
 s_connect (run_t *self)
 {
@@ -120,15 +181,8 @@ s_connect (run_t *self)
         s_fail (self, "%s", reason);
         return -1;
     }
-    self->supernode = zsock_new (ZMQ_DEALER);
-    jace_msg_prepare_socket (self->supernode, JACE_MSG_HEADER_MAX);
-    if (jace_security_apply_client (self->security, self->supernode,
-            jace_security_supernode_key (self->security))
-    ||  zsock_connect (self->supernode, "%s", options->supernode)) {
-        s_fail (self, "cannot connect to super-node '%s'",
-                options->supernode);
+    if (s_connect_supernode (self))
         return -1;
-    }
     self->status = zsock_new (ZMQ_ROUTER);
     jace_msg_prepare_socket (self->status, JACE_MSG_HEADER_MAX);
     jace_security_apply_server (self->security, self->status);
@@ -137,7 +191,6 @@ s_connect (run_t *self)
         return -1;
     }
     self->status_endpoint = zsock_last_endpoint (self->status);
-    zpoller_add (self->poller, self->supernode);
     zpoller_add (self->poller, self->status);
     return 0;
 }
@@ -156,6 +209,7 @@ s_run_new (spawner_job_t *job, const spawner_options_t *options)
     self->poller = zpoller_new (NULL);
     self->leased = jace_msg_new (JACE_MSG_RELEASE);
     self->fenced = zlist_new ();
+    self->used = zhash_new ();
     self->task_count = (size_t) spawner_job_tasks (job);
     self->tasks = (task_t *) zmalloc (self->task_count * sizeof (task_t));
     self->first_row = (int64_t *) zmalloc ((self->task_count + 1)
@@ -185,6 +239,7 @@ s_run_destroy (run_t **self_p)
         zsock_destroy (&link);
     }
     zlist_destroy (&self->fenced);
+    zhash_destroy (&self->used);
     spawner_events_destroy (&self->events);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->supernode);
@@ -257,8 +312,10 @@ s_recv_supernode (run_t *self)
         return;
     }
     if (jace_msg_type (msg) == JACE_MSG_GRANT
-    &&  streq (jace_msg_job (msg), self->id))
+    &&  streq (jace_msg_job (msg), self->id)) {
+        self->grant_heard = true;
         s_on_grant (self, msg);
+    }
     jace_msg_destroy (&msg);
 }
 
@@ -270,10 +327,12 @@ static void *
 s_poll (run_t *self, int wait)
 {
     void *which = zpoller_wait (self->poller, wait);
-    if (which == self->supernode)
+    //  The poller names one ready socket; daemons' links we are not
+    //  reading (while leasing) would always win, so the super-node and
+    //  status sockets are drained whatever it picked.
+    while (zsock_events (self->supernode) & ZMQ_POLLIN)
         s_recv_supernode (self);
-    else
-    if (which == self->status)
+    while (zsock_events (self->status) & ZMQ_POLLIN)
         s_recv_status (self);
     s_renew_lease (self);
     return which;
@@ -290,7 +349,10 @@ s_lease (run_t *self, size_t target, const char *cluster, int64_t deadline)
         int64_t now = zclock_mono ();
         if (now >= deadline && next_request)
             return -1;
+        if (now >= next_request && next_request && !self->grant_heard)
+            s_fail_over (self);
         if (now >= next_request) {
+            self->grant_heard = false;
             jace_msg_t *reserve = jace_msg_new (JACE_MSG_RESERVE);
             jace_msg_set_sender (reserve, self->id);
             jace_msg_set_job (reserve, self->id);
@@ -311,15 +373,17 @@ s_reserve (run_t *self)
 {
     int64_t deadline = self->started
                      + (int64_t) (spawner_job_reserve_timeout (self->job) * 1000);
-    if (s_lease (self, self->task_count, "", deadline) && !*self->failure)
+    size_t wanted = self->task_count
+                  + (size_t) spawner_job_spares (self->job);
+    if (s_lease (self, wanted, "", deadline) && !*self->failure)
         s_fail (self, "not enough daemons: %zu of %zu leased from %s "
-                "after %.0f s (start more daemons, or lower job/tasks)",
-                jace_msg_node_count (self->leased), self->task_count,
-                self->options->supernode,
+                "after %.0f s (start more daemons, or lower job/tasks or "
+                "job/spares)", jace_msg_node_count (self->leased), wanted,
+                s_supernode_endpoint (self),
                 spawner_job_reserve_timeout (self->job));
     spawner_events_write (self->events, "lease", ",\"daemons\":%zu,"
                           "\"wanted\":%zu", jace_msg_node_count (self->leased),
-                          self->task_count);
+                          wanted);
     return *self->failure ? -1 : 0;
 }
 
@@ -398,11 +462,14 @@ static int
 s_place (run_t *self)
 {
     size_t count = self->task_count;
-    jace_node_t *nodes = (jace_node_t *) zmalloc (count * sizeof (jace_node_t));
+    size_t held = jace_msg_node_count (self->leased);
+    jace_node_t *nodes = (jace_node_t *) zmalloc (held * sizeof (jace_node_t));
     double *power = (double *) zmalloc (count * sizeof (double));
-    for (size_t i = 0; i < count; i++)
+    for (size_t i = 0; i < held; i++)
         nodes [i] = *jace_msg_node (self->leased, i);
-    qsort (nodes, count, sizeof (jace_node_t), s_compare_placement);
+    //  The tasks take the first daemons in placement order; the rest are
+    //  the job's spares.
+    qsort (nodes, held, sizeof (jace_node_t), s_compare_placement);
     jace_msg_t *table = jace_msg_new (JACE_MSG_ASSIGN);
     for (size_t rank = 0; rank < count; rank++) {
         task_t *task = &self->tasks [rank];
@@ -411,6 +478,7 @@ s_place (run_t *self)
         task->daemon.epoch = task->epoch = 1;
         task->state = -1;
         task->last_heard = zclock_mono ();
+        zhash_insert (self->used, task->daemon.id, (void *) "task");
         power [rank] = nodes [rank].power;
         jace_msg_add_node (table, &task->daemon);
     }
@@ -493,6 +561,31 @@ s_start_task (run_t *self, task_t *task)
                           task - self->tasks, task->daemon.id, task->epoch);
 }
 
+//  A replacement restarted: from a neighbour's copy, or from scratch.
+static void
+s_on_restored (run_t *self, task_t *task, jace_msg_t *msg)
+{
+    size_t rank = (size_t) (task - self->tasks);
+    int64_t holder = jace_msg_count (msg);
+    if (!task->restoring)
+        return;
+    task->restoring = false;
+    task->iteration = jace_msg_iteration (msg);
+    if (holder >= 0)
+        self->from_checkpoint++;
+    else {
+        self->from_initial++;
+        zsys_notice ("spawner: task %zu restarts from its initial state: "
+                     "no copy of its checkpoints survived", rank);
+    }
+    spawner_events_write (self->events, "restored", ",\"task\":%zu,"
+        "\"daemon\":\"%s\",\"epoch\":%" PRId64 ",\"from\":\"%s\","
+        "\"iteration\":%" PRId64 ",\"holder\":%" PRId64 ",\"fetch_ms\":%.1f",
+        rank, task->daemon.id, task->epoch,
+        holder >= 0 ? "checkpoint" : "initial", jace_msg_iteration (msg),
+        holder, jace_msg_value (msg) * 1000);
+}
+
 static void
 s_on_task_message (run_t *self, task_t *task, jace_msg_t *msg)
 {
@@ -514,6 +607,10 @@ s_on_task_message (run_t *self, task_t *task, jace_msg_t *msg)
             task->iteration = jace_msg_iteration (msg);
             task->change = jace_msg_value (msg);
             task->state = jace_msg_state (msg);
+            task->held_bytes = jace_msg_count (msg);
+            break;
+        case JACE_MSG_RESTORED:
+            s_on_restored (self, task, msg);
             break;
         case JACE_MSG_RESULT:
             s_on_result (self, task, msg);
@@ -714,8 +811,10 @@ s_report_progress (run_t *self, int64_t now)
             task_t *task = &self->tasks [i];
             spawner_events_write (self->events, "progress", ",\"task\":%zu,"
                 "\"daemon\":\"%s\",\"iteration\":%" PRId64 ",\"change\":%.6e,"
-                "\"state\":%" PRId64, i, task->daemon.id, task->iteration,
-                isfinite (task->change) ? task->change : -1.0, task->state);
+                "\"state\":%" PRId64 ",\"held_bytes\":%" PRId64, i,
+                task->daemon.id, task->iteration,
+                isfinite (task->change) ? task->change : -1.0, task->state,
+                task->held_bytes);
         }
         self->next_progress_event = now + PROGRESS_EVENT_MSEC;
     }
@@ -764,8 +863,27 @@ s_announce_move (run_t *self, size_t rank)
     }
 }
 
-//  The daemon of task `rank` is dead: lease another, nearest first, place
-//  the task there with a new epoch (it restarts from its initial state),
+//  A leased daemon no task has used yet, of `cluster` if there is one
+//  (the job's spares); borrowed from the lease list, or NULL.
+static const jace_node_t *
+s_take_spare (run_t *self, const char *cluster)
+{
+    const jace_node_t *elsewhere = NULL;
+    for (size_t i = 0; i < jace_msg_node_count (self->leased); i++) {
+        const jace_node_t *node = jace_msg_node (self->leased, i);
+        if (zhash_lookup (self->used, node->id))
+            continue;
+        if (streq (node->cluster, cluster))
+            return node;
+        if (!elsewhere)
+            elsewhere = node;
+    }
+    return elsewhere;
+}
+
+//  The daemon of task `rank` is dead: take a spare or lease another,
+//  nearest first, place the task there with a new epoch (it restarts from
+//  the newest checkpoint its neighbours kept, or from its initial state),
 //  and fence the old daemon in case it was only slow.
 static void
 s_replace (run_t *self, size_t rank, int64_t silent)
@@ -778,22 +896,28 @@ s_replace (run_t *self, size_t rank, int64_t silent)
     spawner_events_write (self->events, "dead", ",\"task\":%zu,"
                           "\"daemon\":\"%s\",\"silent_ms\":%" PRId64,
                           rank, task->daemon.id, silent);
-    zlist_append (self->fenced, task->link);
+    if (task->link)
+        zlist_append (self->fenced, task->link);
     task->link = NULL;
-    size_t held = jace_msg_node_count (self->leased);
-    int64_t deadline = detected
-        + (int64_t) (spawner_job_reserve_timeout (self->job) * 1000);
-    if (s_lease (self, held + 1, task->daemon.cluster, deadline)) {
-        s_fail (self, "daemon %s of task %zu died and no free daemon took "
-                "its place within %.0f s", task->daemon.id, rank,
-                spawner_job_reserve_timeout (self->job));
-        return;
+    const jace_node_t *spare = s_take_spare (self, task->daemon.cluster);
+    if (!spare) {
+        size_t held = jace_msg_node_count (self->leased);
+        int64_t deadline = detected
+            + (int64_t) (spawner_job_reserve_timeout (self->job) * 1000);
+        if (s_lease (self, held + 1, task->daemon.cluster, deadline)) {
+            s_fail (self, "daemon %s of task %zu died and no free daemon "
+                    "took its place within %.0f s", task->daemon.id, rank,
+                    spawner_job_reserve_timeout (self->job));
+            return;
+        }
+        spare = jace_msg_node (self->leased, held);
     }
-    jace_node_t node = *jace_msg_node (self->leased, held);
+    jace_node_t node = *spare;
+    zhash_insert (self->used, node.id, (void *) "task");
     node.task = (int64_t) rank;
     node.epoch = task->epoch + 1;
     *task = (task_t) { .daemon = node, .epoch = node.epoch, .state = -1,
-                       .last_heard = zclock_mono () };
+                       .last_heard = zclock_mono (), .restoring = true };
     if (s_link_task (self, task))
         return;
     jace_msg_t *table = s_task_table (self);
@@ -804,9 +928,12 @@ s_replace (run_t *self, size_t rank, int64_t silent)
     jace_msg_send (&assign, task->link);
     //  The others hear of the move once the task is set up (its ACCEPT):
     //  their request lists would be dropped by a daemon without the task.
-    //  We listened to no one while leasing: do not hold it against them.
+    //  We read no daemon's messages while leasing: that time is ours, not
+    //  their silence.  (A daemon that died meanwhile is still detected.)
+    int64_t deaf = zclock_mono () - detected;
     for (size_t i = 0; i < self->task_count; i++)
-        self->tasks [i].last_heard = zclock_mono ();
+        if (i != rank)
+            self->tasks [i].last_heard += deaf;
     self->snapshot = 0;
     self->replacements++;
     spawner_events_write (self->events, "replace", ",\"task\":%zu,"
@@ -891,11 +1018,69 @@ s_step_verification (run_t *self, int64_t now)
     }
     else
     if (s_all_settled (self) && now >= self->next_verify) {
-        if (self->snapshots == 0)
+        if (!self->convergence_reported)
             spawner_events_write (self->events, "convergence",
                                   ",\"detected\":\"local\"");
+        self->convergence_reported = true;
         s_begin_snapshot (self);
     }
+}
+
+//  Crash the daemons the job file's schedule picks for this moment, as a
+//  power cut would: a CRASH makes the daemon exit at once.
+static void
+s_inject_faults (run_t *self, int64_t now)
+{
+    spawner_faults_t *faults = spawner_job_faults (self->job);
+    if (self->resumed)
+        return;                 //  The schedule was the first spawner's
+    size_t due = spawner_faults_due (faults, now - self->started);
+    if (due == 0)
+        return;
+    int64_t *candidates = (int64_t *) zmalloc (self->task_count
+                                               * sizeof (int64_t));
+    int64_t *victims = (int64_t *) zmalloc ((due + self->task_count)
+                                            * sizeof (int64_t));
+    size_t candidate_count = 0;
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].link && self->tasks [i].started
+        &&  !self->tasks [i].restoring)
+            candidates [candidate_count++] = (int64_t) i;
+    size_t picked = spawner_faults_pick (faults, candidates, candidate_count,
+                                         due, victims);
+    for (size_t i = 0; i < picked; i++) {
+        task_t *task = &self->tasks [victims [i]];
+        jace_msg_t *crash = jace_msg_new (JACE_MSG_CRASH);
+        jace_msg_set_sender (crash, self->id);
+        jace_msg_set_job (crash, self->id);
+        jace_msg_send (&crash, task->link);
+        self->crashes++;
+        zsys_notice ("spawner: crashing daemon %s of task %" PRId64
+                     " (job file schedule)", task->daemon.id, victims [i]);
+        spawner_events_write (self->events, "crash", ",\"task\":%" PRId64
+                              ",\"daemon\":\"%s\",\"how\":\"scheduled\"",
+                              victims [i], task->daemon.id);
+    }
+    if (picked < due)
+        zsys_warning ("spawner: %zu crashes scheduled, only %zu daemons "
+                      "could be picked", due, picked);
+    free (candidates);
+    free (victims);
+}
+
+//  With report/sample_seconds, gather a snapshot that often to follow the
+//  true residual over time (a passing one ends the job like any other).
+static void
+s_sample_residual (run_t *self, int64_t now)
+{
+    double period = spawner_job_sample_seconds (self->job);
+    if (period <= 0 || self->snapshot || now < self->next_sample)
+        return;
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].state < 0 || self->tasks [i].restoring)
+            return;             //  Not every task iterates yet
+    s_begin_snapshot (self);
+    self->next_sample = now + (int64_t) (period * 1000);
 }
 
 static int
@@ -905,7 +1090,9 @@ s_monitor (run_t *self)
         s_poll_tasks (self, 50);
         int64_t now = zclock_mono ();
         s_report_progress (self, now);
+        s_inject_faults (self, now);
         s_check_liveness (self, now);
+        s_sample_residual (self, now);
         s_step_verification (self, now);
     }
     return self->verified ? 0 : -1;
@@ -935,9 +1122,14 @@ s_print_summary (run_t *self, double seconds, double error)
     if (!isnan (error))
         printf ("  error          %.3e (max-norm, against the known "
                 "solution)\n", error);
+    if (self->crashes)
+        printf ("  crashed        %" PRId64 " daemons on purpose (job file "
+                "schedule)\n", self->crashes);
     if (self->replacements)
-        printf ("  replaced       %" PRId64 " dead daemons during the job\n",
-                self->replacements);
+        printf ("  replaced       %" PRId64 " dead daemons during the job: "
+                "%" PRId64 " restarted from a checkpoint, %" PRId64 " from "
+                "the initial state\n", self->replacements,
+                self->from_checkpoint, self->from_initial);
     if (self->options->out_path)
         printf ("  solution       %s\n", self->options->out_path);
     fflush (stdout);
@@ -977,9 +1169,12 @@ s_finish (run_t *self)
     spawner_events_write (self->events, "result", ",\"seconds\":%.3f,"
         "\"tasks\":%zu,\"iterations_min\":%" PRId64 ",\"iterations_max\":%"
         PRId64 ",\"unknowns\":%" PRId64 ",\"replacements\":%" PRId64
-        "%s,\"tolerance\":%.3e,\"residual\":%.6e", seconds,
-        self->task_count, min, max, self->unknowns, self->replacements,
-        error_field, spawner_job_tolerance (self->job), self->residual);
+        ",\"crashes\":%" PRId64 ",\"from_checkpoint\":%" PRId64
+        ",\"from_initial\":%" PRId64 "%s,\"tolerance\":%.3e,"
+        "\"residual\":%.6e", seconds, self->task_count, min, max,
+        self->unknowns, self->replacements, self->crashes,
+        self->from_checkpoint, self->from_initial, error_field,
+        spawner_job_tolerance (self->job), self->residual);
     s_print_summary (self, seconds, error);
     return 0;
 }
@@ -1003,5 +1198,187 @@ spawner_run (spawner_job_t *job, const spawner_options_t *options)
         s_monitor (self);
     int rc = s_finish (self);
     s_run_destroy (&self);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Resuming a job whose spawner died
+
+#define ADOPT_WAIT_MSEC 5000
+
+//  Connect to every daemon working for the job and ask each what it runs.
+//  Returns the ASSIGN answers (a list of jace_msg_t), possibly empty.
+static zlist_t *
+s_adopt_daemons (const char *job_id, const spawner_options_t *options,
+                 jace_security_t *security, char *reason, size_t reason_size)
+{
+    zlist_t *answers = zlist_new ();
+    jace_msg_t *registry = spawner_nodes_query (options->supernode, security,
+                                                ADOPT_WAIT_MSEC);
+    if (!registry) {
+        snprintf (reason, reason_size, "super-node %s does not answer",
+                  options->supernode);
+        return answers;
+    }
+    zpoller_t *poller = zpoller_new (NULL);
+    zlist_t *links = zlist_new ();
+    for (size_t i = 0; i < jace_msg_node_count (registry); i++) {
+        const jace_node_t *node = jace_msg_node (registry, i);
+        if (node->state != JACE_NODE_WORKING || !streq (node->job, job_id))
+            continue;
+        zsock_t *link = zsock_new (ZMQ_DEALER);
+        jace_msg_prepare_socket (link, 0);
+        if (jace_security_apply_client (security, link, node->pubkey)
+        ||  zsock_connect (link, "%s", node->endpoint)) {
+            zsock_destroy (&link);
+            continue;
+        }
+        jace_msg_t *adopt = jace_msg_new (JACE_MSG_ADOPT);
+        jace_msg_set_sender (adopt, "jace-spawner-resume");
+        jace_msg_set_job (adopt, job_id);
+        jace_msg_send (&adopt, link);
+        zpoller_add (poller, link);
+        zlist_append (links, link);
+    }
+    size_t wanted = zlist_size (links);
+    int64_t deadline = zclock_mono () + ADOPT_WAIT_MSEC;
+    while (zlist_size (answers) < wanted && zclock_mono () < deadline
+           && !zsys_interrupted) {
+        zsock_t *which = (zsock_t *) zpoller_wait (poller, 100);
+        jace_msg_t *msg = which ? jace_msg_recv (which, NULL, 0, NULL, 0)
+                                : NULL;
+        if (msg && jace_msg_type (msg) == JACE_MSG_ASSIGN
+        &&  streq (jace_msg_job (msg), job_id))
+            zlist_append (answers, msg);
+        else
+            jace_msg_destroy (&msg);
+    }
+    if (wanted == 0)
+        snprintf (reason, reason_size, "no daemon works for job %s (as %s "
+                  "sees it)", job_id, options->supernode);
+    zpoller_destroy (&poller);
+    while (zlist_size (links)) {
+        zsock_t *link = (zsock_t *) zlist_pop (links);
+        zsock_destroy (&link);
+    }
+    zlist_destroy (&links);
+    jace_msg_destroy (&registry);
+    return answers;
+}
+
+//  The answer with the newest placement of each task, in task order, and
+//  the block starts the job was cut with.
+static int
+s_rebuild_tasks (run_t *self, zlist_t *answers)
+{
+    for (size_t i = 0; i < self->task_count; i++) {
+        task_t *task = &self->tasks [i];
+        task->state = -1;
+        task->accepted = task->started = true;
+        task->last_heard = 0;      //  Silent until it speaks: replaced
+    }
+    //  Every table has every task's daemon; the newest epoch wins.
+    for (jace_msg_t *answer = (jace_msg_t *) zlist_first (answers); answer;
+         answer = (jace_msg_t *) zlist_next (answers))
+        for (size_t i = 0; i < jace_msg_node_count (answer); i++) {
+            const jace_node_t *node = jace_msg_node (answer, i);
+            if (node->task < 0 || node->task >= (int64_t) self->task_count)
+                return -1;
+            task_t *task = &self->tasks [node->task];
+            if (node->epoch > task->epoch) {
+                task->daemon = *node;
+                task->epoch = node->epoch;
+            }
+        }
+    for (jace_msg_t *answer = (jace_msg_t *) zlist_first (answers); answer;
+         answer = (jace_msg_t *) zlist_next (answers)) {
+        task_t *task = &self->tasks [jace_msg_task (answer)];
+        if (jace_msg_epoch (answer) == task->epoch && !task->link) {
+            task->last_heard = zclock_mono ();
+            zhash_insert (self->used, task->daemon.id, (void *) "task");
+            jace_msg_add_node (self->leased, &task->daemon);
+            if (s_link_task (self, task))
+                return -1;
+            //  The daemon answers whoever spoke last: make that us, here.
+            jace_msg_t *adopt = jace_msg_new (JACE_MSG_ADOPT);
+            jace_msg_set_sender (adopt, self->id);
+            jace_msg_set_job (adopt, self->id);
+            jace_msg_send (&adopt, task->link);
+        }
+    }
+    for (size_t i = 0; i <= self->task_count; i++) {
+        char key [64];
+        snprintf (key, sizeof key, "block/first/%zu", i);
+        const char *row = (const char *) zhash_lookup (
+            spawner_job_params (self->job), key);
+        if (!row)
+            return -1;
+        self->first_row [i] = atoll (row);
+    }
+    return 0;
+}
+
+static spawner_job_t *
+s_adopted_job (zlist_t *answers, const char *job_id, char *reason,
+               size_t reason_size)
+{
+    jace_msg_t *first = (jace_msg_t *) zlist_first (answers);
+    char what [128];
+    snprintf (what, sizeof what, "job %s (as its daemons describe it)",
+              job_id);
+    return spawner_job_adopt (jace_msg_params (first), what, reason,
+                              reason_size);
+}
+
+int
+spawner_resume (const char *job_id, const spawner_options_t *options)
+{
+    assert (job_id && options && options->supernode);
+    char reason [1024] = "";
+    jace_security_t *security = jace_security_new (options->keys_dir,
+        options->cert ? options->cert : "spawner", reason, sizeof reason);
+    zlist_t *answers = security ? s_adopt_daemons (job_id, options, security,
+                                                   reason, sizeof reason)
+                                : zlist_new ();
+    jace_security_destroy (&security);
+    spawner_job_t *job = zlist_size (answers)
+        ? s_adopted_job (answers, job_id, reason, sizeof reason) : NULL;
+    int rc = 1;
+    if (job) {
+        run_t *self = s_run_new (job, options);
+        snprintf (self->id, sizeof self->id, "%s", job_id);
+        self->resumed = self->running = true;
+        self->events = options->events_path
+                     ? spawner_events_append (options->events_path, job_id)
+                     : spawner_events_new (NULL, job_id);
+        if (!self->events)
+            s_fail (self, "cannot write events to %s: %s",
+                    options->events_path, strerror (errno));
+        else
+        if (s_connect (self) == 0 && s_rebuild_tasks (self, answers))
+            s_fail (self, "the daemons of job %s describe it inconsistently",
+                    job_id);
+        if (!*self->failure) {
+            spawner_events_write (self->events, "resume", ",\"tasks\":%zu,"
+                                  "\"daemons\":%zu", self->task_count,
+                                  zlist_size (answers));
+            if (!options->quiet)
+                fprintf (stderr, "jace-spawner: resumed job %s: %zu of its "
+                         "%zu tasks answered\n", job_id,
+                         zlist_size (answers), self->task_count);
+            s_monitor (self);
+        }
+        rc = self->events ? s_finish (self) : 1;
+        s_run_destroy (&self);
+        spawner_job_destroy (&job);
+    }
+    else
+        fprintf (stderr, "jace-spawner: cannot resume job %s: %s\n", job_id,
+                 reason);
+    while (zlist_size (answers)) {
+        jace_msg_t *answer = (jace_msg_t *) zlist_pop (answers);
+        jace_msg_destroy (&answer);
+    }
+    zlist_destroy (&answers);
     return rc;
 }

@@ -19,12 +19,17 @@
 //  How the user asked to run the job.
 typedef struct {
     const char *job_file;       //  For messages
-    const char *supernode;      //  Super-node endpoint
+    const char *supernode;      //  First super-node endpoint
+    const char **supernodes;    //  Every one, failover order, or NULL
+    size_t supernode_count;     //  Entries in supernodes
     const char *keys_dir;       //  CURVE keys directory, or NULL
     const char *cert;           //  Our certificate (default spawner)
     const char *bind;           //  Status endpoint (default loopback:*)
     const char *out_path;       //  Where to write the answer, or NULL
     const char *events_path;    //  JSON-lines event log, or NULL
+    bool events_append;         //  Add to the log instead of replacing it
+    const char *report_path;    //  Text report after the job, or NULL
+    const char *plot_path;      //  Plot of the report (.png/.svg), or NULL
     bool insecure;              //  Allow a non-loopback status endpoint
     bool quiet;                 //  No progress lines
 } spawner_options_t;
@@ -33,5 +38,11 @@ typedef struct {
 //  the reason printed on stderr and in the event log.
 int
     spawner_run (spawner_job_t *job, const spawner_options_t *options);
+
+//  Take over job `job_id` whose spawner died: find its daemons through the
+//  super-node, learn the job from them (ADOPT), and carry on to a verified
+//  answer as spawner_run does.  Returns 0 only for a verified answer.
+int
+    spawner_resume (const char *job_id, const spawner_options_t *options);
 
 #endif

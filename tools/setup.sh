@@ -27,7 +27,7 @@ cd "$top"
 #  Build tools and the libraries configure looks for, with the Debian
 #  package that provides each one.
 packages="build-essential autoconf automake libtool pkg-config
-          libczmq-dev libzmq3-dev libsodium-dev libmsgpack-dev
+          libczmq-dev libzmq3-dev libsodium-dev libmsgpack-dev libcjson-dev
           libopenblas-dev libglpk-dev clang gnuplot-nox procps psmisc jq"
 
 missing=""

@@ -1,0 +1,226 @@
+/*  =========================================================================
+    spawner_kill - `jace-spawner kill`: crash daemons of a running job
+    =========================================================================
+*/
+#include "spawner_kill.h"
+#include "spawner_nodes.h"
+#include "grid_run.h"
+#include "grid_proc.h"
+#include "jace_msg.h"
+#include "jace_security.h"
+
+#include <signal.h>
+
+#define QUERY_MSEC 5000
+//  How long a CRASH may take to leave before we give up on it.
+#define CRASH_LINGER_MSEC 1000
+
+typedef struct {
+    const spawner_kill_options_t *options;
+    jace_security_t *security;
+    grid_run_t *run;            //  Pid records, or NULL
+    uint64_t random;            //  splitmix64 state
+} killer_t;
+
+static uint64_t
+s_next_random (killer_t *self)
+{
+    uint64_t z = (self->random += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+//  SIGKILL the process recorded under `name` (daemons) or `endpoint`
+//  (super-nodes).  Returns 0, 1 if there is no such record, -1 if the
+//  kill failed.
+static int
+s_kill_recorded (killer_t *self, const char *role, const char *name,
+                 const char *endpoint)
+{
+    if (!self->run)
+        return 1;
+    for (size_t i = 0; i < grid_run_size (self->run); i++) {
+        grid_proc_record_t *record = grid_run_record (self->run, i);
+        if (!streq (record->role, role)
+        ||  !(name ? streq (record->name, name)
+                   : streq (record->endpoint, endpoint)))
+            continue;
+        return grid_proc_signal (record->pid, SIGKILL) ? -1 : 0;
+    }
+    return 1;
+}
+
+//  Send CRASH to a control endpoint; the peer exits as it reads it.
+static int
+s_send_crash (killer_t *self, const char *endpoint, const char *pubkey,
+              const char *job)
+{
+    zsock_t *dealer = zsock_new (ZMQ_DEALER);
+    jace_msg_prepare_socket (dealer, JACE_MSG_HEADER_MAX);
+    int rc = -1;
+    if (jace_security_apply_client (self->security, dealer, pubkey) == 0
+    &&  zsock_connect (dealer, "%s", endpoint) == 0) {
+        jace_msg_t *crash = jace_msg_new (JACE_MSG_CRASH);
+        jace_msg_set_sender (crash, "jace-spawner-kill");
+        jace_msg_set_job (crash, job);
+        zsock_set_linger (dealer, CRASH_LINGER_MSEC);
+        //  A fresh connection may not be up yet: wait until it can send.
+        int64_t deadline = zclock_mono () + CRASH_LINGER_MSEC;
+        while (!(zsock_events (dealer) & ZMQ_POLLOUT)
+               && zclock_mono () < deadline)
+            zclock_sleep (5);
+        rc = jace_msg_send (&crash, dealer);
+    }
+    zsock_destroy (&dealer);
+    return rc;
+}
+
+static int
+s_crash_daemon (killer_t *self, const jace_node_t *node)
+{
+    int rc = s_kill_recorded (self, "daemon", node->id, NULL);
+    const char *how = "SIGKILL";
+    if (rc == 1) {
+        rc = s_send_crash (self, node->endpoint, node->pubkey, node->job);
+        how = "CRASH message";
+    }
+    if (rc) {
+        fprintf (stderr, "jace-spawner: cannot crash daemon %s (task %"
+                 PRId64 ")\n", node->id, node->task);
+        return -1;
+    }
+    printf ("crashed daemon %s (task %" PRId64 " of %s, %s)\n", node->id,
+            node->task, node->job, how);
+    fflush (stdout);
+    return 0;
+}
+
+//  The daemons working for the job now.
+static size_t
+s_job_daemons (killer_t *self, jace_node_t **nodes_p)
+{
+    jace_msg_t *reply = spawner_nodes_query (self->options->supernode,
+                                             self->security, QUERY_MSEC);
+    *nodes_p = NULL;
+    if (!reply)
+        return 0;
+    size_t count = 0;
+    jace_node_t *nodes = (jace_node_t *) zmalloc (
+        (jace_msg_node_count (reply) + 1) * sizeof (jace_node_t));
+    for (size_t i = 0; i < jace_msg_node_count (reply); i++) {
+        const jace_node_t *node = jace_msg_node (reply, i);
+        if (node->state == JACE_NODE_WORKING
+        &&  streq (node->job, self->options->job))
+            nodes [count++] = *node;
+    }
+    jace_msg_destroy (&reply);
+    *nodes_p = nodes;
+    return count;
+}
+
+//  One round: crash the chosen daemons.  Returns the number crashed, or
+//  -1 when the job has no daemon (any more) or the task is not found.
+static int
+s_round (killer_t *self)
+{
+    const spawner_kill_options_t *options = self->options;
+    jace_node_t *nodes = NULL;
+    size_t count = s_job_daemons (self, &nodes);
+    int crashed = 0;
+    if (count == 0) {
+        fprintf (stderr, "jace-spawner: no daemon works for job %s (as %s "
+                 "sees it)\n", options->job, options->supernode);
+        crashed = -1;
+    }
+    else
+    if (options->task >= 0) {
+        crashed = -1;
+        for (size_t i = 0; i < count; i++)
+            if (nodes [i].task == options->task)
+                crashed = s_crash_daemon (self, &nodes [i]) ? -1 : 1;
+        if (crashed < 0)
+            fprintf (stderr, "jace-spawner: no daemon runs task %" PRId64
+                     " of job %s\n", options->task, options->job);
+    }
+    else
+        for (size_t i = 0; i < count && crashed < options->random; i++) {
+            size_t j = i + (size_t) (s_next_random (self) % (count - i));
+            jace_node_t chosen = nodes [j];
+            nodes [j] = nodes [i];
+            nodes [i] = chosen;
+            crashed += s_crash_daemon (self, &chosen) == 0;
+        }
+    free (nodes);
+    return crashed;
+}
+
+static int
+s_crash_supernode (killer_t *self)
+{
+    const char *endpoint = self->options->supernode;
+    int rc = s_kill_recorded (self, "supernode", NULL, endpoint);
+    const char *how = "SIGKILL";
+    if (rc == 1) {
+        rc = s_send_crash (self, endpoint,
+                           jace_security_supernode_key (self->security), "");
+        how = "CRASH message; it obeys only with --allow-crash";
+    }
+    if (rc) {
+        fprintf (stderr, "jace-spawner: cannot crash super-node %s\n",
+                 endpoint);
+        return 1;
+    }
+    printf ("crashed super-node %s (%s)\n", endpoint, how);
+    return 0;
+}
+
+static int
+s_killer_init (killer_t *self, const spawner_kill_options_t *options)
+{
+    char reason [512] = "";
+    self->options = options;
+    self->random = options->seed ? options->seed
+                 : (uint64_t) zclock_time () ^ (uint64_t) getpid ();
+    self->security = jace_security_new (options->keys_dir,
+        options->cert ? options->cert : "spawner", reason, sizeof reason);
+    if (!self->security) {
+        fprintf (stderr, "jace-spawner: %s\n", reason);
+        return -1;
+    }
+    if (options->run_dir) {
+        self->run = grid_run_new (options->run_dir);
+        if (grid_run_load (self->run, reason, sizeof reason)) {
+            fprintf (stderr, "jace-spawner: %s\n", reason);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int
+spawner_kill (const spawner_kill_options_t *options)
+{
+    assert (options && options->supernode);
+    killer_t self = { 0 };
+    int rc = 1;
+    if (s_killer_init (&self, options) == 0) {
+        if (options->crash_supernode)
+            rc = s_crash_supernode (&self);
+        else {
+            int64_t rounds = 0;
+            int crashed = s_round (&self);
+            rc = crashed < 0 ? 1 : 0;
+            //  Repeat until the job is gone (its daemons went back to
+            //  free) or the rounds are done.
+            while (crashed >= 0 && options->every > 0 && !zsys_interrupted
+                   && (options->rounds == 0 || ++rounds < options->rounds)) {
+                zclock_sleep ((int) (options->every * 1000));
+                crashed = s_round (&self);
+            }
+        }
+    }
+    grid_run_destroy (&self.run);
+    jace_security_destroy (&self.security);
+    return rc;
+}
