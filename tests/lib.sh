@@ -8,6 +8,10 @@
 : "${JACE_BUILDDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${JACE_SRCDIR:=$JACE_BUILDDIR}"
 BIN=$JACE_BUILDDIR
+#  Sanitizer builds run several times slower: tests that race the clock
+#  (crashes every few seconds) stretch their schedules by SLOW.
+SLOW=1
+grep -q '^SANITIZER_FLAGS = -f' "$JACE_BUILDDIR/Makefile" 2>/dev/null && SLOW=3
 export OPENBLAS_NUM_THREADS=1
 
 lib_test_count=0
@@ -24,6 +28,11 @@ ok () {     #  ok CONDITION-EXIT-STATUS NAME
         echo "not ok $lib_test_count - $2"
         lib_failed=$((lib_failed + 1))
     fi
+}
+
+skip () {   #  skip REASON: a check that cannot run here
+    lib_test_count=$((lib_test_count + 1))
+    echo "ok $lib_test_count # SKIP $1"
 }
 
 diag () { echo "# $*" >&2; }
@@ -164,6 +173,25 @@ lib_finish () {
     sanitizers_quiet
     ok $? "no sanitizer report in any log"
     [ "$lib_failed" -eq 0 ]
+}
+
+#  True if PID is a live process (not gone, not a zombie).
+running () {        #  running PID
+    state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
+    [ -n "$state" ] && [ "$state" != Z ]
+}
+
+#  Reap the processes of lib_pids that died (crashed on purpose by a
+#  CRASH message); sets REAPED to how many.  Not in a subshell: it
+#  updates lib_pids.
+reap_dead () {
+    REAPED=0
+    for pid in $lib_pids; do
+        running "$pid" && continue
+        wait "$pid" 2>/dev/null
+        lib_pids=$(echo "$lib_pids" | tr ' ' '\n' | grep -vx "$pid" | tr '\n' ' ')
+        REAPED=$((REAPED + 1))
+    done
 }
 
 #  Crash a process the way a power cut would, and reap it.

@@ -8,9 +8,17 @@
     then disconnects in the middle of a multipart message.
 
         rawzmq ENDPOINT dealer|push [SERVER_KEY_FILE CLIENT_CERT_FILE]
+        rawzmq ENDPOINT forge JOB TASK
+
+    forge: push damaged checkpoints of task TASK of job JOB to a daemon's
+    data endpoint, each tagged newer than any real copy (epoch 1000,
+    iteration 999999): one whose bytes were changed after the checksum,
+    one cut short, one relabelled to another task.  A daemon that kept
+    or restored any of them would show iteration 999999.
     =========================================================================
 */
 #include "jace_msg.h"
+#include "jace_checkpoint.h"
 
 #include <msgpack.h>
 
@@ -54,10 +62,57 @@ s_send_msg (zsock_t *sock, jace_msg_t *msg, size_t cut, const char *extra)
     zmsg_send (&zmsg, sock);
 }
 
+static int
+s_forge (const char *endpoint, const char *job, int64_t task)
+{
+    zsock_t *sock = zsock_new (ZMQ_PUSH);
+    zsock_set_linger (sock, 1000);
+    if (zsock_connect (sock, "%s", endpoint))
+        return 2;
+    double state [512];
+    for (size_t i = 0; i < 512; i++)
+        state [i] = 1e6 + (double) i;
+    //  Damaged after the checksum was taken.
+    jace_msg_t *copy = jace_checkpoint_new ("forger", job, task, 1000, 999999,
+                                            state, sizeof state);
+    state [7] = -1;
+    jace_msg_t *damaged = jace_msg_new (JACE_MSG_CKPT);
+    jace_msg_set_sender (damaged, "forger");
+    jace_msg_set_job (damaged, job);
+    jace_msg_set_task (damaged, task);
+    jace_msg_set_epoch (damaged, 1000);
+    jace_msg_set_iteration (damaged, 999999);
+    jace_msg_set_checksum (damaged, jace_msg_checksum (copy));
+    jace_msg_add_payload (damaged, JACE_PAYLOAD_BYTES, state, sizeof state);
+    jace_msg_send (&damaged, sock);
+    //  Cut short: the first half of the bytes only.
+    jace_msg_t *short_copy = jace_msg_new (JACE_MSG_CKPT);
+    jace_msg_set_sender (short_copy, "forger");
+    jace_msg_set_job (short_copy, job);
+    jace_msg_set_task (short_copy, task);
+    jace_msg_set_epoch (short_copy, 1000);
+    jace_msg_set_iteration (short_copy, 999999);
+    jace_msg_set_checksum (short_copy, jace_msg_checksum (copy));
+    jace_msg_add_payload (short_copy, JACE_PAYLOAD_BYTES, state,
+                          sizeof state / 2);
+    jace_msg_send (&short_copy, sock);
+    //  A valid copy of task + 1 relabelled as task's.
+    jace_msg_t *other = jace_checkpoint_new ("forger", job, task + 1, 1000,
+                                             999999, state, sizeof state);
+    jace_msg_set_task (other, task);
+    jace_msg_send (&other, sock);
+    jace_msg_destroy (&copy);
+    zclock_sleep (300);
+    zsock_destroy (&sock);
+    return 0;
+}
+
 int
 main (int argc, char *argv [])
 {
     zsys_set_logstream (stderr);
+    if (argc == 5 && streq (argv [2], "forge"))
+        return s_forge (argv [1], argv [3], atoll (argv [4]));
     if (argc < 3) {
         fprintf (stderr, "usage: rawzmq ENDPOINT dealer|push "
                  "[SERVER_CERT CLIENT_CERT]\n");

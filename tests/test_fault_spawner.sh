@@ -1,0 +1,81 @@
+#!/bin/sh
+#  test_fault_spawner - the super-node and the spawner fail mid-job
+#
+#  1. The super-node the spawner uses is crashed mid-job (by CRASH, through
+#     `jace-spawner kill --crash-supernode`), then a daemon: the spawner
+#     fails over to the other super-node, gets a replacement there, and the
+#     job ends with a verified answer.
+#  2. The spawner is crashed mid-job (SIGKILL); its daemons keep
+#     iterating; `jace-spawner resume JOBID` rebuilds the job from them
+#     and carries it to a verified answer, adding to the same event log.
+. "$(dirname "$0")/lib.sh"
+lib_init
+plan 15
+
+JOB=$JACE_SRCDIR/examples/poisson3d.job
+start_supernode a --heartbeat 200 --timeout 1000 --allow-crash
+start_supernode b --heartbeat 200 --timeout 1000 --peer "$SN_a"
+for i in 1 2 3 4 5; do
+    start_daemon a$i --supernode "$SN_a" --supernode "$SN_b"
+    start_daemon b$i --supernode "$SN_b" --supernode "$SN_a"
+done
+check "10 daemons register across two super-nodes" \
+    wait_for 15 count_is 10 "$SN_b"
+
+#  1. Super-node a dies at 1 s, task 1's daemon at 3 s.
+submit supernode "$JOB" "$SN_a" --supernode "$SN_b" --set job/tasks=4 \
+    --set problem/n=44 --set job/tolerance=1e-10 \
+    --set job/heartbeat_timeout=800 --set checkpoint/every_seconds=0.3 \
+    --set faults/tasks=1 --set faults/first=3 &
+job=$!
+wait_for 20 grep -q '"event":"start"' "$RUN/supernode.events"
+sleep 1
+"$BIN/jace-spawner" kill --crash-supernode --supernode "$SN_a" \
+    >"$RUN/kill-a.out" 2>&1
+ok $? "kill --crash-supernode crashes a super-node started with --allow-crash"
+gone () { ! running "$1"; }
+wait_for 5 gone "$PID_a"
+ok $? "which is gone"
+wait $job
+ok $? "the job whose super-node died exits 0"
+job_residual supernode >/dev/null
+ok $? "with a verified residual"
+grep -q '"event":"failover"' "$RUN/supernode.events"
+ok $? "the spawner failed over to the other super-node"
+grep '"event":"replace"' "$RUN/supernode.events" | jq -s -e \
+    'map(select(.task == 1)) | length == 1' >/dev/null
+ok $? "and found a replacement there for the crashed daemon"
+wait "$PID_a" 2>/dev/null
+lib_pids=$(echo "$lib_pids" | tr ' ' '\n' | grep -vx "$PID_a" | tr '\n' ' ')
+reap_dead
+
+#  2. The spawner dies 1.5 s after the start and is resumed.
+submit orphan "$JOB" "$SN_b" --set job/tasks=4 --set problem/n=44 \
+    --set job/tolerance=1e-10 --set job/heartbeat_timeout=800 &
+submitted=$!
+wait_for 20 grep -q '"event":"start"' "$RUN/orphan.events"
+sleep 1.5
+#  The spawner itself, not the shell around it (nor its timeout).
+pkill -KILL -f -- "--events $RUN/orphan.events"
+wait $submitted 2>/dev/null
+orphan_job=$(head -n 1 "$RUN/orphan.events" | jq -r .job)
+iterations_then=$(nodes_json "$SN_b" | jq "[.[] | select(.job == \"$orphan_job\")] | length")
+[ "$iterations_then" -eq 4 ]
+ok $? "the spawner is gone; its 4 daemons still work for the job"
+timeout 120 "$BIN/jace-spawner" resume "$orphan_job" --supernode "$SN_b" -q \
+    --events "$RUN/orphan.events" >"$RUN/resume.out" 2>"$RUN/resume.err"
+ok $? "resume carries the job to the end and exits 0"
+job_residual orphan >/dev/null
+ok $? "with a verified residual, in the same event log"
+grep -q '"event":"resume"' "$RUN/orphan.events" \
+    && [ "$(grep -c '"event":"start"' "$RUN/orphan.events")" -eq 1 ]
+ok $? "which tells of the resumption, and of one start only"
+grep -q "job $orphan_job: verified answer" "$RUN/resume.out"
+ok $? "the summary names the job"
+"$BIN/jace-spawner" resume job-nobody --supernode "$SN_b" -q \
+    >/dev/null 2>"$RUN/resume-none.err"
+[ $? -eq 1 ] && grep -q "no daemon works for job job-nobody" \
+    "$RUN/resume-none.err"
+ok $? "resuming a job nobody runs is an error that says so"
+
+lib_finish
