@@ -18,8 +18,7 @@
 extern "C" {
 #endif
 
-//  Checksum of a checkpoint's tags and bytes (the first 64 bits of their
-//  SHA-1).
+//  Checksum of a checkpoint's tags and bytes (XXH3, 64 bits).
 int64_t
     jace_checkpoint_checksum (const char *job, int64_t task, int64_t epoch,
                               int64_t iteration, const void *bytes,

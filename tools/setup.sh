@@ -28,6 +28,7 @@ cd "$top"
 #  package that provides each one.
 packages="build-essential autoconf automake libtool pkg-config
           libczmq-dev libzmq3-dev libsodium-dev libmsgpack-dev libcjson-dev
+          libxxhash-dev
           libopenblas-dev libglpk-dev clang gnuplot-nox procps psmisc jq"
 
 missing=""
