@@ -6,14 +6,16 @@
 #  shows the registered daemons, crashes a free daemon and shows the
 #  super-nodes notice, submits examples/poisson3d.job and prints the
 #  verified residual of the answer.  While the job runs it crashes
-#  JACE_DEMO_CRASHES working daemons (default 1), whose tasks move to free
-#  daemons.  The grid is stopped on any exit, and every step is bounded
-#  in time.  Exits non-zero if the job did not produce a verified answer.
+#  JACE_DEMO_CRASHES working daemons (default 2) with `jace-spawner kill`;
+#  their tasks move to free daemons and restart from the checkpoints their
+#  neighbours kept.  Prints the job's failure report.  The grid is stopped
+#  on any exit, and every step is bounded in time.  Exits non-zero if the
+#  job did not produce a verified answer.
 set -u
 
 builddir=${JACE_BUILDDIR:-$(pwd)}
 srcdir=${JACE_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-crashes=${JACE_DEMO_CRASHES:-1}
+crashes=${JACE_DEMO_CRASHES:-2}
 grid="$builddir/jace-grid"
 spawner="$builddir/jace-spawner"
 job="$srcdir/examples/poisson3d.job"
@@ -60,13 +62,6 @@ count_nodes () {
         grep -o '"id"' | wc -l | tr -d ' '
 }
 
-#  Ids of the daemons in a given state, from `nodes --json`
-ids_in_state () {
-    timeout 20 "$spawner" nodes --supernode "$sn" --json 2>/dev/null |
-        sed 's/}/}\n/g' | grep "\"state\": *\"$1\"" |
-        sed -n 's/.*"id": *"\([^"]*\)".*/\1/p'
-}
-
 say "Starting a virtual grid from ${platform#"$srcdir"/}"
 #  Quick heartbeats, so that a crash shows within a couple of seconds.
 sn=$(timeout 120 "$grid" start --platform "$platform" --run "$run" \
@@ -103,11 +98,12 @@ if [ "$crashes" -gt 0 ]; then
             grep -q '"start"' "$run/events.jsonl" 2>/dev/null && break
             sleep 0.1
         done
-        sleep 1
-        for id in $(ids_in_state working | head -n "$crashes"); do
-            echo "demo: crashing working daemon $id" >&2
-            timeout 10 "$grid" kill --run "$run" --daemon "$id" >/dev/null
-        done
+        sleep 3
+        job_id=$(head -n 1 "$run/events.jsonl" |
+                 sed -n 's/.*"job":"\([^"]*\)".*/\1/p')
+        echo "demo: crashing $crashes working daemons of $job_id" >&2
+        timeout 20 "$spawner" kill --job "$job_id" --supernode "$sn" \
+            --random "$crashes" --run "$run" >&2
     ) &
     watcher=$!
 fi
@@ -117,7 +113,9 @@ say "Submitting ${job#"$srcdir"/}"
 #  dead daemon's task moves to a free one and the job goes on.
 timeout 600 "$spawner" submit "$job" --supernode "$sn" \
     --set job/tasks=8 --set problem/n=40 --set job/heartbeat_timeout=1000 \
-    --events "$run/events.jsonl" --out "$run/solution"
+    --set job/tolerance=1e-10 --set report/sample_seconds=1 \
+    --events "$run/events.jsonl" --out "$run/solution" \
+    --report "$run/report.txt"
 job_status=$?
 [ -z "$watcher" ] || wait "$watcher" 2>/dev/null
 watcher=""
@@ -131,4 +129,7 @@ if [ $job_status -ne 0 ] || [ -z "$residual" ]; then
     exit 1
 fi
 echo "verified relative residual: $residual"
+
+say "Failure report"
+cat "$run/report.txt"
 status=0
