@@ -359,9 +359,13 @@ s_on_job_message (server_t *self, jace_msg_t **msg_p)
                       jace_msg_type (msg)), jace_msg_job (msg));
         return;
     }
-    //  The spawner may have restarted: answer where it speaks from now.
-    zframe_destroy (&self->spawner);
-    self->spawner = zframe_dup (jace_msg_routing_id (msg));
+    //  A resumed spawner says so with ADOPT: answer where it speaks from
+    //  now.  Nothing else moves our reports: a stale link of the spawner's
+    //  (to a dead daemon whose port we reuse) may still reach us.
+    if (jace_msg_type (msg) == JACE_MSG_ADOPT) {
+        zframe_destroy (&self->spawner);
+        self->spawner = zframe_dup (jace_msg_routing_id (msg));
+    }
     bool stop = jace_msg_type (msg) == JACE_MSG_STOP;
     jace_msg_send (msg_p, zactor_sock (self->worker));
     if (stop) {

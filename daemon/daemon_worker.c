@@ -34,9 +34,6 @@ typedef enum {
 //  Longest wait for the other tasks' answers to a replacement's FETCH:
 //  the live ones answer within milliseconds; the dead never will.
 #define FETCH_WAIT_MSEC 500
-//  Longest wait of a replacement for its neighbours' first values: the
-//  live ones send every iteration; a dead one must not hold it back.
-#define SOURCES_WAIT_MSEC 2000
 //  Most checkpoint copies a task sends.
 #define COPIES_MAX 16
 
@@ -82,8 +79,6 @@ typedef struct {
     size_t fetch_pending;       //  Tasks yet to answer
     jace_msg_t *best_copy;      //  Newest valid copy received, or NULL
     int64_t best_holder;        //  Task whose daemon sent it
-    int64_t sources_deadline;   //  A replacement waits for its neighbours'
-                                //  values until then, or 0
 } worker_t;
 
 
@@ -357,10 +352,8 @@ s_on_start (worker_t *self)
     if (failed)
         zsys_warning ("daemon %s: request lists to %zu tasks not sent",
                       self->sender, failed);
-    if (jace_task_epoch (self->task) > 1) {
+    if (jace_task_epoch (self->task) > 1)
         s_begin_fetch (self);
-        self->sources_deadline = zclock_mono () + SOURCES_WAIT_MSEC;
-    }
     self->exchange_deadline = zclock_mono () + EXCHANGE_TIMEOUT_MSEC;
     self->state = WORKER_EXCHANGING;
 }
@@ -646,9 +639,11 @@ s_checkpoint (worker_t *self)
         self->checkpoint_copies, self->checkpoint_round++, holders);
     size_t size = 0;
     const void *bytes = self->app->checkpoint (self->app_state, &size);
-    jace_msg_t *copy = jace_checkpoint_new (self->sender,
+    jace_msg_t *copy = jace_checkpoint_begin (self->sender,
         jace_task_job (self->task), jace_task_rank (self->task),
         jace_task_epoch (self->task), iteration, bytes, size);
+    jace_task_save_newest (self->task, copy);
+    jace_checkpoint_seal (copy);
     for (size_t i = 0; i < count; i++) {
         jace_msg_t *msg = i + 1 < count
                         ? jace_checkpoint_forward (copy, self->sender)
@@ -712,6 +707,7 @@ s_finish_fetch (worker_t *self)
             iteration = jace_msg_iteration (self->best_copy);
             holder = self->best_holder;
             jace_task_set_iteration (self->task, iteration);
+            jace_task_restore_newest (self->task, self->best_copy);
         }
         else
             zsys_warning ("daemon %s: %s; starting from the initial state",
@@ -737,22 +733,6 @@ s_finish_fetch (worker_t *self)
     self->last_checkpoint_iteration = iteration;
 }
 
-//  A replacement iterates once its neighbours' values are in (or they
-//  are overdue): its first iterate, sent to all of them, must not be
-//  computed against zeros.
-static bool
-s_sources_waited (worker_t *self)
-{
-    if (jace_task_epoch (self->task) <= 1 || self->sources_deadline == 0)
-        return true;
-    if (jace_task_sources_heard (self->task)
-    ||  zclock_mono () >= self->sources_deadline) {
-        self->sources_deadline = 0;
-        return true;
-    }
-    return false;
-}
-
 //  Wait for every task's request list, then iterate.
 static void
 s_exchange (worker_t *self)
@@ -764,8 +744,7 @@ s_exchange (worker_t *self)
     if (self->fetching && (self->fetch_pending == 0
                            || zclock_mono () >= self->fetch_deadline))
         s_finish_fetch (self);
-    if (jace_task_requests_complete (self->task) && !self->fetching
-    &&  s_sources_waited (self)) {
+    if (jace_task_requests_complete (self->task) && !self->fetching) {
         self->state = WORKER_RUNNING;
         return;
     }

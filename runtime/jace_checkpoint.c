@@ -17,22 +17,29 @@ s_update_int (XXH3_state_t *state, int64_t value)
 
 //  XXH3: a checksum that keeps up with memory (GB/s), so checkpointing
 //  a large state stays cheap; authenticity is CURVE's job, not this one's.
+//  It covers the tags and every payload (kind, length, bytes).
 int64_t
-jace_checkpoint_checksum (const char *job, int64_t task, int64_t epoch,
-                          int64_t iteration, const void *bytes, size_t size)
+jace_checkpoint_checksum (const jace_msg_t *copy)
 {
-    assert (job);
-    assert (bytes || size == 0);
+    assert (copy);
     XXH3_state_t *state = XXH3_createState ();
     assert (state);
     XXH3_64bits_reset (state);
+    const char *job = jace_msg_job (copy);
     XXH3_64bits_update (state, job, strlen (job) + 1);
-    s_update_int (state, task);
-    s_update_int (state, epoch);
-    s_update_int (state, iteration);
-    s_update_int (state, (int64_t) size);
-    if (size)
-        XXH3_64bits_update (state, bytes, size);
+    s_update_int (state, jace_msg_task (copy));
+    s_update_int (state, jace_msg_epoch (copy));
+    s_update_int (state, jace_msg_iteration (copy));
+    s_update_int (state, (int64_t) jace_msg_payload_count (copy));
+    for (size_t i = 0; i < jace_msg_payload_count (copy); i++) {
+        size_t length = jace_msg_payload_length (copy, i);
+        jace_payload_kind_t kind = jace_msg_payload_kind (copy, i);
+        s_update_int (state, (int64_t) kind);
+        s_update_int (state, (int64_t) length);
+        if (length)
+            XXH3_64bits_update (state, jace_msg_payload_data (copy, i),
+                                length * (kind == JACE_PAYLOAD_BYTES ? 1 : 8));
+    }
     uint64_t checksum = XXH3_64bits_digest (state);
     XXH3_freeState (state);
     return (int64_t) checksum;
@@ -49,17 +56,33 @@ s_ckpt (const char *sender, const char *job, int64_t task)
 }
 
 jace_msg_t *
-jace_checkpoint_new (const char *sender, const char *job, int64_t task,
-                     int64_t epoch, int64_t iteration, const void *bytes,
-                     size_t size)
+jace_checkpoint_begin (const char *sender, const char *job, int64_t task,
+                       int64_t epoch, int64_t iteration, const void *bytes,
+                       size_t size)
 {
     assert (iteration >= 0);
     jace_msg_t *msg = s_ckpt (sender, job, task);
     jace_msg_set_epoch (msg, epoch);
     jace_msg_set_iteration (msg, iteration);
-    jace_msg_set_checksum (msg, jace_checkpoint_checksum (job, task, epoch,
-                           iteration, bytes, size));
     jace_msg_add_payload (msg, JACE_PAYLOAD_BYTES, bytes, size);
+    return msg;
+}
+
+void
+jace_checkpoint_seal (jace_msg_t *copy)
+{
+    assert (copy);
+    jace_msg_set_checksum (copy, jace_checkpoint_checksum (copy));
+}
+
+jace_msg_t *
+jace_checkpoint_new (const char *sender, const char *job, int64_t task,
+                     int64_t epoch, int64_t iteration, const void *bytes,
+                     size_t size)
+{
+    jace_msg_t *msg = jace_checkpoint_begin (sender, job, task, epoch,
+                                             iteration, bytes, size);
+    jace_checkpoint_seal (msg);
     return msg;
 }
 
@@ -72,9 +95,15 @@ jace_checkpoint_forward (const jace_msg_t *copy, const char *sender)
     jace_msg_set_epoch (msg, jace_msg_epoch (copy));
     jace_msg_set_iteration (msg, jace_msg_iteration (copy));
     jace_msg_set_checksum (msg, jace_msg_checksum (copy));
-    size_t size = 0;
-    const void *bytes = jace_checkpoint_bytes (copy, &size);
-    jace_msg_add_payload (msg, JACE_PAYLOAD_BYTES, bytes, size);
+    for (size_t i = 0; i < jace_msg_payload_count (copy); i++) {
+        jace_payload_kind_t kind = jace_msg_payload_kind (copy, i);
+        size_t length = jace_msg_payload_length (copy, i);
+        void *data = malloc (length * (kind == JACE_PAYLOAD_BYTES ? 1 : 8) + 1);
+        assert (data);
+        jace_msg_payload_copy (copy, i, data);
+        jace_msg_add_payload (msg, kind, data, length);
+        free (data);
+    }
     return msg;
 }
 
@@ -98,7 +127,8 @@ const void *
 jace_checkpoint_bytes (const jace_msg_t *msg, size_t *size)
 {
     assert (msg && size);
-    if (jace_msg_payload_count (msg) != 1) {
+    if (jace_msg_payload_count (msg) < 1
+    ||  jace_msg_payload_kind (msg, 0) != JACE_PAYLOAD_BYTES) {
         *size = 0;
         return NULL;
     }
@@ -111,19 +141,16 @@ jace_checkpoint_check (const jace_msg_t *msg, char *reason,
                        size_t reason_size)
 {
     assert (msg);
-    if (!jace_checkpoint_is_copy (msg)
-    ||  jace_msg_payload_count (msg) != 1
+    size_t payloads = jace_msg_payload_count (msg);
+    if (!jace_checkpoint_is_copy (msg) || payloads < 1
     ||  jace_msg_payload_kind (msg, 0) != JACE_PAYLOAD_BYTES) {
         snprintf (reason, reason_size, "checkpoint of task %" PRId64
-                  " is not one byte payload", jace_msg_task (msg));
+                  " does not start with a byte payload", jace_msg_task (msg));
         return -1;
     }
-    size_t size = 0;
-    const void *bytes = jace_checkpoint_bytes (msg, &size);
-    int64_t expected = jace_checkpoint_checksum (jace_msg_job (msg),
-        jace_msg_task (msg), jace_msg_epoch (msg), jace_msg_iteration (msg),
-        bytes, size);
-    if (expected != jace_msg_checksum (msg)) {
+    if (jace_checkpoint_checksum (msg) != jace_msg_checksum (msg)) {
+        size_t size = 0;
+        jace_checkpoint_bytes (msg, &size);
         snprintf (reason, reason_size, "checkpoint of task %" PRId64
                   " (epoch %" PRId64 ", iteration %" PRId64 ", %zu bytes) "
                   "fails its checksum", jace_msg_task (msg),

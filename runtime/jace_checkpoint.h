@@ -2,8 +2,9 @@
     jace_checkpoint - a task's saved state as it travels between daemons
 
     A checkpoint is a CKPT message: the task's job, number, epoch and
-    iteration, the application's state as one opaque byte payload, and a
-    checksum over all of them.  The checksum binds the bytes to their tags,
+    iteration, the application's state as an opaque byte payload, the
+    newest values the task held from its neighbours (two more payloads,
+    jace_task_save_newest), and a checksum over all of them.  The checksum binds the bytes to their tags,
     so a copy that was damaged, truncated, or relabelled is never taken
     for a task's state.  Checkpoints are in the sender's byte order: a
     daemon only restores copies its application wrote.
@@ -18,14 +19,23 @@
 extern "C" {
 #endif
 
-//  Checksum of a checkpoint's tags and bytes (XXH3, 64 bits).
+//  Checksum of a checkpoint's tags and payloads (XXH3, 64 bits).
 int64_t
-    jace_checkpoint_checksum (const char *job, int64_t task, int64_t epoch,
-                              int64_t iteration, const void *bytes,
-                              size_t size);
+    jace_checkpoint_checksum (const jace_msg_t *copy);
 
-//  A CKPT carrying a copy of `size` bytes of task `task`'s state at
-//  `iteration`, checksummed.  `sender` is the daemon sending it.
+//  A CKPT carrying `size` bytes of task `task`'s state at `iteration`,
+//  not sealed yet: the runtime may add payloads (the neighbours' values)
+//  before jace_checkpoint_seal.  `sender` is the daemon sending it.
+jace_msg_t *
+    jace_checkpoint_begin (const char *sender, const char *job, int64_t task,
+                           int64_t epoch, int64_t iteration,
+                           const void *bytes, size_t size);
+
+//  Set the checksum over everything the copy carries.
+void
+    jace_checkpoint_seal (jace_msg_t *copy);
+
+//  jace_checkpoint_begin and jace_checkpoint_seal in one.
 jace_msg_t *
     jace_checkpoint_new (const char *sender, const char *job, int64_t task,
                          int64_t epoch, int64_t iteration, const void *bytes,
@@ -44,8 +54,8 @@ jace_msg_t *
 bool
     jace_checkpoint_is_copy (const jace_msg_t *msg);
 
-//  Check a CKPT copy: one byte payload whose checksum matches the tags.
-//  Returns 0, or -1 with the reason.
+//  Check a CKPT copy: a byte payload first, and a checksum that matches
+//  the tags and payloads.  Returns 0, or -1 with the reason.
 int
     jace_checkpoint_check (const jace_msg_t *msg, char *reason,
                            size_t reason_size);
@@ -55,7 +65,7 @@ int
 bool
     jace_checkpoint_newer (const jace_msg_t *a, const jace_msg_t *b);
 
-//  The state bytes of a copy; borrowed.
+//  The application's state bytes of a copy (payload 0); borrowed.
 const void *
     jace_checkpoint_bytes (const jace_msg_t *msg, size_t *size);
 

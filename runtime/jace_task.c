@@ -585,19 +585,6 @@ jace_task_sources_ready (const jace_task_t *self)
     return true;
 }
 
-bool
-jace_task_sources_heard (const jace_task_t *self)
-{
-    assert (self);
-    for (int64_t i = 0; i < self->count; i++) {
-        const peer_task_t *peer = &self->peers [i];
-        if (i != self->rank && peer->asked.count > 0
-        &&  peer->newest.iteration < 0)
-            return false;
-    }
-    return true;
-}
-
 size_t
 jace_task_block_count (const jace_task_t *self)
 {
@@ -706,6 +693,95 @@ jace_task_checkpoint_holders (const jace_task_t *self, size_t copies,
         holders [i] = candidates [(start + i) % length];
     free (candidates);
     return chosen;
+}
+
+//  Per neighbour in a checkpoint: from, first, iteration, epoch, count.
+#define SAVED_FIELDS 5
+
+void
+jace_task_save_newest (const jace_task_t *self, jace_msg_t *copy)
+{
+    assert (self && copy);
+    size_t peers = 0, values = 0;
+    for (int64_t i = 0; i < self->count; i++)
+        if (i != self->rank && self->peers [i].newest.iteration >= 0) {
+            peers++;
+            values += self->peers [i].newest.count;
+        }
+    int64_t *meta = (int64_t *) zmalloc ((peers * SAVED_FIELDS + 1)
+                                         * sizeof (int64_t));
+    double *all = (double *) zmalloc ((values + 1) * sizeof (double));
+    size_t m = 0, v = 0;
+    for (int64_t i = 0; i < self->count; i++) {
+        const newest_t *newest = &self->peers [i].newest;
+        if (i == self->rank || newest->iteration < 0)
+            continue;
+        int64_t fields [SAVED_FIELDS] = { i, newest->first,
+            newest->iteration, newest->epoch, (int64_t) newest->count };
+        memcpy (meta + m, fields, sizeof fields);
+        m += SAVED_FIELDS;
+        memcpy (all + v, newest->values, newest->count * sizeof (double));
+        v += newest->count;
+    }
+    jace_msg_add_payload (copy, JACE_PAYLOAD_I64, meta, m);
+    jace_msg_add_payload (copy, JACE_PAYLOAD_F64, all, v);
+    free (meta);
+    free (all);
+}
+
+//  Keep one saved vector of neighbour `from` unless we already hold
+//  something from it (anything received since is newer).
+static void
+s_restore_newest (jace_task_t *self, const int64_t *fields,
+                  const double *values)
+{
+    newest_t *newest = &self->peers [fields [0]].newest;
+    size_t count = (size_t) fields [4];
+    if (newest->iteration >= 0)
+        return;
+    if (count > newest->capacity) {
+        free (newest->values);
+        newest->values = (double *) malloc (count * sizeof (double) + 1);
+        assert (newest->values);
+        newest->capacity = count;
+    }
+    memcpy (newest->values, values, count * sizeof (double));
+    newest->count = count;
+    newest->first = fields [1];
+    newest->iteration = fields [2];
+    newest->epoch = fields [3];
+}
+
+size_t
+jace_task_restore_newest (jace_task_t *self, const jace_msg_t *copy)
+{
+    assert (self && copy);
+    if (jace_msg_payload_count (copy) != 3
+    ||  jace_msg_payload_kind (copy, 1) != JACE_PAYLOAD_I64
+    ||  jace_msg_payload_kind (copy, 2) != JACE_PAYLOAD_F64
+    ||  jace_msg_payload_length (copy, 1) % SAVED_FIELDS)
+        return 0;
+    size_t m_count = jace_msg_payload_length (copy, 1);
+    size_t v_count = jace_msg_payload_length (copy, 2);
+    int64_t *meta = (int64_t *) malloc ((m_count + 1) * sizeof (int64_t));
+    double *values = (double *) malloc ((v_count + 1) * sizeof (double));
+    assert (meta && values);
+    jace_msg_payload_copy (copy, 1, meta);
+    jace_msg_payload_copy (copy, 2, values);
+    size_t restored = 0, v = 0;
+    for (size_t m = 0; m < m_count; m += SAVED_FIELDS) {
+        const int64_t *fields = meta + m;
+        if (fields [0] < 0 || fields [0] >= self->count
+        ||  fields [0] == self->rank || fields [4] < 0
+        ||  (size_t) fields [4] > v_count - v)
+            break;              //  Not ours to trust any further
+        s_restore_newest (self, fields, values + v);
+        v += (size_t) fields [4];
+        restored++;
+    }
+    free (meta);
+    free (values);
+    return restored;
 }
 
 void

@@ -77,12 +77,6 @@ bool
 bool
     jace_task_sources_ready (const jace_task_t *self);
 
-//  True once every task we asked for values has sent some (a replacement
-//  waits for this before its first iteration: computing with no values
-//  from its neighbours would send them garbage).
-bool
-    jace_task_sources_heard (const jace_task_t *self);
-
 //  Send any message to task `to` on its data link (through the emulated
 //  network if there is one); takes *msg_p.  Returns 0, or -1 if it was
 //  dropped (link full or unreachable).
@@ -98,6 +92,20 @@ int
 size_t
     jace_task_checkpoint_holders (const jace_task_t *self, size_t copies,
                                   int64_t round, int64_t *holders);
+
+//  Append to checkpoint `copy` the newest values we hold from each
+//  neighbour (two payloads: int64 [from, first, iteration, epoch, count]
+//  per neighbour, and the values), so that a task restored from it
+//  computes its first iteration against the values its state was
+//  computed with, not against zeros.
+void
+    jace_task_save_newest (const jace_task_t *self, jace_msg_t *copy);
+
+//  Take the neighbours' values a checkpoint saved, for each neighbour we
+//  have received nothing from yet (anything received is newer).  Returns
+//  how many neighbours' values were taken.
+size_t
+    jace_task_restore_newest (jace_task_t *self, const jace_msg_t *copy);
 
 //  Set the number of completed iterations (a task restored from a
 //  checkpoint goes on from the checkpoint's iteration).

@@ -24,6 +24,7 @@ struct _spawner_job_t {
     int64_t spares;             //  job/spares
     double sample_seconds;      //  report/sample_seconds, 0 = none
     spawner_faults_t *faults;   //  Crashes the job schedules
+    const spawner_replacement_t *replacement;   //  job/replacement
     int64_t rows;               //  Rows of the problem
     int64_t unknowns_per_row;   //  Unknowns in each row
 };
@@ -167,6 +168,16 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
         return -1;
     }
     self->spares = (int64_t) spares;
+    const char *policy = (const char *) zhash_lookup (self->params,
+                                                      "job/replacement");
+    self->replacement = spawner_replacement_find (policy ? policy
+                                                         : "same-cluster");
+    if (!self->replacement) {
+        snprintf (reason, reason_size, "%s: job/replacement = '%s' is "
+                  "unknown (known: %s)", path, policy,
+                  spawner_replacement_names ());
+        return -1;
+    }
     char why [512];
     self->faults = spawner_faults_new (self->params, self->tasks, why,
                                        sizeof why);
@@ -288,6 +299,8 @@ double spawner_job_sample_seconds (spawner_job_t *self)
     { assert (self); return self->sample_seconds; }
 spawner_faults_t *spawner_job_faults (spawner_job_t *self)
     { assert (self); return self->faults; }
+const spawner_replacement_t *spawner_job_replacement (spawner_job_t *self)
+    { assert (self); return self->replacement; }
 int64_t spawner_job_rows (spawner_job_t *self)
     { assert (self); return self->rows; }
 int64_t spawner_job_unknowns_per_row (spawner_job_t *self)

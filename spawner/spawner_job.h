@@ -16,6 +16,7 @@
             heartbeat_timeout = 3000  #  ms of silence before a daemon is dead
             spares = 0                #  daemons leased beforehand for
                                       #  replacements
+            replacement = same-cluster    #  or any: spawner_replacement.h
         problem
             n = 64                    #  application parameters
         checkpoint
@@ -32,6 +33,7 @@
 
 #include "jace_task.h"
 #include "spawner_faults.h"
+#include "spawner_replacement.h"
 
 typedef struct _spawner_job_t spawner_job_t;
 
@@ -77,6 +79,9 @@ double spawner_job_sample_seconds (spawner_job_t *self);
 
 //  The crashes the job file schedules (never NULL); borrowed.
 spawner_faults_t *spawner_job_faults (spawner_job_t *self);
+
+//  The replacement policy job/replacement names (default same-cluster).
+const spawner_replacement_t *spawner_job_replacement (spawner_job_t *self);
 
 //  Rows and unknowns per row of the problem.
 int64_t spawner_job_rows (spawner_job_t *self);

@@ -590,8 +590,21 @@ static void
 s_on_task_message (run_t *self, task_t *task, jace_msg_t *msg)
 {
     size_t rank = (size_t) (task - self->tasks);
-    if (jace_msg_epoch (msg) != task->epoch && jace_msg_epoch (msg) != 0)
+    //  HEARTBEAT names only its sender; the rest name task and epoch.
+    bool heartbeat = jace_msg_type (msg) == JACE_MSG_HEARTBEAT;
+    if (!heartbeat && (jace_msg_epoch (msg) != task->epoch
+                       || jace_msg_task (msg) != (int64_t) rank))
         return;                 //  From an older placement of this task
+    //  A daemon started on the port of a dead one is reached by the dead
+    //  one's link: its word says nothing of our task's daemon.
+    if (*jace_msg_sender (msg)
+    &&  !streq (jace_msg_sender (msg), task->daemon.id)) {
+        self->malformed++;
+        zsys_warning ("spawner: %s answers on the link to %s (task %zu), "
+                      "ignored", jace_msg_sender (msg), task->daemon.id,
+                      rank);
+        return;
+    }
     task->last_heard = zclock_mono ();
     switch (jace_msg_type (msg)) {
         case JACE_MSG_ACCEPT:
@@ -863,22 +876,26 @@ s_announce_move (run_t *self, size_t rank)
     }
 }
 
-//  A leased daemon no task has used yet, of `cluster` if there is one
-//  (the job's spares); borrowed from the lease list, or NULL.
-static const jace_node_t *
-s_take_spare (run_t *self, const char *cluster)
+//  The spare the job's replacement policy picks for a task whose daemon
+//  `dead` died, among the leased daemons no task used yet; or NULL.
+static jace_node_t *
+s_take_spare (run_t *self, const jace_node_t *dead,
+              const spawner_replacement_t *policy, jace_node_t *spare)
 {
-    const jace_node_t *elsewhere = NULL;
-    for (size_t i = 0; i < jace_msg_node_count (self->leased); i++) {
+    size_t held = jace_msg_node_count (self->leased);
+    jace_node_t *spares = (jace_node_t *) zmalloc ((held + 1)
+                                                   * sizeof (jace_node_t));
+    size_t count = 0;
+    for (size_t i = 0; i < held; i++) {
         const jace_node_t *node = jace_msg_node (self->leased, i);
-        if (zhash_lookup (self->used, node->id))
-            continue;
-        if (streq (node->cluster, cluster))
-            return node;
-        if (!elsewhere)
-            elsewhere = node;
+        if (!zhash_lookup (self->used, node->id))
+            spares [count++] = *node;
     }
-    return elsewhere;
+    int chosen = policy->pick_spare (dead, spares, count);
+    if (chosen >= 0 && (size_t) chosen < count)
+        *spare = spares [chosen];
+    free (spares);
+    return chosen >= 0 && (size_t) chosen < count ? spare : NULL;
 }
 
 //  The daemon of task `rank` is dead: take a spare or lease another,
@@ -899,12 +916,16 @@ s_replace (run_t *self, size_t rank, int64_t silent)
     if (task->link)
         zlist_append (self->fenced, task->link);
     task->link = NULL;
-    const jace_node_t *spare = s_take_spare (self, task->daemon.cluster);
+    const spawner_replacement_t *policy = spawner_job_replacement (self->job);
+    jace_node_t chosen;
+    const jace_node_t *spare = s_take_spare (self, &task->daemon, policy,
+                                             &chosen);
     if (!spare) {
         size_t held = jace_msg_node_count (self->leased);
         int64_t deadline = detected
             + (int64_t) (spawner_job_reserve_timeout (self->job) * 1000);
-        if (s_lease (self, held + 1, task->daemon.cluster, deadline)) {
+        if (s_lease (self, held + 1, policy->lease_cluster (&task->daemon),
+                     deadline)) {
             s_fail (self, "daemon %s of task %zu died and no free daemon "
                     "took its place within %.0f s", task->daemon.id, rank,
                     spawner_job_reserve_timeout (self->job));

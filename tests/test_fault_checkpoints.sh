@@ -16,10 +16,10 @@
 #     sending or receiving one) and damaged copies pushed to every daemon,
 #     tagged newer than any real one: none is ever kept or used.
 #  4. kill: `jace-spawner kill --task K` crashes that task's daemon and the
-#     job recovers; a job nobody runs is an error.
+#     job recovers on its spare; a job nobody runs is an error.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 26
+plan 28
 
 JOB=$JACE_SRCDIR/examples/poisson3d.job
 start_supernode sn --heartbeat 200 --timeout 1000
@@ -134,9 +134,10 @@ ok $? "damaged copies are refused for their checksum"
 ! cat "$RUN"/d*.log | grep -q "restarts from the checkpoint of iteration 999999"
 ok $? "and never used"
 
-#  4. The kill tool.
+#  4. The kill tool, on a job with a spare leased beforehand.
 submit killed "$JOB" "$SN_sn" --set job/tasks=4 --set problem/n=32 \
-    --set job/tolerance=1e-10 --set job/heartbeat_timeout=800 &
+    --set job/tolerance=1e-10 --set job/heartbeat_timeout=800 \
+    --set job/spares=1 --set job/replacement=any &
 killed=$!
 wait_for 20 grep -q '"event":"start"' "$RUN/killed.events"
 killed_job=$(head -n 1 "$RUN/killed.events" | jq -r .job)
@@ -151,6 +152,13 @@ ok $? "the job recovers and exits 0"
 events killed replace | jq -s -e 'map(select(.task == 2)) | length > 0' \
     >/dev/null
 ok $? "task 2 was replaced"
+events killed lease | jq -e '.wanted == 5' >/dev/null \
+    && ! grep -q "asks 1 daemons for $killed_job" "$RUN/sn.log"
+ok $? "by the spare leased at the start, without asking the super-node"
+submit badpolicy "$JOB" "$SN_sn" --set job/replacement=nearest
+[ $? -eq 2 ] && grep -q "job/replacement = 'nearest' is unknown" \
+    "$RUN/badpolicy.err"
+ok $? "an unknown replacement policy is refused before anything is leased"
 "$BIN/jace-spawner" kill --job job-nobody --supernode "$SN_sn" --task 0 \
     >/dev/null 2>"$RUN/kill-none.err"
 [ $? -eq 1 ] && grep -q "no daemon works for job job-nobody" \
