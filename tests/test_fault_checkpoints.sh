@@ -118,6 +118,8 @@ submit forged "$JOB" "$SN_sn" --set job/tasks=4 --set problem/n=32 \
 forged=$!
 wait_for 20 grep -q '"event":"start"' "$RUN/forged.events"
 forged_job=$(head -n 1 "$RUN/forged.events" | jq -r .job)
+#  The registry learns a daemon's job from its next HELLO.
+wait_for 10 count_is 4 "$SN_sn" ".job == \"$forged_job\""
 for data in $(nodes_json "$SN_sn" \
         | jq -r ".[] | select(.job == \"$forged_job\") | .data"); do
     "$BIN/tests/rawzmq" "$data" forge "$forged_job" 3 2>/dev/null
