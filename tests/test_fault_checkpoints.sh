@@ -12,9 +12,11 @@
 #  2. A task and both daemons holding its copies crashed at once: that
 #     task restarts from its initial state and says so; a task whose copy
 #     survived restarts from it; the job converges.
-#  3. Checkpoints sent every iteration (a crash lands in the middle of
-#     sending or receiving one) and damaged copies pushed to every daemon,
-#     tagged newer than any real one: none is ever kept or used.
+#  3. Checkpoints sent every iteration, and task 3 crashed with task 2,
+#     which holds its copies and whose copies it holds (each crash lands in
+#     the middle of sending or receiving one); damaged copies pushed to
+#     every daemon, tagged newer than any real one: none is ever kept or
+#     used, and both restart from the copies task 1 kept.
 #  4. kill: `jace-spawner kill --task K` crashes that task's daemon and the
 #     job recovers on its spare; a job nobody runs is an error.
 . "$(dirname "$0")/lib.sh"
@@ -113,7 +115,7 @@ ok $? "a task whose holder survived restarts from its copy"
 #  3. Checkpoints every iteration, damaged copies everywhere.
 submit forged "$JOB" "$SN_sn" --set job/tasks=4 --set problem/n=32 \
     --set job/tolerance=1e-10 --set job/heartbeat_timeout=800 \
-    --set checkpoint/every_iterations=1 --set faults/tasks=3 \
+    --set checkpoint/every_iterations=1 --set faults/tasks="3 2" \
     --set faults/first=1 &
 forged=$!
 wait_for 20 grep -q '"event":"start"' "$RUN/forged.events"
@@ -128,9 +130,10 @@ keep_pool $forged
 ok $? "checkpoints every iteration and damaged copies: the job exits 0"
 job_residual forged >/dev/null
 ok $? "with a verified residual"
-events forged restored \
-    | jq -s -e 'map(select(.task == 3)) | .[0].iteration < 999999' >/dev/null
-ok $? "the crashed task restarts from a genuine copy"
+events forged restored | jq -s -e 'map(select(.task == 3 or .task == 2))
+    | length == 2 and all(.from == "checkpoint" and .holder == 1
+                          and .iteration < 999999)' >/dev/null
+ok $? "a task and its holder crashed while trading copies: both restart from genuine copies kept by task 1"
 cat "$RUN"/d*.log | grep -q "fails its checksum"
 ok $? "damaged copies are refused for their checksum"
 ! cat "$RUN"/d*.log | grep -q "restarts from the checkpoint of iteration 999999"
