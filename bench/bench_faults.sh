@@ -14,7 +14,8 @@
 #  Prints the median time of each, the checkpoint overhead (on / off), the
 #  failure overhead (faults / on), and the recovery time split of the last
 #  faulty run (from its report).  Extra arguments are --set overrides for
-#  every run, e.g. job/tasks=16 problem/n=60.
+#  every run, e.g. job/tasks=16 problem/n=60.  FAULTS=0 in the environment
+#  skips the faulty runs (to measure the checkpoint overhead alone).
 set -eu
 : "${JACE_BUILDDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${JACE_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
@@ -52,9 +53,17 @@ median () { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 for i in $(seq 1 "$repeats"); do
     timed "off$i" --set checkpoint/copies=0 >>"$run/off"
     timed "on$i" >>"$run/on"
+    [ "${FAULTS:-1}" = 0 ] && continue
     timed "faults$i" --set faults/every=20 --set faults/count=2 \
         --report "$run/faults.report" >>"$run/faults"
 done
+if [ "${FAULTS:-1}" = 0 ]; then
+    off=$(median <"$run/off"); on=$(median <"$run/on")
+    echo "seconds, each run: off $(tr '\n' ' ' <"$run/off")| on $(tr '\n' ' ' <"$run/on")"
+    echo "median seconds: checkpoints off $off, on $on"
+    awk -v a="$on" -v b="$off" 'BEGIN { printf "checkpoint overhead (on / off): %.3f\n", a / b }'
+    exit 0
+fi
 off=$(median <"$run/off"); on=$(median <"$run/on"); faults=$(median <"$run/faults")
 crashes=$(tail -n 1 "$run/faults$repeats.events" | jq .crashes)
 echo "platform $(basename "$platform"), job $(basename "$job")$sets, $repeats runs each"
