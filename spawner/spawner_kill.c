@@ -121,16 +121,21 @@ s_job_daemons (killer_t *self, jace_node_t **nodes_p)
 
 //  One round: crash the chosen daemons.  Returns the number crashed, or
 //  -1 when the job has no daemon (any more) or the task is not found.
+//  `first`: an empty job is an error then, and the normal end later.
 static int
-s_round (killer_t *self)
+s_round (killer_t *self, bool first)
 {
     const spawner_kill_options_t *options = self->options;
     jace_node_t *nodes = NULL;
     size_t count = s_job_daemons (self, &nodes);
     int crashed = 0;
     if (count == 0) {
-        fprintf (stderr, "jace-spawner: no daemon works for job %s (as %s "
-                 "sees it)\n", options->job, options->supernode);
+        if (first)
+            fprintf (stderr, "jace-spawner: no daemon works for job %s (as "
+                     "%s sees it)\n", options->job, options->supernode);
+        else
+            printf ("job %s has no daemon working any more: done\n",
+                    options->job);
         crashed = -1;
     }
     else
@@ -209,14 +214,14 @@ spawner_kill (const spawner_kill_options_t *options)
             rc = s_crash_supernode (&self);
         else {
             int64_t rounds = 0;
-            int crashed = s_round (&self);
+            int crashed = s_round (&self, true);
             rc = crashed < 0 ? 1 : 0;
             //  Repeat until the job is gone (its daemons went back to
             //  free) or the rounds are done.
             while (crashed >= 0 && options->every > 0 && !zsys_interrupted
                    && (options->rounds == 0 || ++rounds < options->rounds)) {
                 zclock_sleep ((int) (options->every * 1000));
-                crashed = s_round (&self);
+                crashed = s_round (&self, false);
             }
         }
     }

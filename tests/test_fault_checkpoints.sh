@@ -21,7 +21,7 @@
 #     job recovers on its spare; a job nobody runs is an error.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 28
+plan 30
 
 JOB=$JACE_SRCDIR/examples/poisson3d.job
 start_supernode sn --heartbeat 200 --timeout 1000
@@ -164,6 +164,23 @@ submit badpolicy "$JOB" "$SN_sn" --set job/replacement=nearest
 [ $? -eq 2 ] && grep -q "job/replacement = 'nearest' is unknown" \
     "$RUN/badpolicy.err"
 ok $? "an unknown replacement policy is refused before anything is leased"
+#  Repeated random crashes from outside, reproducible with a seed.
+submit repeated "$JOB" "$SN_sn" --set job/tasks=4 --set problem/n=40 \
+    --set job/tolerance=1e-10 --set job/heartbeat_timeout=800 &
+repeated=$!
+wait_for 20 grep -q '"event":"start"' "$RUN/repeated.events"
+repeated_job=$(head -n 1 "$RUN/repeated.events" | jq -r .job)
+wait_for 10 count_is 4 "$SN_sn" ".job == \"$repeated_job\""
+"$BIN/jace-spawner" kill --job "$repeated_job" --supernode "$SN_sn" \
+    --random 1 --every 1.5 --rounds 2 --seed 7 >"$RUN/kill-repeated.out" \
+    2>&1 &
+killer=$!
+keep_pool $repeated
+ok $? "kill --random 1 --every 1.5 --rounds 2: the job still exits 0"
+wait $killer
+[ "$(grep -c '^crashed daemon' "$RUN/kill-repeated.out")" -eq 2 ] \
+    && [ "$(tail -n 1 "$RUN/repeated.events" | jq .replacements)" -ge 2 ]
+ok $? "two daemons crashed, two replaced"
 "$BIN/jace-spawner" kill --job job-nobody --supernode "$SN_sn" --task 0 \
     >/dev/null 2>"$RUN/kill-none.err"
 [ $? -eq 1 ] && grep -q "no daemon works for job job-nobody" \
