@@ -113,7 +113,7 @@ events holders restored | jq -s -e \
 ok $? "a task whose holder survived restarts from its copy"
 
 #  3. Checkpoints every iteration, damaged copies everywhere.
-submit forged "$JOB" "$SN_sn" --set job/tasks=4 --set problem/n=32 \
+submit forged "$JOB" "$SN_sn" --set job/tasks=4 --set problem/n=40 \
     --set job/tolerance=1e-10 --set job/heartbeat_timeout=800 \
     --set checkpoint/every_iterations=1 --set faults/tasks="3 2" \
     --set faults/first=1 &
@@ -140,7 +140,7 @@ ok $? "damaged copies are refused for their checksum"
 ok $? "and never used"
 
 #  4. The kill tool, on a job with a spare leased beforehand.
-submit killed "$JOB" "$SN_sn" --set job/tasks=4 --set problem/n=32 \
+submit killed "$JOB" "$SN_sn" --set job/tasks=4 --set problem/n=40 \
     --set job/tolerance=1e-10 --set job/heartbeat_timeout=800 \
     --set job/spares=1 --set job/replacement=any &
 killed=$!
@@ -165,7 +165,7 @@ submit badpolicy "$JOB" "$SN_sn" --set job/replacement=nearest
     "$RUN/badpolicy.err"
 ok $? "an unknown replacement policy is refused before anything is leased"
 #  Repeated random crashes from outside, reproducible with a seed.
-submit repeated "$JOB" "$SN_sn" --set job/tasks=4 --set problem/n=40 \
+submit repeated "$JOB" "$SN_sn" --set job/tasks=4 --set problem/n=44 \
     --set job/tolerance=1e-10 --set job/heartbeat_timeout=800 &
 repeated=$!
 wait_for 20 grep -q '"event":"start"' "$RUN/repeated.events"
