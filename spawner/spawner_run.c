@@ -810,8 +810,8 @@ s_draw_table (run_t *self, int64_t now)
         task_t *task = &self->tasks [i];
         fprintf (stderr, "\033[2K%5zu  %-16s %-10s %12" PRId64 " %12.3e  "
                  "%s\n", i, task->daemon.id, task->daemon.cluster,
-                 task->iteration, task->change,
-                 s_task_state_name (task->state));
+                 task->iteration, task->change, task->restoring
+                 ? "restoring" : s_task_state_name (task->state));
     }
     self->table_lines = self->task_count + 2;
 }
