@@ -68,6 +68,7 @@ typedef struct {
     size_t max;                 //  Points allocated
 } series_t;
 
+//  What the log tells, gathered for the text and the plot
 typedef struct {
     const char *path;           //  Event log, for messages
     int line;                   //  Line being read, for messages
@@ -852,7 +853,8 @@ s_print_totals (report_t *self, FILE *out)
                  totals.lost / totals.lost_count);
     if (totals.iterations_count > 0)
         fprintf (out, REPORT_LABEL "%" PRId64 " lost over %zu recovered "
-                 "%s\n", "iterations", totals.iterations, totals.iterations_count,
+                 "%s\n", "iterations", totals.iterations,
+                 totals.iterations_count,
                  s_plural (totals.iterations_count, "failure", "failures"));
     static const char *names [4] = {
         "detection", "replacement", "fetch", "restart"

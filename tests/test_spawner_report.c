@@ -19,49 +19,52 @@
 
 #define JOB "\"job\":\"job-0000abcd\""
 
+//  The start of a line of the job's log, up to the event's own members
+#define EVENT(name, time) "{\"event\":\"" name "\",\"time\":" time "," JOB
+
 //  A crash on purpose, detected, replaced, restored from a checkpoint:
 //  task 1 reached iteration 55 before detection and came back at 40.
 static const char *recovered_log =
-    "{\"event\":\"submit\",\"time\":0.000," JOB ",\"wall\":1700000000.0}\n"
-    "{\"event\":\"lease\",\"time\":0.002," JOB ",\"daemons\":4,\"wanted\":3}\n"
-    "{\"event\":\"assign\",\"time\":0.003," JOB ",\"task\":0,\"daemon\":\"d1\","
+    EVENT ("submit", "0.000") ",\"wall\":1700000000.0}\n"
+    EVENT ("lease", "0.002") ",\"daemons\":4,\"wanted\":3}\n"
+    EVENT ("assign", "0.003") ",\"task\":0,\"daemon\":\"d1\","
         "\"cluster\":\"a\",\"power\":1.0,\"rows\":100,\"future\":{\"x\":[1]}}\n"
-    "{\"event\":\"start\",\"time\":0.010," JOB ",\"tasks\":3,"
+    EVENT ("start", "0.010") ",\"tasks\":3,"
         "\"status\":\"tcp://127.0.0.1:1\"}\n"
-    "{\"event\":\"progress\",\"time\":1.000," JOB ",\"task\":0,\"daemon\":\"d1\","
+    EVENT ("progress", "1.000") ",\"task\":0,\"daemon\":\"d1\","
         "\"iteration\":10,\"change\":1e-1,\"state\":0}\n"
-    "{\"event\":\"progress\",\"time\":1.001," JOB ",\"task\":1,\"daemon\":\"d2\","
+    EVENT ("progress", "1.001") ",\"task\":1,\"daemon\":\"d2\","
         "\"iteration\":12,\"change\":2e-1,\"state\":0}\n"
-    "{\"event\":\"progress\",\"time\":1.001," JOB ",\"task\":2,\"daemon\":\"d3\","
+    EVENT ("progress", "1.001") ",\"task\":2,\"daemon\":\"d3\","
         "\"iteration\":11,\"change\":-1,\"state\":0}\n"
-    "{\"event\":\"verification\",\"time\":1.500," JOB ",\"snapshot\":1,"
+    EVENT ("verification", "1.500") ",\"snapshot\":1,"
         "\"residual\":1e-2,\"passed\":false}\n"
     "\n"
-    "{\"event\":\"progress\",\"time\":2.000," JOB ",\"task\":0,\"daemon\":\"d1\","
+    EVENT ("progress", "2.000") ",\"task\":0,\"daemon\":\"d1\","
         "\"iteration\":50,\"change\":1e-4,\"state\":0}\n"
-    "{\"event\":\"progress\",\"time\":2.000," JOB ",\"task\":1,\"daemon\":\"d2\","
+    EVENT ("progress", "2.000") ",\"task\":1,\"daemon\":\"d2\","
         "\"iteration\":55,\"change\":1e-3,\"state\":0}\n"
-    "{\"event\":\"crash\",\"time\":2.500," JOB ",\"task\":1,\"daemon\":\"d2\","
+    EVENT ("crash", "2.500") ",\"task\":1,\"daemon\":\"d2\","
         "\"how\":\"scheduled\"}\n"
-    "{\"event\":\"telemetry\",\"time\":2.600," JOB ",\"anything\":true}\n"
-    "{\"event\":\"progress\",\"time\":3.000," JOB ",\"task\":0,\"daemon\":\"d1\","
+    EVENT ("telemetry", "2.600") ",\"anything\":true}\n"
+    EVENT ("progress", "3.000") ",\"task\":0,\"daemon\":\"d1\","
         "\"iteration\":70,\"change\":1e-5,\"state\":0}\n"
-    "{\"event\":\"progress\",\"time\":3.000," JOB ",\"task\":1,\"daemon\":\"d2\","
+    EVENT ("progress", "3.000") ",\"task\":1,\"daemon\":\"d2\","
         "\"iteration\":55,\"change\":1e-3,\"state\":0}\n"
-    "{\"event\":\"dead\",\"time\":3.600," JOB ",\"task\":1,\"daemon\":\"d2\","
+    EVENT ("dead", "3.600") ",\"task\":1,\"daemon\":\"d2\","
         "\"silent_ms\":1200}\n"
-    "{\"event\":\"replace\",\"time\":3.700," JOB ",\"task\":1,\"daemon\":\"d4\","
+    EVENT ("replace", "3.700") ",\"task\":1,\"daemon\":\"d4\","
         "\"cluster\":\"a\",\"epoch\":2,\"seconds\":0.100}\n"
-    "{\"event\":\"restart\",\"time\":3.750," JOB ",\"task\":1,\"daemon\":\"d4\","
+    EVENT ("restart", "3.750") ",\"task\":1,\"daemon\":\"d4\","
         "\"epoch\":2}\n"
-    "{\"event\":\"restored\",\"time\":4.000," JOB ",\"task\":1,\"daemon\":\"d4\","
+    EVENT ("restored", "4.000") ",\"task\":1,\"daemon\":\"d4\","
         "\"epoch\":2,\"from\":\"checkpoint\",\"iteration\":40,\"holder\":2,"
         "\"fetch_ms\":150.0}\n"
-    "{\"event\":\"progress\",\"time\":4.000," JOB ",\"task\":0,\"daemon\":\"d1\","
+    EVENT ("progress", "4.000") ",\"task\":0,\"daemon\":\"d1\","
         "\"iteration\":90,\"change\":1e-7,\"state\":1}\n"
-    "{\"event\":\"verification\",\"time\":5.000," JOB ",\"snapshot\":2,"
+    EVENT ("verification", "5.000") ",\"snapshot\":2,"
         "\"residual\":1e-9,\"passed\":true}\n"
-    "{\"event\":\"result\",\"time\":5.100," JOB ",\"seconds\":5.100,"
+    EVENT ("result", "5.100") ",\"seconds\":5.100,"
         "\"tasks\":3,\"iterations_min\":60,\"iterations_max\":120,"
         "\"unknowns\":300,\"replacements\":1,\"tolerance\":1.000e-08,"
         "\"residual\":1.000e-09}\n";
@@ -71,53 +74,55 @@ static const char *recovered_log =
 //  newer than its last progress; task 1 is never restored; task 3's
 //  crash is never detected.
 static const char *failed_log =
-    "{\"event\":\"progress\",\"time\":1.000," JOB ",\"task\":0,\"daemon\":\"d1\","
+    EVENT ("progress", "1.000") ",\"task\":0,\"daemon\":\"d1\","
         "\"iteration\":30,\"change\":1e-2,\"state\":0}\n"
-    "{\"event\":\"progress\",\"time\":1.000," JOB ",\"task\":2,\"daemon\":\"d3\","
+    EVENT ("progress", "1.000") ",\"task\":2,\"daemon\":\"d3\","
         "\"iteration\":40,\"change\":1e-2,\"state\":0}\n"
-    "{\"event\":\"crash\",\"time\":2.000," JOB ",\"task\":2,\"daemon\":\"d3\","
+    EVENT ("crash", "2.000") ",\"task\":2,\"daemon\":\"d3\","
         "\"how\":\"kill\"}\n"
-    "{\"event\":\"dead\",\"time\":2.800," JOB ",\"task\":2,\"daemon\":\"d3\","
+    EVENT ("dead", "2.800") ",\"task\":2,\"daemon\":\"d3\","
         "\"silent_ms\":700}\n"
-    "{\"event\":\"replace\",\"time\":2.900," JOB ",\"task\":2,\"daemon\":\"d6\","
+    EVENT ("replace", "2.900") ",\"task\":2,\"daemon\":\"d6\","
         "\"cluster\":\"a\",\"epoch\":2,\"seconds\":0.1}\n"
-    "{\"event\":\"dead\",\"time\":3.000," JOB ",\"task\":0,\"daemon\":\"d1\","
+    EVENT ("dead", "3.000") ",\"task\":0,\"daemon\":\"d1\","
         "\"silent_ms\":1000}\n"
-    "{\"event\":\"restored\",\"time\":3.100," JOB ",\"task\":2,\"daemon\":\"d6\","
+    EVENT ("restored", "3.100") ",\"task\":2,\"daemon\":\"d6\","
         "\"epoch\":2,\"from\":\"checkpoint\",\"iteration\":45,\"holder\":0,"
         "\"fetch_ms\":50}\n"
-    "{\"event\":\"replace\",\"time\":3.200," JOB ",\"task\":0,\"daemon\":\"d5\","
+    EVENT ("replace", "3.200") ",\"task\":0,\"daemon\":\"d5\","
         "\"cluster\":\"a\",\"epoch\":2,\"seconds\":0.2}\n"
-    "{\"event\":\"restored\",\"time\":3.500," JOB ",\"task\":0,\"daemon\":\"d5\","
+    EVENT ("restored", "3.500") ",\"task\":0,\"daemon\":\"d5\","
         "\"epoch\":2,\"from\":\"initial\",\"iteration\":0,\"holder\":-1,"
         "\"fetch_ms\":0}\n"
-    "{\"event\":\"dead\",\"time\":4.000," JOB ",\"task\":1,\"daemon\":\"d2\","
+    EVENT ("dead", "4.000") ",\"task\":1,\"daemon\":\"d2\","
         "\"silent_ms\":900}\n"
-    "{\"event\":\"replace\",\"time\":4.100," JOB ",\"task\":1,\"daemon\":\"d7\","
+    EVENT ("replace", "4.100") ",\"task\":1,\"daemon\":\"d7\","
         "\"cluster\":\"a\",\"epoch\":2,\"seconds\":0.1}\n"
-    "{\"event\":\"crash\",\"time\":5.000," JOB ",\"task\":3,\"daemon\":\"d4\","
+    EVENT ("crash", "5.000") ",\"task\":3,\"daemon\":\"d4\","
         "\"how\":\"scheduled\"}\n"
-    "{\"event\":\"failure\",\"time\":6.000," JOB ",\"reason\":\"daemon d9 "
+    EVENT ("failure", "6.000") ",\"reason\":\"daemon d9 "
         "refused task 1: busy\"}\n";
 
 //  Task 1's replacement d4 crashes before the restore; d5 restores it.  A
-//  kill of d2, already crashed, is the same failure.
+//  kill of d2, already crashed, is the same failure.  A new spawner
+//  resumes the job in between.
 static const char *interrupted_log =
-    "{\"event\":\"crash\",\"time\":2.000," JOB ",\"task\":1,\"daemon\":\"d2\","
+    EVENT ("crash", "2.000") ",\"task\":1,\"daemon\":\"d2\","
         "\"how\":\"scheduled\"}\n"
-    "{\"event\":\"crash\",\"time\":2.200," JOB ",\"task\":1,\"daemon\":\"d2\","
+    EVENT ("crash", "2.200") ",\"task\":1,\"daemon\":\"d2\","
         "\"how\":\"kill\"}\n"
-    "{\"event\":\"dead\",\"time\":3.000," JOB ",\"task\":1,\"daemon\":\"d2\","
+    EVENT ("dead", "3.000") ",\"task\":1,\"daemon\":\"d2\","
         "\"silent_ms\":1000}\n"
-    "{\"event\":\"replace\",\"time\":3.100," JOB ",\"task\":1,\"daemon\":\"d4\","
+    EVENT ("replace", "3.100") ",\"task\":1,\"daemon\":\"d4\","
         "\"cluster\":\"a\",\"epoch\":2,\"seconds\":0.1}\n"
-    "{\"event\":\"crash\",\"time\":3.200," JOB ",\"task\":1,\"daemon\":\"d4\","
+    EVENT ("crash", "3.200") ",\"task\":1,\"daemon\":\"d4\","
         "\"how\":\"kill\"}\n"
-    "{\"event\":\"dead\",\"time\":4.000," JOB ",\"task\":1,\"daemon\":\"d4\","
+    EVENT ("resume", "3.500") ",\"tasks\":2}\n"
+    EVENT ("dead", "4.000") ",\"task\":1,\"daemon\":\"d4\","
         "\"silent_ms\":800}\n"
-    "{\"event\":\"replace\",\"time\":4.100," JOB ",\"task\":1,\"daemon\":\"d5\","
+    EVENT ("replace", "4.100") ",\"task\":1,\"daemon\":\"d5\","
         "\"cluster\":\"a\",\"epoch\":3,\"seconds\":0.1}\n"
-    "{\"event\":\"restored\",\"time\":4.500," JOB ",\"task\":1,\"daemon\":\"d5\","
+    EVENT ("restored", "4.500") ",\"task\":1,\"daemon\":\"d5\","
         "\"epoch\":3,\"from\":\"checkpoint\",\"iteration\":20,\"holder\":0,"
         "\"fetch_ms\":100}\n";
 
@@ -130,10 +135,10 @@ typedef struct {
 
 static const malformed_case_t malformed_cases [] = {
     { "a truncated line",
-      "{\"event\":\"lease\",\"time\":0.1," JOB "}\n{\"event\":\"lease\",\n",
+      EVENT ("lease", "0.1") "}\n{\"event\":\"lease\",\n",
       ":2: not valid JSON (column 19)" },
     { "garbage after the object",
-      "{\"event\":\"lease\",\"time\":0.1," JOB "} x\n",
+      EVENT ("lease", "0.1") "} x\n",
       ":1: not valid JSON (column 51)" },
     { "a JSON array", "\n[1,2,3]\n", ":2: not a JSON object" },
     { "a bare number", "42\n", ":1: not a JSON object" },
@@ -147,17 +152,17 @@ static const malformed_case_t malformed_cases [] = {
       "{\"event\":\"lease\",\"time\":\"soon\"," JOB "}\n",
       ":1: \"lease\" event: \"time\" is not a finite number" },
     { "a dead event without a task",
-      "{\"event\":\"dead\",\"time\":1.0," JOB ",\"daemon\":\"d1\"}\n",
+      EVENT ("dead", "1.0") ",\"daemon\":\"d1\"}\n",
       ":1: \"dead\" event without \"task\"" },
     { "a negative task",
-      "{\"event\":\"crash\",\"time\":1.0," JOB ",\"task\":-1}\n",
+      EVENT ("crash", "1.0") ",\"task\":-1}\n",
       ":1: \"crash\" event: \"task\" is not a task number" },
     { "a fractional iteration",
-      "{\"event\":\"progress\",\"time\":1.0," JOB ",\"task\":0,"
+      EVENT ("progress", "1.0") ",\"task\":0,"
       "\"iteration\":1.5}\n",
       ":1: \"progress\" event: \"iteration\" is not an integer" },
     { "a verification passed as a string",
-      "{\"event\":\"verification\",\"time\":1.0," JOB ",\"residual\":1e-3,"
+      EVENT ("verification", "1.0") ",\"residual\":1e-3,"
       "\"passed\":\"yes\"}\n",
       ":1: \"verification\" event: \"passed\" is not true or false" },
     { "lines of two jobs",
@@ -410,6 +415,8 @@ test_interrupted_recovery (const char *dir)
          "a second crash of a crashed daemon is the same failure");
     has (text, "outcome     unfinished: the log ends at 4.500 s with neither "
          "a result nor a failure\n", "a log with no last line is unfinished");
+    has (text, "resumed     by a new spawner at 3.500 s\n",
+         "the resumption is reported");
     char cells [COLUMN_COUNT][128];
     ok (s_row (text, "d2", cells), "the first failure has a row");
     is_string (cells [COLUMN_CRASHED], "2.000", "at the first crash event");
@@ -659,7 +666,7 @@ int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (95);
+    tap_plan (96);
     const char *base = getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp";
     char dir [256];
     snprintf (dir, sizeof dir, "%s/test_spawner_report.XXXXXX", base);
