@@ -22,12 +22,27 @@ struct _spawner_faults_t {
 
 //  splitmix64: small, fast, and the same sequence everywhere for a seed.
 static uint64_t
-s_next_random (spawner_faults_t *self)
+s_next_random (uint64_t *state)
 {
-    uint64_t z = (self->random += 0x9e3779b97f4a7c15ULL);
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
+}
+
+size_t
+spawner_faults_shuffle (uint64_t *random, int64_t *items, size_t item_count,
+                        size_t count)
+{
+    assert (random && (items || item_count == 0));
+    size_t picked = count < item_count ? count : item_count;
+    for (size_t i = 0; i < picked; i++) {
+        size_t j = i + (size_t) (s_next_random (random) % (item_count - i));
+        int64_t chosen = items [j];
+        items [j] = items [i];
+        items [i] = chosen;
+    }
+    return picked;
 }
 
 static int
@@ -148,17 +163,12 @@ spawner_faults_pick (spawner_faults_t *self, const int64_t *candidates,
                 victims [picked++] = self->listed [i];
         return picked;
     }
-    //  A partial Fisher-Yates shuffle of a copy of the candidates.
     int64_t *pool = (int64_t *) zmalloc ((candidate_count + 1)
                                          * sizeof (int64_t));
     memcpy (pool, candidates, candidate_count * sizeof (int64_t));
-    for (size_t i = 0; i < candidate_count && picked < count; i++) {
-        size_t j = i + (size_t) (s_next_random (self) % (candidate_count - i));
-        int64_t chosen = pool [j];
-        pool [j] = pool [i];
-        pool [i] = chosen;
-        victims [picked++] = chosen;
-    }
+    picked = spawner_faults_shuffle (&self->random, pool, candidate_count,
+                                     count);
+    memcpy (victims, pool, picked * sizeof (int64_t));
     free (pool);
     return picked;
 }

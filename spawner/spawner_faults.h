@@ -53,4 +53,12 @@ size_t
                          size_t candidate_count, size_t count,
                          int64_t *victims);
 
+//  Shuffle the first `count` of items[0 .. item_count) into a random pick
+//  (a partial Fisher-Yates shuffle) driven by a splitmix64 generator whose
+//  state is *random: the same state gives the same pick.  Returns how many
+//  were picked (count, or item_count if fewer).  Shared with the kill tool.
+size_t
+    spawner_faults_shuffle (uint64_t *random, int64_t *items,
+                            size_t item_count, size_t count);
+
 #endif

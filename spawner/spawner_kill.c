@@ -3,6 +3,7 @@
     =========================================================================
 */
 #include "spawner_kill.h"
+#include "spawner_faults.h"
 #include "spawner_nodes.h"
 #include "grid_run.h"
 #include "grid_proc.h"
@@ -21,15 +22,6 @@ typedef struct {
     grid_run_t *run;            //  Pid records, or NULL
     uint64_t random;            //  splitmix64 state
 } killer_t;
-
-static uint64_t
-s_next_random (killer_t *self)
-{
-    uint64_t z = (self->random += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 //  SIGKILL the process recorded under `name` (daemons) or `endpoint`
 //  (super-nodes).  Returns 0, 1 if there is no such record, -1 if the
@@ -148,14 +140,17 @@ s_round (killer_t *self, bool first)
             fprintf (stderr, "jace-spawner: no daemon runs task %" PRId64
                      " of job %s\n", options->task, options->job);
     }
-    else
-        for (size_t i = 0; i < count && crashed < options->random; i++) {
-            size_t j = i + (size_t) (s_next_random (self) % (count - i));
-            jace_node_t chosen = nodes [j];
-            nodes [j] = nodes [i];
-            nodes [i] = chosen;
-            crashed += s_crash_daemon (self, &chosen) == 0;
-        }
+    else {
+        //  A random order of all of them: one that cannot be crashed
+        //  gives its turn to the next.
+        int64_t *order = (int64_t *) zmalloc (count * sizeof (int64_t));
+        for (size_t i = 0; i < count; i++)
+            order [i] = (int64_t) i;
+        spawner_faults_shuffle (&self->random, order, count, count);
+        for (size_t i = 0; i < count && crashed < options->random; i++)
+            crashed += s_crash_daemon (self, &nodes [order [i]]) == 0;
+        free (order);
+    }
     free (nodes);
     return crashed;
 }
