@@ -117,13 +117,6 @@ daemon_checkpoints_drop_job (daemon_checkpoints_t *self, const char *job)
 }
 
 size_t
-daemon_checkpoints_count (daemon_checkpoints_t *self)
-{
-    assert (self);
-    return zhashx_size (self->copies);
-}
-
-size_t
 daemon_checkpoints_bytes (daemon_checkpoints_t *self)
 {
     assert (self);

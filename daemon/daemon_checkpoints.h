@@ -40,9 +40,7 @@ const jace_msg_t *
 size_t
     daemon_checkpoints_drop_job (daemon_checkpoints_t *self, const char *job);
 
-//  Copies held, and the bytes of state they take.
-size_t
-    daemon_checkpoints_count (daemon_checkpoints_t *self);
+//  Bytes of state the copies held take.
 size_t
     daemon_checkpoints_bytes (daemon_checkpoints_t *self);
 

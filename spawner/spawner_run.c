@@ -1335,8 +1335,14 @@ s_rebuild_tasks (run_t *self, zlist_t *answers)
         if (!row)
             return -1;
         self->first_row [i] = atoll (row);
+        //  The answer is gathered into x by these rows: they must cut
+        //  exactly the job's rows, in order.
+        if ((i == 0 && self->first_row [0] != 0)
+        ||  (i > 0 && self->first_row [i] < self->first_row [i - 1]))
+            return -1;
     }
-    return 0;
+    return self->first_row [self->task_count] == spawner_job_rows (self->job)
+         ? 0 : -1;
 }
 
 static spawner_job_t *
