@@ -11,12 +11,27 @@
     bottleneck threshold leave them, so a peel costs about one search.
     For OGGP the best bottleneck never rises from one peel to the next
     (weights only fall), so the threshold only walks down.
+
+    A schedule can take thousands of peels (up to R or |E(H)|), so each
+    search must be cheap.  Rows of bits, one bit per column, say which
+    edges are left and which are eligible (weight >= threshold), and
+    which columns are free or already reached; a search step is then an
+    AND of a few words and a find-first-set, on a dense or a sparse row
+    alike.  After a peel only the few columns that its emptied edges
+    freed are free, and the free-column look of each row finds them in
+    one pass.  Bits are found in column order, the order of a scan of the
+    dense row, so the matchings (hence the schedules) are those the dense
+    scans gave.  The weights of matched edges are kept in one contiguous
+    array, which is all a peel reads and lowers.
     =========================================================================
 */
 #include "collectives.h"
 
 //  Quantum used when beta is 0, as a fraction of the lower bound
 #define GGP_ZERO_BETA_QUANTA 64
+
+//  Columns per word of a row of bits
+#define GGP_WORD_BITS 64
 
 struct _ggp_schedule_t {
     size_t step_count;          //  Number of steps
@@ -36,15 +51,23 @@ typedef struct {
     size_t n1;                  //  Real senders
     size_t n2;                  //  Real receivers
     size_t size;                //  N, side of the padded graph
-    long *weight;               //  N x N padded weights, time unit beta
+    size_t words;               //  Words of a row of bits, one per column
+    long *weight;               //  N x N padded weights, time unit beta;
+                                //  stale on matched edges (matched_weight)
+    uint64_t *positive;         //  N rows of bits: the edges left
+    uint64_t *eligible;         //  N rows of bits: the edges >= threshold
+    uint64_t *free_columns;     //  Bits of the unmatched columns
+    uint64_t *seen;             //  Bits of the columns the search reached
     double *real;               //  n1 x n2 data left to send, seconds
     double unit;                //  Seconds per weight unit (beta or q)
     long threshold;             //  Least weight a matched edge may have
     size_t *left_match;         //  Column matched to each row, or SIZE_MAX
     size_t *right_match;        //  Row matched to each column, or SIZE_MAX
-    size_t *seen;               //  Visit stamp of each column
-    size_t *seen_row;           //  Visit stamp of each row
-    size_t stamp;               //  Current visit stamp
+    long *matched_weight;       //  Weight left on each row's matched edge
+    size_t *loose_row;          //  Unmatched rows, ascending
+    size_t loose_count;         //  Number of unmatched rows
+    size_t *reached;            //  Rows the current search reached
+    size_t reached_count;       //  Number of rows reached
 } peeler_t;
 
 static void
@@ -161,55 +184,191 @@ s_pad (peeler_t *peeler, const double *w, size_t k)
     return regular;
 }
 
-//  Kuhn's augmenting path from row `row` over edges >= threshold
+//  Bit sets over the columns (a row of H, the free columns, the columns
+//  a search reached): column c is bit c % 64 of word c / 64
+
+static void
+s_set_bit (uint64_t *bits, size_t index)
+{
+    bits [index / GGP_WORD_BITS] |= (uint64_t) 1 << (index % GGP_WORD_BITS);
+}
+
+static void
+s_clear_bit (uint64_t *bits, size_t index)
+{
+    bits [index / GGP_WORD_BITS] &=
+        ~((uint64_t) 1 << (index % GGP_WORD_BITS));
+}
+
+//  Lowest index >= from set in bits and in mask (flip 0) or in bits and
+//  not in mask (flip all ones), or SIZE_MAX
+static size_t
+s_first_bit (const uint64_t *bits, const uint64_t *mask, uint64_t flip,
+             size_t words, size_t from)
+{
+    size_t first = from / GGP_WORD_BITS;
+    for (size_t word = first; word < words; word++) {
+        uint64_t found = bits [word] & (mask [word] ^ flip);
+        if (word == first)
+            found &= ~(uint64_t) 0 << (from % GGP_WORD_BITS);
+        if (found)
+            return word * GGP_WORD_BITS + (size_t) __builtin_ctzll (found);
+    }
+    return SIZE_MAX;
+}
+
+//  Row of bits of row in a set of N rows
+static uint64_t *
+s_row_bits (peeler_t *peeler, uint64_t *rows, size_t row)
+{
+    return &rows [row * peeler->words];
+}
+
+//  Marks the edges >= threshold that are not eligible yet: all of them at
+//  the start, those the threshold just reached after it fell.  Only
+//  unmatched edges are read (matched ones are eligible already), so
+//  every cell read is up to date.
+static void
+s_widen_eligible (peeler_t *peeler)
+{
+    for (size_t row = 0; row < peeler->size; row++) {
+        uint64_t *positive = s_row_bits (peeler, peeler->positive, row);
+        uint64_t *eligible = s_row_bits (peeler, peeler->eligible, row);
+        long *weights = &peeler->weight [row * peeler->size];
+        for (size_t word = 0; word < peeler->words; word++) {
+            uint64_t candidates = positive [word] & ~eligible [word];
+            while (candidates) {
+                size_t column = word * GGP_WORD_BITS
+                              + (size_t) __builtin_ctzll (candidates);
+                candidates &= candidates - 1;
+                if (weights [column] >= peeler->threshold)
+                    s_set_bit (eligible, column);
+            }
+        }
+    }
+}
+
+//  Marks the edges of positive weight once the graph is padded.
+//  Returns the number of edges of H.
+static size_t
+s_mark_edges (peeler_t *peeler)
+{
+    size_t edges = 0;
+    for (size_t row = 0; row < peeler->size; row++)
+        for (size_t column = 0; column < peeler->size; column++)
+            if (peeler->weight [row * peeler->size + column] > 0) {
+                s_set_bit (s_row_bits (peeler, peeler->positive, row),
+                           column);
+                edges++;
+            }
+    return edges;
+}
+
+//  Matches row to column.  A matched edge's weight lives in
+//  matched_weight, so that a peel reads and lowers N contiguous weights
+//  instead of N scattered cells; the cell is brought up to date when the
+//  edge leaves the matching.  The searches never read a matched edge's
+//  cell: a matched edge is always eligible, and a search reaches a
+//  matched row through its own column.
+static void
+s_match (peeler_t *peeler, size_t row, size_t column)
+{
+    size_t size = peeler->size;
+    size_t old = peeler->left_match [row];
+    if (old != SIZE_MAX)
+        peeler->weight [row * size + old] = peeler->matched_weight [row];
+    peeler->left_match [row] = column;
+    peeler->right_match [column] = row;
+    peeler->matched_weight [row] = peeler->weight [row * size + column];
+}
+
+//  Takes row's edge, now under the threshold, out of the matching: the
+//  edge is no longer eligible (nor an edge at all if it is empty), its
+//  column is free, and the row waits for the next repair
+static void
+s_unmatch (peeler_t *peeler, size_t row)
+{
+    size_t column = peeler->left_match [row];
+    long weight = peeler->matched_weight [row];
+    peeler->weight [row * peeler->size + column] = weight;
+    s_clear_bit (s_row_bits (peeler, peeler->eligible, row), column);
+    if (weight == 0)
+        s_clear_bit (s_row_bits (peeler, peeler->positive, row), column);
+    peeler->left_match [row] = SIZE_MAX;
+    peeler->right_match [column] = SIZE_MAX;
+    s_set_bit (peeler->free_columns, column);
+    peeler->loose_row [peeler->loose_count++] = row;
+}
+
+//  Kuhn's augmenting path from row `row` over eligible edges
 static bool
 s_augment (peeler_t *peeler, size_t row)
 {
-    size_t size = peeler->size;
-    long *weights = &peeler->weight [row * size];
-    peeler->seen_row [row] = peeler->stamp;
+    peeler->reached [peeler->reached_count++] = row;
+    const uint64_t *eligible = s_row_bits (peeler, peeler->eligible, row);
     //  Look for a free column first: it ends most searches at once
-    for (size_t column = 0; column < size; column++)
-        if (weights [column] >= peeler->threshold
-        &&  peeler->right_match [column] == SIZE_MAX) {
-            peeler->left_match [row] = column;
-            peeler->right_match [column] = row;
+    size_t column = s_first_bit (eligible, peeler->free_columns, 0,
+                                 peeler->words, 0);
+    if (column != SIZE_MAX) {
+        s_clear_bit (peeler->free_columns, column);
+        s_match (peeler, row, column);
+        return true;
+    }
+    //  Deeper searches mark columns seen, so look again from the next
+    column = s_first_bit (eligible, peeler->seen, ~(uint64_t) 0,
+                          peeler->words, 0);
+    while (column != SIZE_MAX) {
+        s_set_bit (peeler->seen, column);
+        //  Not free, or the look above would have taken it
+        if (s_augment (peeler, peeler->right_match [column])) {
+            s_match (peeler, row, column);
             return true;
         }
-    for (size_t column = 0; column < size; column++) {
-        if (weights [column] < peeler->threshold
-        ||  peeler->seen [column] == peeler->stamp)
-            continue;
-        peeler->seen [column] = peeler->stamp;
-        size_t other = peeler->right_match [column];
-        if (other == SIZE_MAX || s_augment (peeler, other)) {
-            peeler->left_match [row] = column;
-            peeler->right_match [column] = row;
-            return true;
-        }
+        column = s_first_bit (eligible, peeler->seen, ~(uint64_t) 0,
+                              peeler->words, column + 1);
     }
     return false;
+}
+
+//  A search from row: forgets what the last one reached
+static bool
+s_search (peeler_t *peeler, size_t row)
+{
+    memset (peeler->seen, 0, peeler->words * sizeof (uint64_t));
+    peeler->reached_count = 0;
+    return s_augment (peeler, row);
 }
 
 //  Threshold after a failed search: the heaviest edge under the
 //  threshold from a row the search reached to a column it did not.  Any
 //  higher threshold leaves the reachable set, hence the failure, as it
-//  is; this one adds at least one edge to it.
+//  is; this one adds at least one edge to it.  There is one: the reached
+//  rows outnumber the reached columns, so in a regular graph some of
+//  their weight leaves those columns.
 static long
 s_next_threshold (peeler_t *peeler)
 {
     long best = 0;
-    size_t size = peeler->size;
-    for (size_t row = 0; row < size; row++) {
-        if (peeler->seen_row [row] != peeler->stamp)
-            continue;
-        long *weights = &peeler->weight [row * size];
-        for (size_t column = 0; column < size; column++)
-            if (peeler->seen [column] != peeler->stamp
-            &&  weights [column] < peeler->threshold
-            &&  weights [column] > best)
-                best = weights [column];
+    for (size_t index = 0; index < peeler->reached_count; index++) {
+        size_t row = peeler->reached [index];
+        const uint64_t *positive = s_row_bits (peeler, peeler->positive, row);
+        const uint64_t *eligible = s_row_bits (peeler, peeler->eligible, row);
+        const long *weights = &peeler->weight [row * peeler->size];
+        for (size_t word = 0; word < peeler->words; word++) {
+            //  Edges under the threshold are unmatched: their cells are
+            //  up to date
+            uint64_t under = positive [word] & ~eligible [word]
+                           & ~peeler->seen [word];
+            while (under) {
+                size_t column = word * GGP_WORD_BITS
+                              + (size_t) __builtin_ctzll (under);
+                under &= under - 1;
+                if (weights [column] > best)
+                    best = weights [column];
+            }
+        }
     }
+    assert (best > 0 && best < peeler->threshold);
     return best;
 }
 
@@ -224,31 +383,78 @@ s_heaviest (peeler_t *peeler)
     return best;
 }
 
-//  Complete the matching into a perfect one over edges >= threshold,
-//  lowering the threshold when bottleneck is set and none exists
+//  Complete the matching into a perfect one over eligible edges,
+//  lowering the threshold when bottleneck is set and none exists.  The
+//  loose rows are those the last peel unmatched (every row at first), in
+//  ascending order; augmenting paths never unmatch a row.
 static void
 s_repair (peeler_t *peeler, bool bottleneck)
 {
-    for (size_t row = 0; row < peeler->size; row++) {
-        size_t column = peeler->left_match [row];
-        if (column != SIZE_MAX
-        &&  peeler->weight [row * peeler->size + column] < peeler->threshold) {
-            peeler->left_match [row] = SIZE_MAX;
-            peeler->right_match [column] = SIZE_MAX;
-        }
-    }
-    for (size_t row = 0; row < peeler->size; row++) {
-        if (peeler->left_match [row] != SIZE_MAX)
-            continue;
-        while (true) {
-            peeler->stamp++;
-            if (s_augment (peeler, row))
-                break;
+    for (size_t index = 0; index < peeler->loose_count; index++) {
+        size_t row = peeler->loose_row [index];
+        while (!s_search (peeler, row)) {
             //  A regular graph always has a perfect matching over all its
             //  edges, so only a bottleneck threshold can block us
             assert (bottleneck && peeler->threshold > 1);
             peeler->threshold = s_next_threshold (peeler);
+            s_widen_eligible (peeler);
         }
+    }
+    peeler->loose_count = 0;
+}
+
+//  Sends a peel's worth of real data on the matched edges that join two
+//  real nodes and have data left; they make the peel's step, if any
+static void
+s_send_peel (ggp_schedule_t *self, peeler_t *peeler, long peel)
+{
+    bool opened = false;
+    for (size_t row = 0; row < peeler->n1; row++) {
+        size_t column = peeler->left_match [row];
+        if (column >= peeler->n2)
+            continue;           //  A dummy receiver
+        double *real = &peeler->real [row * peeler->n2 + column];
+        if (*real <= 0)
+            continue;           //  Filler, or the data is all sent
+        double amount = fmin (peel * peeler->unit, *real);
+        //  Absorb rounding dust so no sliver of data is left behind
+        if (*real - amount < 1e-12 * (1 + *real))
+            amount = *real;
+        *real -= amount;
+        if (!opened)
+            s_add_step (self);
+        opened = true;
+        s_add_transfer (self, row, column, amount);
+    }
+}
+
+//  Lowest weight of the perfect matching: what one peel takes off it
+static long
+s_lightest_matched (peeler_t *peeler)
+{
+    const long *weights = peeler->matched_weight;
+    size_t size = peeler->size;
+    long peel = LONG_MAX;
+    for (size_t row = 0; row < size; row++)
+        peel = weights [row] < peel ? weights [row] : peel;
+    return peel;
+}
+
+//  Takes peel off every matched edge; the edges left under the
+//  threshold leave the matching
+static void
+s_take_peel (peeler_t *peeler, long peel)
+{
+    //  Locals: for all the compiler knows, a store through a long
+    //  pointer may change peeler->threshold, which it would then read
+    //  again for every row
+    long *weights = peeler->matched_weight;
+    size_t size = peeler->size;
+    long threshold = peeler->threshold;
+    for (size_t row = 0; row < size; row++) {
+        weights [row] -= peel;
+        if (weights [row] < threshold)
+            s_unmatch (peeler, row);
     }
 }
 
@@ -257,38 +463,75 @@ static void
 s_peel (ggp_schedule_t *self, peeler_t *peeler, long regular,
         bool bottleneck)
 {
-    size_t size = peeler->size;
-    long left = regular;
     peeler->threshold = bottleneck ? s_heaviest (peeler) : 1;
-    while (left > 0) {
+    s_widen_eligible (peeler);
+    for (long left = regular; left > 0; ) {
         s_repair (peeler, bottleneck);
-        long peel = LONG_MAX;
-        for (size_t row = 0; row < size; row++) {
-            long value = peeler->weight [row * size + peeler->left_match [row]];
-            if (value < peel)
-                peel = value;
-        }
-        bool opened = false;
-        for (size_t row = 0; row < size; row++) {
-            size_t column = peeler->left_match [row];
-            peeler->weight [row * size + column] -= peel;
-            if (row >= peeler->n1 || column >= peeler->n2)
-                continue;
-            double *real = &peeler->real [row * peeler->n2 + column];
-            if (*real <= 0)
-                continue;
-            double amount = fmin (peel * peeler->unit, *real);
-            //  Absorb rounding dust so no sliver of data is left behind
-            if (*real - amount < 1e-12 * (1 + *real))
-                amount = *real;
-            *real -= amount;
-            if (!opened)
-                s_add_step (self);
-            opened = true;
-            s_add_transfer (self, row, column, amount);
-        }
+        long peel = s_lightest_matched (peeler);
+        s_send_peel (self, peeler, peel);
+        s_take_peel (peeler, peel);
         left -= peel;
     }
+}
+
+//  Working state for an n1 x n2 matrix padded to side size, weights in
+//  units of unit seconds, every row loose and every column free
+static peeler_t *
+s_peeler_new (const double *w, size_t n1, size_t n2, size_t size,
+              double unit)
+{
+    peeler_t *peeler = (peeler_t *) calloc (1, sizeof (peeler_t));
+    assert (peeler);
+    size_t words = (size + GGP_WORD_BITS - 1) / GGP_WORD_BITS;
+    *peeler = (peeler_t) {
+        .n1 = n1, .n2 = n2, .size = size, .words = words, .unit = unit
+    };
+    peeler->weight = (long *) calloc (size * size, sizeof (long));
+    peeler->positive = (uint64_t *) calloc (size * words, sizeof (uint64_t));
+    peeler->eligible = (uint64_t *) calloc (size * words, sizeof (uint64_t));
+    peeler->free_columns = (uint64_t *) calloc (words, sizeof (uint64_t));
+    peeler->seen = (uint64_t *) calloc (words, sizeof (uint64_t));
+    peeler->real = (double *) malloc (n1 * n2 * sizeof (double));
+    peeler->left_match = (size_t *) malloc (size * sizeof (size_t));
+    peeler->right_match = (size_t *) malloc (size * sizeof (size_t));
+    peeler->matched_weight = (long *) malloc (size * sizeof (long));
+    peeler->loose_row = (size_t *) malloc (size * sizeof (size_t));
+    peeler->reached = (size_t *) malloc (size * sizeof (size_t));
+    assert (peeler->weight && peeler->positive && peeler->eligible
+            && peeler->free_columns && peeler->seen && peeler->real
+            && peeler->left_match && peeler->right_match
+            && peeler->matched_weight && peeler->loose_row
+            && peeler->reached);
+    for (size_t cell = 0; cell < n1 * n2; cell++) {
+        assert (w [cell] >= 0);
+        peeler->real [cell] = w [cell];
+    }
+    for (size_t index = 0; index < size; index++) {
+        peeler->left_match [index] = peeler->right_match [index] = SIZE_MAX;
+        peeler->loose_row [index] = index;
+        s_set_bit (peeler->free_columns, index);
+    }
+    peeler->loose_count = size;
+    return peeler;
+}
+
+static void
+s_peeler_destroy (peeler_t **peeler_p)
+{
+    peeler_t *peeler = *peeler_p;
+    free (peeler->weight);
+    free (peeler->positive);
+    free (peeler->eligible);
+    free (peeler->free_columns);
+    free (peeler->seen);
+    free (peeler->real);
+    free (peeler->left_match);
+    free (peeler->right_match);
+    free (peeler->matched_weight);
+    free (peeler->loose_row);
+    free (peeler->reached);
+    free (peeler);
+    *peeler_p = NULL;
 }
 
 static ggp_schedule_t *
@@ -308,37 +551,16 @@ s_schedule (const double *w, size_t n1, size_t n2, size_t k, double beta,
         k = n1;
     if (k > n2)
         k = n2;
-    peeler_t peeler = { .n1 = n1, .n2 = n2, .size = n1 + n2 - k };
-    peeler.unit = beta > 0 ? beta
+    double unit = beta > 0 ? beta
                 : ggp_lower_bound (w, n1, n2, k) / GGP_ZERO_BETA_QUANTA;
-    if (peeler.unit <= 0)
+    if (unit <= 0)
         return self;            //  Nothing to send
-    size_t size = peeler.size;
-    peeler.weight = (long *) calloc (size * size, sizeof (long));
-    peeler.real = (double *) malloc (n1 * n2 * sizeof (double));
-    peeler.left_match = (size_t *) malloc (size * sizeof (size_t));
-    peeler.right_match = (size_t *) malloc (size * sizeof (size_t));
-    peeler.seen = (size_t *) calloc (size, sizeof (size_t));
-    peeler.seen_row = (size_t *) calloc (size, sizeof (size_t));
-    assert (peeler.weight && peeler.real && peeler.left_match
-            && peeler.right_match && peeler.seen && peeler.seen_row);
-    for (size_t cell = 0; cell < n1 * n2; cell++) {
-        assert (w [cell] >= 0);
-        peeler.real [cell] = w [cell];
-    }
-    for (size_t index = 0; index < size; index++)
-        peeler.left_match [index] = peeler.right_match [index] = SIZE_MAX;
-    long regular = s_pad (&peeler, w, k);
+    peeler_t *peeler = s_peeler_new (w, n1, n2, n1 + n2 - k, unit);
+    long regular = s_pad (peeler, w, k);
     self->regular_degree = (size_t) regular;
-    for (size_t cell = 0; cell < size * size; cell++)
-        self->padded_edges += peeler.weight [cell] > 0;
-    s_peel (self, &peeler, regular, bottleneck);
-    free (peeler.weight);
-    free (peeler.real);
-    free (peeler.left_match);
-    free (peeler.right_match);
-    free (peeler.seen);
-    free (peeler.seen_row);
+    self->padded_edges = s_mark_edges (peeler);
+    s_peel (self, peeler, regular, bottleneck);
+    s_peeler_destroy (&peeler);
     return self;
 }
 

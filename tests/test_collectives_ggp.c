@@ -341,6 +341,89 @@ s_test_random (void)
         "valid");
 }
 
+//  The benchmark's 100 x 100 matrices, uniform in [0, 10) s from a fixed
+//  LCG seed; sparse keeps about one cell in ten
+static double *
+s_traffic_matrix (size_t n, bool sparse)
+{
+    double *w = malloc (n * n * sizeof (double));
+    unsigned state = 1;
+    for (size_t cell = 0; cell < n * n; cell++) {
+        state = state * 1103515245u + 12345u;
+        w [cell] = ((state >> 16) % 1000) / 100.0;
+        if (sparse && (state >> 8) % 10 != 0)
+            w [cell] = 0;
+    }
+    return w;
+}
+
+//  Padded graphs wider than a word of bits (N = 190 here).  The steps and
+//  costs are those the peeler gave when it scanned dense rows: keeping
+//  the same matchings keeps the schedules' quality.
+static void
+s_test_large (void)
+{
+    typedef struct {
+        bool sparse;            //  One cell in ten, or every cell
+        bool optimized;         //  OGGP, or GGP
+        size_t steps;           //  Steps of the schedule
+        double cost;            //  Its cost
+    } pinned_t;
+    pinned_t pinned [] = {
+        { false, false, 4719, 10177.95 }, { false, true, 1127, 6546.77 },
+        { true, false, 466, 991.96 }, { true, true, 134, 659.04 },
+    };
+    for (size_t index = 0; index < 4; index++) {
+        pinned_t *expected = &pinned [index];
+        double *w = s_traffic_matrix (100, expected->sparse);
+        ggp_schedule_t *schedule = expected->optimized
+            ? oggp_schedule (w, 100, 100, 10, 1)
+            : ggp_schedule (w, 100, 100, 10, 1);
+        char name [160];
+        snprintf (name, sizeof name, "100 x 100 %s, k = 10, beta = 1: %s "
+                  "gives %zu steps costing %.2f",
+                  expected->sparse ? "sparse" : "uniform",
+                  expected->optimized ? "OGGP" : "GGP", expected->steps,
+                  expected->cost);
+        const char *reason = s_invalid (schedule, w, 100, 100, 10, 1);
+        if (!ok (!reason
+                 && ggp_schedule_step_count (schedule) == expected->steps
+                 && fabs (ggp_schedule_cost (schedule) - expected->cost)
+                    < 1e-6, name))
+            diag ("%s; got %zu steps costing %.9f", reason ? reason
+                  : "valid", ggp_schedule_step_count (schedule),
+                  ggp_schedule_cost (schedule));
+        ggp_schedule_destroy (&schedule);
+        free (w);
+    }
+    //  Odd sides around the word boundaries (N from 2 to 179)
+    srand (4242);
+    bool valid = true;
+    for (size_t instance = 0; instance < 30; instance++) {
+        size_t n1 = 1 + rand () % 90, n2 = 1 + rand () % 90;
+        size_t k = 1 + rand () % 70;
+        double beta = 0.5 * (rand () % 5);
+        int density = 1 + rand () % 10;
+        double *w = malloc (n1 * n2 * sizeof (double));
+        for (size_t cell = 0; cell < n1 * n2; cell++)
+            w [cell] = rand () % 10 < density ? (rand () % 1000) / 100.0
+                                              : 0;
+        for (int optimized = 0; optimized < 2; optimized++) {
+            ggp_schedule_t *schedule = optimized
+                ? oggp_schedule (w, n1, n2, k, beta)
+                : ggp_schedule (w, n1, n2, k, beta);
+            const char *reason = s_invalid (schedule, w, n1, n2, k, beta);
+            if (reason)
+                diag ("%zu x %zu, k = %zu, beta = %g: %s", n1, n2, k,
+                      beta, reason);
+            valid = valid && !reason;
+            ggp_schedule_destroy (&schedule);
+        }
+        free (w);
+    }
+    ok (valid, "schedules of 30 random instances up to 90 x 90 are valid");
+}
+
 static void
 s_test_eta (void)
 {
@@ -391,10 +474,11 @@ s_test_eta (void)
 int
 main (void)
 {
-    tap_plan (8 * 5 + 1 + 4 + 5 + 10);
+    tap_plan (8 * 5 + 1 + 4 + 5 + 5 + 10);
     s_test_examples ();
     s_test_degenerate ();
     s_test_random ();
+    s_test_large ();
     s_test_eta ();
     return tap_done ();
 }
