@@ -91,6 +91,22 @@ typedef struct {
     zframe_t *frame;            //  Raw bytes, little-endian
 } payload_t;
 
+//  The parts of one message after the routing id, as received or taken
+//  from a zmsg: the header, then the payload frames.  Parts past
+//  PARTS_MAX are counted, not kept: no valid message has them.
+#define PARTS_MAX (JACE_MSG_PAYLOADS_MAX + 1)
+
+//  First chunk of the zone a header is decoded into: enough for the
+//  objects of a DATA header and small enough for malloc's fast path
+//  (msgpack's default, 8 KiB, is not); node lists grow the zone.
+#define HEADER_ZONE_CHUNK 512
+
+typedef struct {
+    zframe_t *frame [PARTS_MAX];    //  Kept parts, NULL once moved out
+    size_t count;                   //  Parts kept
+    size_t dropped;                 //  Parts past PARTS_MAX
+} parts_t;
+
 struct _jace_msg_t {
     jace_msg_type_t type;               //  Message type
     zframe_t *routing_id;               //  ROUTER peer, or NULL
@@ -254,30 +270,82 @@ jace_msg_encode (const jace_msg_t *self)
     return s_encode ((jace_msg_t *) self, false);
 }
 
-static zmsg_t *
-s_encode (jace_msg_t *self, bool steal)
+//  The header is packed on the stack and moves to the heap only when it
+//  outgrows HEADER_LOCAL bytes (long node lists): msgpack's own buffer
+//  starts with an 8 KiB allocation, which cost every small message a trip
+//  through malloc's slow path.
+#define HEADER_LOCAL 512
+
+typedef struct {
+    char local [HEADER_LOCAL];  //  Used until the header outgrows it
+    char *data;                 //  local, or a heap copy
+    size_t size;                //  Bytes written
+    size_t alloc;               //  Bytes available at data
+} header_buffer_t;
+
+static int
+s_header_write (void *raw, const char *bytes, size_t length)
+{
+    header_buffer_t *buffer = (header_buffer_t *) raw;
+    if (buffer->alloc - buffer->size < length) {
+        size_t alloc = buffer->alloc * 2;
+        while (alloc - buffer->size < length)
+            alloc *= 2;
+        char *data = (char *) malloc (alloc);
+        if (!data)
+            return -1;
+        memcpy (data, buffer->data, buffer->size);
+        if (buffer->data != buffer->local)
+            free (buffer->data);
+        buffer->data = data;
+        buffer->alloc = alloc;
+    }
+    memcpy (buffer->data + buffer->size, bytes, length);
+    buffer->size += length;
+    return 0;
+}
+
+//  Pack the header of self, with the payload descriptors of payloads,
+//  into buffer; the caller frees buffer->data if it is not buffer->local.
+static void
+s_pack_header (const jace_msg_t *self, const payload_t *payloads,
+               size_t payload_count, header_buffer_t *buffer)
 {
     const schema_t *schema = &s_schemas [self->type];
-    msgpack_sbuffer buffer;
-    msgpack_sbuffer_init (&buffer);
+    buffer->data = buffer->local;
+    buffer->size = 0;
+    buffer->alloc = HEADER_LOCAL;
     msgpack_packer pk;
-    msgpack_packer_init (&pk, &buffer, msgpack_sbuffer_write);
+    msgpack_packer_init (&pk, buffer, s_header_write);
 
     msgpack_pack_array (&pk, 3 + s_schema_length (self->type));
     msgpack_pack_int (&pk, JACE_MSG_VERSION);
     msgpack_pack_int (&pk, self->type);
     for (size_t i = 0; schema->fields [i] != F_END; i++)
         s_pack_field (&pk, self, schema->fields [i]);
-    msgpack_pack_array (&pk, self->payload_count);
-    for (size_t i = 0; i < self->payload_count; i++) {
+    msgpack_pack_array (&pk, payload_count);
+    for (size_t i = 0; i < payload_count; i++) {
         msgpack_pack_array (&pk, 2);
-        msgpack_pack_int (&pk, self->payloads [i].kind);
-        msgpack_pack_uint64 (&pk, self->payloads [i].count);
+        msgpack_pack_int (&pk, payloads [i].kind);
+        msgpack_pack_uint64 (&pk, payloads [i].count);
     }
+}
 
+static void
+s_header_free (header_buffer_t *buffer)
+{
+    if (buffer->data != buffer->local)
+        free (buffer->data);
+}
+
+static zmsg_t *
+s_encode (jace_msg_t *self, bool steal)
+{
+    header_buffer_t buffer;
+    s_pack_header (self, self->payloads, self->payload_count, &buffer);
     zmsg_t *zmsg = zmsg_new ();
     zmsg_addmem (zmsg, buffer.data, buffer.size);
-    msgpack_sbuffer_destroy (&buffer);
+    s_header_free (&buffer);
     for (size_t i = 0; i < self->payload_count; i++) {
         zframe_t *frame = steal ? self->payloads [i].frame
                                 : zframe_dup (self->payloads [i].frame);
@@ -457,7 +525,12 @@ s_read_field (jace_msg_t *self, field_t field, const msgpack_object *obj,
               char *reason, size_t reason_size)
 {
     if (field < STRING_FIELDS) {
-        char *text = (char *) zmalloc (s_string_bound [field]);
+        //  Room for the string as sent; s_read_string refuses it, without
+        //  writing, when it is over the field's bound.
+        size_t length = obj->type == MSGPACK_OBJECT_STR ? obj->via.str.size
+                                                        : 0;
+        char *text = (char *) malloc (length + 1);
+        assert (text);
         if (s_read_string (obj, s_string_bound [field], text,
                            s_field_name (field), reason, reason_size)) {
             free (text);
@@ -481,7 +554,7 @@ s_read_field (jace_msg_t *self, field_t field, const msgpack_object *obj,
 //  Check the payload descriptor against the frames that follow the header
 //  and take the frames.
 static int
-s_read_payloads (jace_msg_t *self, const msgpack_object *obj, zmsg_t *zmsg,
+s_read_payloads (jace_msg_t *self, const msgpack_object *obj, parts_t *parts,
                  char *reason, size_t reason_size)
 {
     if (obj->type != MSGPACK_OBJECT_ARRAY)
@@ -491,10 +564,11 @@ s_read_payloads (jace_msg_t *self, const msgpack_object *obj, zmsg_t *zmsg,
     if (count > JACE_MSG_PAYLOADS_MAX)
         return s_reject (reason, reason_size, "%zu payloads, limit %d", count,
                        JACE_MSG_PAYLOADS_MAX);
-    if (count != zmsg_size (zmsg))
+    size_t frames = parts->count - 1 + parts->dropped;
+    if (count != frames)
         return s_reject (reason, reason_size,
                          "header announces %zu payload frames, got %zu",
-                       count, zmsg_size (zmsg));
+                         count, frames);
     for (size_t i = 0; i < count; i++) {
         const msgpack_object *pair = &obj->via.array.ptr [i];
         int64_t kind = 0, length = 0;
@@ -514,14 +588,12 @@ s_read_payloads (jace_msg_t *self, const msgpack_object *obj, zmsg_t *zmsg,
             return s_reject (reason, reason_size,
                              "payload %zu count %" PRId64 " out of range",
                            i, length);
-        zframe_t *frame = zmsg_pop (zmsg);
-        if (zframe_size (frame) != (size_t) length * element) {
-            snprintf (reason, reason_size,
-                      "payload %zu is %zu bytes, header says %zu", i,
-                      zframe_size (frame), (size_t) length * element);
-            zframe_destroy (&frame);
-            return -1;
-        }
+        zframe_t *frame = parts->frame [1 + i];
+        if (zframe_size (frame) != (size_t) length * element)
+            return s_reject (reason, reason_size,
+                             "payload %zu is %zu bytes, header says %zu", i,
+                             zframe_size (frame), (size_t) length * element);
+        parts->frame [1 + i] = NULL;
         self->payloads [i] = (payload_t) {
             (jace_payload_kind_t) kind, (size_t) length, frame };
         self->payload_count = i + 1;
@@ -561,7 +633,7 @@ s_read_envelope (const msgpack_object *root, jace_msg_type_t *type,
 }
 
 static jace_msg_t *
-s_decode_header (const msgpack_object *root, zmsg_t *zmsg,
+s_decode_header (const msgpack_object *root, parts_t *parts,
                  char *reason, size_t reason_size)
 {
     jace_msg_type_t type = JACE_MSG_HELLO;
@@ -576,7 +648,7 @@ s_decode_header (const msgpack_object *root, zmsg_t *zmsg,
         rc = s_read_field (self, fields [index], &items [2 + index],
                            reason, reason_size);
     if (rc == 0)
-        rc = s_read_payloads (self, &items [2 + index], zmsg,
+        rc = s_read_payloads (self, &items [2 + index], parts,
                               reason, reason_size);
     if (rc)
         jace_msg_destroy (&self);
@@ -659,21 +731,40 @@ s_prescan (const uint8_t *data, size_t size)
     return true;
 }
 
-jace_msg_t *
-jace_msg_decode (zmsg_t **zmsg_p, char *reason, size_t reason_size)
+static void
+s_parts_add (parts_t *parts, zframe_t **frame_p)
 {
-    assert (zmsg_p && *zmsg_p);
+    if (parts->count < PARTS_MAX) {
+        parts->frame [parts->count++] = *frame_p;
+        *frame_p = NULL;
+    }
+    else {
+        zframe_destroy (frame_p);
+        parts->dropped++;
+    }
+}
+
+static void
+s_parts_destroy (parts_t *parts)
+{
+    for (size_t i = 0; i < parts->count; i++)
+        zframe_destroy (&parts->frame [i]);
+    parts->count = 0;
+}
+
+//  Decode a message from its parts; destroys the parts it does not move
+//  into the message.
+static jace_msg_t *
+s_decode_parts (parts_t *parts, char *reason, size_t reason_size)
+{
     char scratch [8];
     if (!reason) {
         reason = scratch;
         reason_size = sizeof scratch;
     }
     *reason = 0;
-    zmsg_t *zmsg = *zmsg_p;
-    *zmsg_p = NULL;
     jace_msg_t *self = NULL;
-
-    zframe_t *header = zmsg_pop (zmsg);
+    zframe_t *header = parts->count ? parts->frame [0] : NULL;
     if (!header)
         snprintf (reason, reason_size, "empty message");
     else
@@ -685,66 +776,124 @@ jace_msg_decode (zmsg_t **zmsg_p, char *reason, size_t reason_size)
         snprintf (reason, reason_size, "header is not msgpack, or announces "
                   "more items than it holds");
     else {
-        msgpack_unpacked unpacked;
-        msgpack_unpacked_init (&unpacked);
+        msgpack_zone zone;
+        msgpack_zone_init (&zone, HEADER_ZONE_CHUNK);
+        msgpack_object root;
         size_t offset = 0;
-        msgpack_unpack_return ret = msgpack_unpack_next (
-            &unpacked, (const char *) zframe_data (header),
-            zframe_size (header), &offset);
-        if (ret != MSGPACK_UNPACK_SUCCESS)
+        msgpack_unpack_return ret = msgpack_unpack (
+            (const char *) zframe_data (header), zframe_size (header),
+            &offset, &zone, &root);
+        if (ret != MSGPACK_UNPACK_SUCCESS && ret != MSGPACK_UNPACK_EXTRA_BYTES)
             snprintf (reason, reason_size, "header is not msgpack");
         else
         if (offset != zframe_size (header))
             snprintf (reason, reason_size, "%zu trailing bytes after header",
                       zframe_size (header) - offset);
         else
-            self = s_decode_header (&unpacked.data, zmsg, reason,
-                                    reason_size);
-        msgpack_unpacked_destroy (&unpacked);
+            self = s_decode_header (&root, parts, reason, reason_size);
+        msgpack_zone_destroy (&zone);
     }
-    zframe_destroy (&header);
-    zmsg_destroy (&zmsg);
+    s_parts_destroy (parts);
     return self;
+}
+
+jace_msg_t *
+jace_msg_decode (zmsg_t **zmsg_p, char *reason, size_t reason_size)
+{
+    assert (zmsg_p && *zmsg_p);
+    parts_t parts = { .count = 0 };
+    zframe_t *frame;
+    while ((frame = zmsg_pop (*zmsg_p)))
+        s_parts_add (&parts, &frame);
+    zmsg_destroy (zmsg_p);
+    return s_decode_parts (&parts, reason, reason_size);
 }
 
 //  --------------------------------------------------------------------------
 
+//  Send the first part of a message without blocking.  ZeroMQ queues a
+//  multipart message atomically: once its first part is taken the rest is
+//  too, and if it is refused the message is dropped whole.  libzmq learns
+//  that the peer drained the queue only when it processes its commands,
+//  which a send does at most once a millisecond; asking for the socket's
+//  events forces it, so a queue that looks full may take the part after
+//  all.
+static int
+s_send_first (zsock_t *output, const void *data, size_t size, bool more)
+{
+    void *handle = zsock_resolve (output);
+    int flags = ZMQ_DONTWAIT | (more ? ZMQ_SNDMORE : 0);
+    int rc = zmq_send (handle, data, size, flags);
+    if (rc == -1 && zmq_errno () == EAGAIN
+    &&  (zsock_events (output) & ZMQ_POLLOUT))
+        rc = zmq_send (handle, data, size, flags);
+    return rc < 0 ? -1 : 0;
+}
+
+//  The header is sent from the stack and the payload frames are handed to
+//  libzmq as they are, without building a zmsg: this is the path of every
+//  neighbour vector.
 int
 jace_msg_send (jace_msg_t **self_p, zsock_t *output)
 {
     assert (self_p && *self_p);
     assert (output);
     jace_msg_t *self = *self_p;
-    zmsg_t *zmsg = s_encode (self, true);
-    if (zsock_type (output) == ZMQ_ROUTER) {
-        if (!self->routing_id) {
-            zmsg_destroy (&zmsg);
-            jace_msg_destroy (self_p);
-            return -1;
+    void *handle = zsock_resolve (output);
+    bool router = zsock_type (output) == ZMQ_ROUTER;
+    bool more = self->payload_count > 0;
+    int rc = -1;
+    if (!router || self->routing_id) {
+        header_buffer_t buffer;
+        s_pack_header (self, self->payloads, self->payload_count, &buffer);
+        if (router) {
+            rc = s_send_first (output, zframe_data (self->routing_id),
+                               zframe_size (self->routing_id), true);
+            if (rc == 0)
+                rc = zmq_send (handle, buffer.data, buffer.size,
+                               ZMQ_DONTWAIT | (more ? ZMQ_SNDMORE : 0)) < 0
+                   ? -1 : 0;
         }
-        zmsg_prepend (zmsg, &(zframe_t *) { zframe_dup (self->routing_id) });
+        else
+            rc = s_send_first (output, buffer.data, buffer.size, more);
+        s_header_free (&buffer);
+    }
+    for (size_t i = 0; i < self->payload_count && rc == 0; i++) {
+        int flags = ZFRAME_DONTWAIT
+                  | (i + 1 < self->payload_count ? ZFRAME_MORE : 0);
+        rc = zframe_send (&self->payloads [i].frame, handle, flags);
     }
     jace_msg_destroy (self_p);
-    //  Send frame by frame without blocking; a refused first frame drops
-    //  the message whole, as ZeroMQ queues multipart messages atomically.
-    void *handle = zsock_resolve (output);
-    size_t frames = zmsg_size (zmsg);
-    int rc = 0;
-    for (size_t i = 0; i < frames && rc == 0; i++) {
-        zframe_t *frame = zmsg_pop (zmsg);
-        int flags = ZFRAME_DONTWAIT | (i + 1 < frames ? ZFRAME_MORE : 0);
-        rc = zframe_send (&frame, handle, flags | ZFRAME_REUSE);
-        //  libzmq learns that the peer drained the queue only when it
-        //  processes its commands, which a send does at most once a
-        //  millisecond; asking for the socket's events forces it, so a
-        //  queue that looks full may take the frame after all.
-        if (rc && i == 0 && zmq_errno () == EAGAIN
-        &&  (zsock_events (output) & ZMQ_POLLOUT))
-            rc = zframe_send (&frame, handle, flags | ZFRAME_REUSE);
-        zframe_destroy (&frame);
-    }
-    zmsg_destroy (&zmsg);
     return rc;
+}
+
+//  --------------------------------------------------------------------------
+
+int
+jace_msg_send_payload (const jace_msg_t *self, jace_payload_kind_t kind,
+                       const void *data, size_t count, zsock_t *output)
+{
+    assert (self && self->payload_count == 0);
+    assert (data || count == 0);
+    assert (output);
+    payload_t payload = { kind, count, NULL };
+    header_buffer_t buffer;
+    s_pack_header (self, &payload, 1, &buffer);
+    int rc = s_send_first (output, buffer.data, buffer.size, true);
+    s_header_free (&buffer);
+    if (rc)
+        return -1;
+    //  The values go on the wire as they are on a little-endian host;
+    //  elsewhere through a frame in wire order.
+    size_t bytes = count * s_element_size (kind);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    zframe_t *frame = zframe_new (NULL, bytes);
+    s_copy_ordered (zframe_data (frame), data, count, s_element_size (kind));
+    return zframe_send (&frame, zsock_resolve (output), ZFRAME_DONTWAIT);
+#else
+    return zmq_send (zsock_resolve (output), data, bytes, ZMQ_DONTWAIT) < 0
+         ? -1 : 0;
+#endif
 }
 
 //  --------------------------------------------------------------------------
@@ -757,33 +906,38 @@ s_print_routing_id (zframe_t *routing_id, char *sender, size_t sender_size)
     free (hex);
 }
 
+//  Frames are received one by one into an array rather than a zmsg: this
+//  is the path of every neighbour vector.
 jace_msg_t *
 jace_msg_recv (zsock_t *input, char *reason, size_t reason_size,
                char *sender, size_t sender_size)
 {
     assert (input);
-    zmsg_t *zmsg = zmsg_recv_nowait (input);
-    if (!zmsg) {
+    if (sender && sender_size)
+        *sender = 0;
+    zframe_t *frame = zframe_recv_nowait (input);
+    if (!frame) {
         if (reason)
             snprintf (reason, reason_size, "nothing to receive");
         return NULL;
     }
+    //  ZeroMQ delivers a multipart message whole: the other parts are
+    //  already there.
     zframe_t *routing_id = NULL;
+    parts_t parts = { .count = 0 };
+    bool more = zframe_more (frame);
     if (zsock_type (input) == ZMQ_ROUTER)
-        routing_id = zmsg_pop (zmsg);
-    if (sender && sender_size)
-        *sender = 0;
+        routing_id = frame;
+    else
+        s_parts_add (&parts, &frame);
+    while (more && (frame = zframe_recv_nowait (input))) {
+        more = zframe_more (frame);
+        s_parts_add (&parts, &frame);
+    }
     if (routing_id && sender)
         s_print_routing_id (routing_id, sender, sender_size);
 
-    jace_msg_t *self = NULL;
-    if (zsock_type (input) == ZMQ_ROUTER && zmsg_size (zmsg) == 0) {
-        if (reason)
-            snprintf (reason, reason_size, "empty message");
-        zmsg_destroy (&zmsg);
-    }
-    else
-        self = jace_msg_decode (&zmsg, reason, reason_size);
+    jace_msg_t *self = s_decode_parts (&parts, reason, reason_size);
     if (self && routing_id) {
         self->routing_id = routing_id;
         routing_id = NULL;

@@ -140,6 +140,16 @@ jace_msg_t *
 int
     jace_msg_send (jace_msg_t **self_p, zsock_t *output);
 
+//  Send the fields of a message that has no payload of its own, with one
+//  payload of count elements read from data, on a PUSH or DEALER socket.
+//  The message is kept, for the caller to reuse as a template: the path
+//  of every neighbour vector, with no allocation for the message and no
+//  copy of the values but ZeroMQ's own.  Never blocks; returns 0 or -1 as
+//  jace_msg_send.
+int
+    jace_msg_send_payload (const jace_msg_t *self, jace_payload_kind_t kind,
+                           const void *data, size_t count, zsock_t *output);
+
 //  Receive one message from a socket that has input waiting.  Returns NULL
 //  on malformed input, with the reason in `reason` and, on a ROUTER
 //  socket, the sender's routing id printed into `sender`.

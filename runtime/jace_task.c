@@ -64,6 +64,7 @@ struct _jace_task_t {
     peer_task_t *peers;         //  One per task (ours unused)
     jace_security_t *security;  //  Borrowed; keys for links, or plain
     jace_msg_t *assign;         //  The ASSIGN, for its payload blocks
+    jace_msg_t *data;           //  DATA fields every vector is sent with
     jace_shaper_t *shaper;      //  Borrowed emulated network, or NULL
     uint64_t dropped;           //  Sends dropped on full links
     uint64_t stale;             //  Received vectors discarded as stale
@@ -141,6 +142,9 @@ jace_task_new (jace_msg_t **assign_p, jace_security_t *security,
     self->epoch = jace_msg_epoch (assign);
     self->security = security;
     self->params = zhash_dup (jace_msg_params (assign));
+    self->data = jace_msg_new (JACE_MSG_DATA);
+    jace_msg_set_job (self->data, self->job);
+    jace_msg_set_task (self->data, self->rank);
     if (self->count < 1 || self->count > JACE_NODES_MAX
     ||  self->rank < 0 || self->rank >= self->count) {
         snprintf (reason, reason_size, "ASSIGN of task %" PRId64 " of %"
@@ -169,6 +173,7 @@ jace_task_destroy (jace_task_t **self_p)
         }
         free (self->peers);
         jace_msg_destroy (&self->assign);
+        jace_msg_destroy (&self->data);
         zhash_destroy (&self->params);
         free (self);
         *self_p = NULL;
@@ -333,14 +338,26 @@ jace_task_send (jace_task_t *self, int64_t to, const double *values,
                             count * sizeof (double));
     if (!link)
         return -1;
-    jace_msg_t *msg = jace_msg_new (JACE_MSG_DATA);
-    jace_msg_set_job (msg, self->job);
-    jace_msg_set_task (msg, self->rank);
-    jace_msg_set_epoch (msg, self->epoch);
-    jace_msg_set_iteration (msg, self->iteration);
-    jace_msg_set_first (msg, first);
-    jace_msg_add_payload (msg, JACE_PAYLOAD_F64, values, count);
-    if (s_send (self, to, link, &msg)) {
+    int rc;
+    if (self->shaper) {
+        //  The emulated network holds a message of its own until it is due
+        jace_msg_t *msg = jace_msg_new (JACE_MSG_DATA);
+        jace_msg_set_job (msg, self->job);
+        jace_msg_set_task (msg, self->rank);
+        jace_msg_set_epoch (msg, self->epoch);
+        jace_msg_set_iteration (msg, self->iteration);
+        jace_msg_set_first (msg, first);
+        jace_msg_add_payload (msg, JACE_PAYLOAD_F64, values, count);
+        rc = s_send (self, to, link, &msg);
+    }
+    else {
+        jace_msg_set_epoch (self->data, self->epoch);
+        jace_msg_set_iteration (self->data, self->iteration);
+        jace_msg_set_first (self->data, first);
+        rc = jace_msg_send_payload (self->data, JACE_PAYLOAD_F64, values,
+                                    count, link);
+    }
+    if (rc) {
         self->dropped++;
         return -1;
     }

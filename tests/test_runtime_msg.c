@@ -89,6 +89,44 @@ test_fields_survive (void)
     jace_msg_destroy (&msg);
 }
 
+//  Headers far larger than the encoder's stack buffer: a long node list,
+//  and a reason near its 64 KiB bound.
+static void
+test_large_headers (void)
+{
+    jace_msg_t *msg = jace_msg_new (JACE_MSG_ASSIGN);
+    for (int i = 0; i < 200; i++) {
+        jace_node_t node = { .task = i, .power = i + 0.5 };
+        snprintf (node.id, sizeof node.id, "daemon-%d", i);
+        snprintf (node.endpoint, sizeof node.endpoint,
+                  "tcp://127.0.0.1:%d", 5000 + i);
+        jace_msg_add_node (msg, &node);
+    }
+    jace_msg_t *copy = s_round_trip (msg);
+    bool same = copy && jace_msg_node_count (copy) == 200;
+    for (size_t i = 0; same && i < 200; i++)
+        same = streq (jace_msg_node (copy, i)->endpoint,
+                      jace_msg_node (msg, i)->endpoint)
+            && jace_msg_node (copy, i)->power == i + 0.5;
+    ok (same, "a 200-node list round trips");
+    jace_msg_destroy (&copy);
+    jace_msg_destroy (&msg);
+
+    size_t length = JACE_TEXT_MAX - 1;
+    char *reason = (char *) malloc (length + 1);
+    for (size_t i = 0; i < length; i++)
+        reason [i] = (char) ('a' + i % 26);
+    reason [length] = 0;
+    msg = jace_msg_new (JACE_MSG_ERROR);
+    jace_msg_set_reason (msg, reason);
+    copy = s_round_trip (msg);
+    ok (copy && streq (jace_msg_reason (copy), reason),
+        "a reason of 65,535 bytes round trips");
+    jace_msg_destroy (&copy);
+    jace_msg_destroy (&msg);
+    free (reason);
+}
+
 //  Decode a message made of the given raw frames; returns true if rejected
 //  with a non-empty reason.
 static bool
@@ -309,9 +347,10 @@ int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (29);
+    tap_plan (31);
     test_every_type_round_trips ();
     test_fields_survive ();
+    test_large_headers ();
     test_malformed_input_is_rejected ();
     test_sockets ();
     ok (streq (jace_msg_type_name (JACE_MSG_DATA), "DATA")
