@@ -687,7 +687,10 @@ s_print_counts (report_t *self, FILE *out)
         detections += !isnan (failure->detected);
         recoveries += failure->state == FAILURE_RESTORED;
     }
-    fprintf (out, REPORT_LABEL "%zu %s, %zu %s, %zu %s\n", "failures",
+    //  Only the crashes the spawner issued itself (the job's faults) are
+    //  in the log; others (jace-spawner kill, a real failure) show as
+    //  detections.
+    fprintf (out, REPORT_LABEL "%zu issued %s, %zu %s, %zu %s\n", "failures",
              crashes, s_plural (crashes, "crash", "crashes"),
              detections, s_plural (detections, "detection", "detections"),
              recoveries, s_plural (recoveries, "recovery", "recoveries"));

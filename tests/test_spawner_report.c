@@ -324,7 +324,7 @@ test_recovered_crash (const char *dir)
          "1 replacement\n", "with the result's figures");
     has (text, "snapshots   2 verified, 1 passed\n",
          "snapshots verified and passed are counted");
-    has (text, "failures    1 crash, 1 detection, 1 recovery\n",
+    has (text, "failures    1 issued crash, 1 detection, 1 recovery\n",
          "crashes, detections and recoveries are counted");
     char cells [COLUMN_COUNT][128];
     ok (s_row (text, "d2", cells), "the failure of d2 has a row");
@@ -365,7 +365,7 @@ test_unfinished_recoveries (const char *dir)
     is_int (rc, 0, "a failed job's log is read");
     has (text, "outcome     failed at 6.000 s: daemon d9 refused task 1: "
          "busy\n", "the outcome is the failure's reason");
-    has (text, "failures    2 crashes, 3 detections, 2 recoveries\n",
+    has (text, "failures    2 issued crashes, 3 detections, 2 recoveries\n",
          "a crash without detection and a detection without crash count");
     char cells [COLUMN_COUNT][128];
     ok (s_row (text, "d1", cells), "the silent failure of d1 has a row");
@@ -411,7 +411,7 @@ test_interrupted_recovery (const char *dir)
     char *text = s_report (dir, interrupted_log, NULL, &rc, reason,
                            sizeof reason);
     is_int (rc, 0, "a log with a recovery cut short is read");
-    has (text, "failures    2 crashes, 2 detections, 1 recovery\n",
+    has (text, "failures    2 issued crashes, 2 detections, 1 recovery\n",
          "a second crash of a crashed daemon is the same failure");
     has (text, "outcome     unfinished: the log ends at 4.500 s with neither "
          "a result nor a failure\n", "a log with no last line is unfinished");

@@ -41,9 +41,17 @@ done
 if [ -n "$missing" ]; then
     echo "setup.sh: installing missing Debian packages:$missing"
     sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    if [ "$(id -u)" -ne 0 ]; then
+        if ! command -v sudo >/dev/null 2>&1; then
+            echo "setup.sh: not root and no sudo; as root, run:" >&2
+            echo "  apt-get install$missing" >&2
+            exit 1
+        fi
+        sudo="sudo"
+    fi
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+    #  Through env, as sudo's env_reset would drop a plain assignment
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
         --no-install-recommends $missing
 fi
 
