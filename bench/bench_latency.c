@@ -11,7 +11,8 @@
       jace      the path an application uses: jace_task_send (DATA
                 message: msgpack header + payload frame, never blocking)
                 and the daemon worker's receive (zpoller_wait, recv,
-                decode, validate, keep the newest vector)
+                decode, validate, keep the newest vector, then recv again
+                while the socket has input)
 
     On a shared 2-core VM one-way latency drifts by tens of microseconds
     between runs of the same binary, with how deeply the cores sleep.  So
@@ -144,14 +145,14 @@ s_receive (side_t *side, path_t path, double *vector, int64_t after)
     int64_t iteration = -1;
     while (iteration <= after) {
         zpoller_wait (side->poller [path], -1);
-        while (zsock_events (side->pull [path]) & ZMQ_POLLIN) {
+        do {
             char reason [256];
             jace_msg_t *msg = jace_msg_recv (side->pull [path], reason,
                                              sizeof reason, NULL, 0);
             if (msg)
                 jace_task_deliver (side->task, msg, reason, sizeof reason);
             jace_msg_destroy (&msg);
-        }
+        } while (zsock_events (side->pull [path]) & ZMQ_POLLIN);
         jace_task_newest (side->task, side->peer, NULL, NULL, &iteration);
     }
 }

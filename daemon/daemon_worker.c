@@ -577,17 +577,30 @@ s_wait (worker_t *self, int msec)
 }
 
 //  Handle whatever is waiting, without blocking; returns the number of
-//  neighbour vectors received.
+//  neighbour vectors received.  `ready` is the socket a wait just
+//  reported, or NULL: it is read at once, as asking it for its events
+//  first costs libzmq a system call (about 1 us a message, bench_latency).
 static size_t
-s_drain (worker_t *self)
+s_drain (worker_t *self, void *ready)
 {
     size_t received = 0;
+    if (ready == self->inbox)
+        received += s_recv_inbox (self);
     while (s_has_input (self->inbox))
         received += s_recv_inbox (self);
     self->received += received;
+    if (ready == self->pipe && !self->terminated)
+        s_recv_pipe (self);
     while (!self->terminated && s_has_input (self->pipe))
         s_recv_pipe (self);
     return received;
+}
+
+//  Wait as s_wait does, then handle whatever is waiting.
+static size_t
+s_wait_and_drain (worker_t *self, int msec)
+{
+    return s_drain (self, s_wait (self, msec));
 }
 
 //  --------------------------------------------------------------------------
@@ -606,8 +619,7 @@ s_slow_down (worker_t *self, int64_t busy)
         int64_t slice = self->slowdown_debt < SLOWDOWN_SLICE_USEC
                         ? (int64_t) self->slowdown_debt : SLOWDOWN_SLICE_USEC;
         int64_t start = zclock_usecs ();
-        s_wait (self, (int) (slice / 1000));
-        s_drain (self);
+        s_wait_and_drain (self, (int) (slice / 1000));
         self->slowdown_debt -= (double) (zclock_usecs () - start);
     }
 }
@@ -737,8 +749,7 @@ s_finish_fetch (worker_t *self)
 static void
 s_exchange (worker_t *self)
 {
-    s_wait (self, 100);
-    s_drain (self);
+    s_wait_and_drain (self, 100);
     if (self->state != WORKER_EXCHANGING)
         return;                 //  Stopped meanwhile
     if (self->fetching && (self->fetch_pending == 0
@@ -771,18 +782,15 @@ daemon_worker_actor (zsock_t *pipe, void *args)
         }
         if (self->state == WORKER_RUNNING && self->synchronous
         &&  !jace_task_sources_ready (self->task)) {
-            s_wait (self, 100);
-            s_drain (self);
+            s_wait_and_drain (self, 100);
             continue;
         }
         if (self->state == WORKER_RUNNING) {
             //  A task that never hears from anyone has no news to wait for.
-            if (s_drain (self) == 0 && self->received > 0
+            if (s_drain (self, NULL) == 0 && self->received > 0
             &&  !self->synchronous
-            &&  self->quiet_iterations >= self->converge_iterations) {
-                s_wait (self, IDLE_WAIT_MSEC);
-                s_drain (self);
-            }
+            &&  self->quiet_iterations >= self->converge_iterations)
+                s_wait_and_drain (self, IDLE_WAIT_MSEC);
             if (self->state == WORKER_RUNNING && !self->terminated)
                 s_iterate (self);
             if (self->shaper)
