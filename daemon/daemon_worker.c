@@ -17,6 +17,11 @@
 //  new has arrived: iterating again would only repeat the same values,
 //  and on a shared core it would starve the tasks that have work to do.
 #define IDLE_WAIT_MSEC 5
+
+//  Longest wait for a newer neighbour vector before iterating anyway, for
+//  applications that gain nothing from an iteration without one (a lost
+//  or late vector must not stall the task)
+#define NEWS_WAIT_MSEC 50
 //  Longest single sleep when emulating a slower node; the pipe and inbox
 //  are drained between sleeps.
 #define SLOWDOWN_SLICE_USEC 20000
@@ -65,6 +70,7 @@ typedef struct {
     double slowdown_debt;       //  Microseconds of emulated slowness owed
     uint64_t rejected;          //  DATA messages that did not belong
     uint64_t received;          //  Neighbour vectors received for the task
+    uint64_t received_before;   //  ... when the last iteration began
     daemon_checkpoints_t *copies;   //  Neighbours' checkpoints we keep
     size_t checkpoint_copies;   //  Copies of each of our checkpoints
     int64_t checkpoint_iterations;  //  Checkpoint every so many, or 0
@@ -280,6 +286,7 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
     self->quiet_iterations = 0;
     self->slowdown_debt = 0;
     self->received = 0;
+    self->received_before = 0;
     self->state = WORKER_READY;
     jace_msg_t *accept = s_task_msg (self, JACE_MSG_ACCEPT);
     jace_msg_send (&accept, self->pipe);
@@ -603,6 +610,21 @@ s_wait_and_drain (worker_t *self, int msec)
     return s_drain (self, s_wait (self, msec));
 }
 
+//  Wait until a neighbour vector arrives, at most msec.
+static void
+s_wait_for_news (worker_t *self, int msec)
+{
+    int64_t deadline = zclock_mono () + msec;
+    uint64_t before = self->received;
+    while (self->received == before && self->state == WORKER_RUNNING
+           && !self->terminated) {
+        int64_t left = deadline - zclock_mono ();
+        if (left <= 0)
+            break;
+        s_wait_and_drain (self, (int) left);
+    }
+}
+
 //  --------------------------------------------------------------------------
 //  Iterating
 
@@ -674,6 +696,7 @@ static void
 s_iterate (worker_t *self)
 {
     int64_t start = zclock_usecs ();
+    self->received_before = self->received;
     if (self->app->iterate (self->task, self->app_state)) {
         char reason [256];
         snprintf (reason, sizeof reason, "iteration %" PRId64 " failed: "
@@ -788,9 +811,14 @@ daemon_worker_actor (zsock_t *pipe, void *args)
         if (self->state == WORKER_RUNNING) {
             //  A task that never hears from anyone has no news to wait for.
             if (s_drain (self, NULL) == 0 && self->received > 0
-            &&  !self->synchronous
-            &&  self->quiet_iterations >= self->converge_iterations)
-                s_wait_and_drain (self, IDLE_WAIT_MSEC);
+            &&  !self->synchronous) {
+                if (self->quiet_iterations >= self->converge_iterations)
+                    s_wait_and_drain (self, IDLE_WAIT_MSEC);
+                else
+                if (self->app->idle_without_news
+                &&  self->received == self->received_before)
+                    s_wait_for_news (self, NEWS_WAIT_MSEC);
+            }
             if (self->state == WORKER_RUNNING && !self->terminated)
                 s_iterate (self);
             if (self->shaper)

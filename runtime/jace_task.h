@@ -87,6 +87,15 @@ typedef struct {
     //  task (the runtime then starts from the initial state).
     int (*restore) (jace_task_t *task, void *state, const void *bytes,
                     size_t size, char *reason, size_t reason_size);
+
+    //  True if an iteration run again on the same neighbour values gives
+    //  the same answer (the local block is solved exactly, as in
+    //  multisplitting).  In asynchronous mode the runtime then waits, a
+    //  bounded time, for a newer neighbour vector before iterating again
+    //  rather than spend the core on the same answer: on shared cores the
+    //  slower tasks get it.  False for a relaxation that progresses on
+    //  its own (one Jacobi sweep per iteration).
+    bool idle_without_news;
 } jace_app_t;
 
 //  This task's number, 0 .. jace_task_count () - 1.

@@ -609,5 +609,8 @@ const jace_app_t app_multisplit = {
     .solution = s_solution,
     .destroy = s_destroy,
     .checkpoint = s_checkpoint,
-    .restore = s_restore
+    .restore = s_restore,
+    //  Each iteration solves the local block (to the inner tolerance):
+    //  without a newer neighbour vector it would find the same answer.
+    .idle_without_news = true
 };
