@@ -47,5 +47,7 @@ async=$(median <"$run/async"); sync=$(median <"$run/sync")
 single=$(median <"$run/single")
 echo "platform $(basename "$platform"), job $(basename "$job"), $daemons daemons,$sets"
 echo "median of $repeats: async $async s, sync $sync s, one task $single s"
+echo "runs: async $(tr '\n' ' ' <"$run/async")| sync $(tr '\n' ' ' <"$run/sync")| one task $(tr '\n' ' ' <"$run/single")"
 awk -v a="$async" -v s="$sync" -v o="$single" 'BEGIN {
-    printf "sync / async = %.2f, one task / async = %.2f\n", s / a, o / a }'
+    printf "async / sync = %.2f, sync / async = %.2f, one task / async = %.2f\n",
+           a / s, s / a, o / a }'
