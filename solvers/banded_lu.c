@@ -2,9 +2,19 @@
     banded_lu - direct solver for banded blocks through LAPACK (OpenBLAS)
 
     Debian's OpenBLAS ships LAPACK but no lapacke.h in its include
-    directory, so we declare the two Fortran routines we call.  Fortran
-    passes every argument by reference and appends the length of each
-    CHARACTER argument as a hidden size_t (gfortran ABI).
+    directory, so we declare the Fortran routine we call.  Fortran passes
+    every argument by reference.
+
+    The factors from dgbtrf are repacked once for the solves.  A solve is
+    memory bound: it reads every factor once.  In LAPACK band storage each
+    column holds its kl multipliers of L below its kl + ku + 1 entries of
+    U, so dgbtrs reads both sweeps as short runs with gaps between them, the
+    back sweep in descending column order.  That ran at a third to a half of
+    the machine's streaming bandwidth (bench/bench_solvers bandwidth).
+    Repacked, each sweep reads one array from start to end.  The solve does
+    dgbtrs's operations in dgbtrs's order: the row interchanges and
+    multipliers of L column by column (dgbtrs's dger), then U column by
+    column from the last (dgbtrs's dtbsv).
     =========================================================================
 */
 #include "solvers.h"
@@ -12,19 +22,17 @@
 //  LAPACK: LU factorisation of a general band matrix, partial pivoting
 void dgbtrf_ (const int *m, const int *n, const int *kl, const int *ku,
               double *ab, const int *ldab, int *ipiv, int *info);
-//  LAPACK: solve with the factors from dgbtrf
-void dgbtrs_ (const char *trans, const int *n, const int *kl, const int *ku,
-              const int *nrhs, const double *ab, const int *ldab,
-              const int *ipiv, double *b, const int *ldb, int *info,
-              size_t trans_length);
 
 struct _banded_lu_t {
     int n;                      //  Order of the matrix
     int kl;                     //  Lower bandwidth
     int ku;                     //  Upper bandwidth
-    int ldab;                   //  Leading dimension, 2 kl + ku + 1
-    double *ab;                 //  Band storage, column major, ldab x n
-    int *ipiv;                  //  Pivot rows from dgbtrf
+    double *lower;              //  Multipliers of L, kl per column, column
+                                //  j at j kl (NULL if kl = 0)
+    double *upper;              //  U, kl + ku + 1 entries per column, the
+                                //  last column first, each from its
+                                //  diagonal up: U(i, i), U(i - 1, i), ...
+    int *ipiv;                  //  Pivot rows from dgbtrf (1-based)
 };
 
 //  --------------------------------------------------------------------------
@@ -63,14 +71,43 @@ banded_lu_bytes (const csr_t *A)
 
 //  Copy A into band storage: A(i, j) goes to ab[kl + ku + i - j + j ldab].
 static void
-s_pack (const csr_t *A, banded_lu_t *self)
+s_pack (const csr_t *A, int kl, int ku, double *ab)
 {
+    int64_t ldab = 2 * (int64_t) kl + ku + 1;
     for (int32_t i = 0; i < A->nrows; i++)
         for (int64_t k = A->row_ptr [i]; k < A->row_ptr [i + 1]; k++) {
             int64_t j = A->col_idx [k];
-            self->ab [self->kl + self->ku + i - j + j * (int64_t) self->ldab]
-                = A->values [k];
+            ab [kl + ku + i - j + j * ldab] = A->values [k];
         }
+}
+
+//  Move the factors out of band storage ab (consumed) into self->lower
+//  and self->upper.  The U columns are compacted inside ab, so the peak
+//  memory is the band plus L, not twice the band.
+static void
+s_repack (banded_lu_t *self, double *ab)
+{
+    size_t n = (size_t) self->n, kl = (size_t) self->kl;
+    size_t ldu = kl + (size_t) self->ku + 1;
+    size_t ldab = ldu + kl;
+    if (kl > 0) {
+        self->lower = solvers_malloc (n * kl * sizeof (double));
+        for (size_t j = 0; j < n; j++)
+            memcpy (self->lower + j * kl, ab + j * ldab + ldu,
+                    kl * sizeof (double));
+    }
+    //  Column j moves down from j ldab to j ldu: never onto a column not
+    //  yet moved, since those start at (j + 1) ldab or later.
+    for (size_t j = 1; j < n; j++)
+        memmove (ab + j * ldu, ab + j * ldab, ldu * sizeof (double));
+    //  Reversing the whole array puts the last column first, each column
+    //  running from its diagonal (band row kl + ku) up.
+    for (size_t low = 0, high = n * ldu - 1; low < high; low++, high--) {
+        double swap = ab [low];
+        ab [low] = ab [high];
+        ab [high] = swap;
+    }
+    self->upper = solvers_realloc (ab, n * ldu * sizeof (double));
 }
 
 //  --------------------------------------------------------------------------
@@ -91,18 +128,20 @@ banded_lu_factor (const csr_t *A, size_t max_bytes, banded_lu_t **self_p)
     self->n = A->nrows;
     self->kl = kl;
     self->ku = ku;
-    self->ldab = 2 * kl + ku + 1;
-    self->ab = solvers_calloc (bytes / sizeof (double), sizeof (double));
     self->ipiv = solvers_malloc ((size_t) self->n * sizeof (int));
-    s_pack (A, self);
+    double *ab = solvers_calloc (bytes / sizeof (double), sizeof (double));
+    s_pack (A, kl, ku, ab);
+    int ldab = 2 * kl + ku + 1;
     int info = 0;
-    dgbtrf_ (&self->n, &self->n, &self->kl, &self->ku, self->ab, &self->ldab,
-             self->ipiv, &info);
+    dgbtrf_ (&self->n, &self->n, &self->kl, &self->ku, ab, &ldab, self->ipiv,
+             &info);
     assert (info >= 0);         //  Negative: we passed a bad argument
     if (info > 0) {
+        free (ab);
         banded_lu_destroy (&self);
         return BANDED_LU_SINGULAR;
     }
+    s_repack (self, ab);
     *self_p = self;
     return 0;
 }
@@ -116,10 +155,58 @@ banded_lu_destroy (banded_lu_t **self_p)
     assert (self_p);
     if (*self_p) {
         banded_lu_t *self = *self_p;
-        free (self->ab);
+        free (self->lower);
+        free (self->upper);
         free (self->ipiv);
         free (self);
         *self_p = NULL;
+    }
+}
+
+//  y[t] += alpha u[t] for t < count
+static void
+s_axpy (int count, double alpha, const double *restrict u, double *restrict y)
+{
+    for (int t = 0; t < count; t++)
+        y [t] += alpha * u [t];
+}
+
+//  y[-t] += alpha u[t] for t < count: u is read upwards, y downwards
+static void
+s_axpy_down (int count, double alpha, const double *restrict u,
+             double *restrict y)
+{
+    for (int t = 0; t < count; t++)
+        y [-t] += alpha * u [t];
+}
+
+//  x = L^-1 P x: row interchanges and multipliers, column by column.
+static void
+s_solve_lower (const banded_lu_t *self, double *x)
+{
+    for (int j = 0; j < self->n - 1; j++) {
+        int pivot = self->ipiv [j] - 1;
+        if (pivot != j) {
+            double swap = x [pivot];
+            x [pivot] = x [j];
+            x [j] = swap;
+        }
+        int count = self->n - 1 - j < self->kl ? self->n - 1 - j : self->kl;
+        s_axpy (count, -x [j], self->lower + (size_t) j * self->kl, x + j + 1);
+    }
+}
+
+//  x = U^-1 x, column by column from the last.
+static void
+s_solve_upper (const banded_lu_t *self, double *x)
+{
+    int band = self->kl + self->ku;
+    const double *column = self->upper;
+    for (int i = self->n - 1; i >= 0; i--, column += band + 1) {
+        x [i] /= column [0];
+        int count = i < band ? i : band;
+        if (count > 0)
+            s_axpy_down (count, -x [i], column + 1, x + i - 1);
     }
 }
 
@@ -132,11 +219,9 @@ banded_lu_solve (const banded_lu_t *self, const double *b, double *x)
     assert (self);
     if (x != b)
         memcpy (x, b, (size_t) self->n * sizeof (double));
-    const int one = 1;
-    int info = 0;
-    dgbtrs_ ("N", &self->n, &self->kl, &self->ku, &one, self->ab, &self->ldab,
-             self->ipiv, x, &self->n, &info, 1);
-    assert (info == 0);
+    if (self->kl > 0)
+        s_solve_lower (self, x);
+    s_solve_upper (self, x);
 }
 
 //  --------------------------------------------------------------------------
