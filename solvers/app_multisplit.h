@@ -22,7 +22,7 @@
       problem/matrix    matrix: a Matrix Market file (coordinate)
       problem/rhs       matrix: right-hand side file (default b = A*1)
       solver/inner      krylov (default) | lu-banded | cg | bicgstab
-      solver/inner_tolerance   Krylov relative tolerance (default 1e-12)
+      solver/inner_tolerance   Krylov relative tolerance (default 1e-3)
       solver/overlap    rows of overlap on each side (default 0)
     Generated problems use b = A*1, so the exact solution is all ones and
     the summary reports the error against it.

@@ -10,12 +10,17 @@
 //  Work vectors of the larger method (BiCGStab)
 #define KRYLOV_VECTORS  8
 
+//  Relative residual below which the reduction asked for by
+//  krylov_set_reduction is not pursued: roundoff
+#define KRYLOV_ROUNDOFF 1e-15
+
 struct _krylov_t {
     krylov_method_t method;     //  CG or BiCGStab
     const csr_t *A;             //  Borrowed; the matrix being solved
     int32_t n;                  //  Order of A
     double *inverse_diagonal;   //  Jacobi preconditioner, 1 / a_ii
     double *work;               //  KRYLOV_VECTORS x n workspace
+    double reduction;           //  Least gain of a solve, 1 for none
 };
 
 //  --------------------------------------------------------------------------
@@ -29,6 +34,7 @@ krylov_new (krylov_method_t method, const csr_t *A)
     krylov_t *self = solvers_calloc (1, sizeof (krylov_t));
     self->method = method;
     self->A = A;
+    self->reduction = 1.0;
     self->n = A->nrows;
     self->inverse_diagonal = solvers_malloc ((size_t) self->n * sizeof (double));
     for (int32_t i = 0; i < self->n; i++) {
@@ -73,6 +79,27 @@ s_precondition (const krylov_t *self, const double *r, double *z)
         z [i] = self->inverse_diagonal [i] * r [i];
 }
 
+void
+krylov_set_reduction (krylov_t *self, double factor)
+{
+    assert (self);
+    assert (factor > 0.0 && factor <= 1.0);
+    self->reduction = factor;
+}
+
+//  Residual norm a solve stops at, from the tolerance, ||b|| and the
+//  starting residual norm
+static double
+s_target (const krylov_t *self, double tolerance, double b_norm,
+          double r_norm)
+{
+    double target = tolerance * b_norm;
+    if (self->reduction < 1.0)
+        target = fmin (target, fmax (self->reduction * r_norm,
+                                     KRYLOV_ROUNDOFF * b_norm));
+    return target;
+}
+
 //  Fill the result and return its status.
 static krylov_status_t
 s_finish (krylov_result_t *result, krylov_status_t status, int32_t iterations,
@@ -99,7 +126,7 @@ s_cg (krylov_t *self, const double *b, double *x, double tolerance,
     memcpy (p, z, (size_t) n * sizeof (double));
     double rz = s_dot (n, r, z);
     double r_norm = sqrt (s_dot (n, r, r));
-    double target = tolerance * b_norm;
+    double target = s_target (self, tolerance, b_norm, r_norm);
     int32_t iteration = 0;
     for (; r_norm > target && iteration < max_iterations; iteration++) {
         csr_spmv (self->A, p, q);
@@ -165,7 +192,7 @@ s_bicgstab (krylov_t *self, const double *b, double *x, double tolerance,
     memset (v, 0, (size_t) n * sizeof (double));
     double rho = 1.0, alpha = 1.0, omega = 1.0;
     double r_norm = sqrt (s_dot (n, r, r));
-    double target = tolerance * b_norm;
+    double target = s_target (self, tolerance, b_norm, r_norm);
     int32_t iteration = 0;
     for (; r_norm > target && iteration < max_iterations; iteration++) {
         double rho_next = s_dot (n, r_hat, r);

@@ -56,7 +56,17 @@ krylov_t *
 void
     krylov_destroy (krylov_t **self_p);
 
-//  Solve A x = b starting from x, for at most max_iterations iterations.
+//  Make every solve also reduce the residual by `factor` (0 < factor <= 1)
+//  from where the starting x leaves it, however small it already is, down
+//  to roundoff.  An outer iteration that warm-starts the inner solve then
+//  always gains something, even when the tolerance is loose: without it
+//  a warm start already under the tolerance does nothing and the outer
+//  iteration stalls.  1, the default, turns it off.
+void
+    krylov_set_reduction (krylov_t *self, double factor);
+
+//  Solve A x = b starting from x, for at most max_iterations iterations,
+//  until ||b - Ax|| <= tolerance ||b|| (and the reduction above, if set).
 //  Fills *result and returns its status.  Allocates nothing.
 krylov_status_t
     krylov_solve (krylov_t *self, const double *b, double *x,

@@ -42,6 +42,10 @@
 extern "C" {
 #endif
 
+//  Least residual reduction of every inner Krylov solve from its warm
+//  start (krylov_set_reduction), whatever the inner tolerance
+#define MULTISPLIT_INNER_REDUCTION      0.1
+
 //  Inner solver of the local block; the job-file name is in parentheses
 typedef enum {
     MULTISPLIT_INNER_KRYLOV,    //  CG if the block is symmetric, else
@@ -71,7 +75,8 @@ typedef struct {
 typedef struct _multisplit_t multisplit_t;
 
 //  Defaults: krylov (CG on symmetric blocks) with relative tolerance
-//  1e-12 and 1000 iterations; LU limited to 1 GiB of band storage.  The
+//  1e-3, at least MULTISPLIT_INNER_REDUCTION per solve, and 1000
+//  iterations; LU limited to 1 GiB of band storage.  The
 //  choice is measured: see docs/SOLVERS.md.
 void
     multisplit_options_defaults (multisplit_options_t *options);

@@ -9,6 +9,9 @@
 #     iterating; `jace-spawner resume JOBID` rebuilds the job from them
 #     and carries it to a verified answer, adding to the same event log.
 . "$(dirname "$0")/lib.sh"
+#  Exact inner solves (the default, 1e-3, is several times faster) keep
+#  each job running long enough for the crashes to land while it runs.
+EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
 plan 15
 
@@ -23,7 +26,7 @@ check "10 daemons register across two super-nodes" \
     wait_for 15 count_is 10 "$SN_b"
 
 #  1. Super-node a dies at 1 s, task 1's daemon at 3 s.
-submit supernode "$JOB" "$SN_a" --supernode "$SN_b" --set job/tasks=4 \
+submit supernode "$JOB" "$SN_a" --supernode "$SN_b" --set job/tasks=4 $EXACT \
     --set problem/n=44 --set job/tolerance=1e-10 \
     --set job/heartbeat_timeout=800 --set checkpoint/every_seconds=0.3 \
     --set faults/tasks=1 --set faults/first=3 &
@@ -50,7 +53,7 @@ lib_pids=$(echo "$lib_pids" | tr ' ' '\n' | grep -vx "$PID_a" | tr '\n' ' ')
 reap_dead
 
 #  2. The spawner dies 1.5 s after the start and is resumed.
-submit orphan "$JOB" "$SN_b" --set job/tasks=4 --set problem/n=44 \
+submit orphan "$JOB" "$SN_b" --set job/tasks=4 $EXACT --set problem/n=44 \
     --set job/tolerance=1e-10 --set job/heartbeat_timeout=800 &
 submitted=$!
 wait_for 20 grep -q '"event":"start"' "$RUN/orphan.events"

@@ -111,6 +111,64 @@ s_test_banded_lu (void)
     csr_destroy (&A);
 }
 
+//  A random n x n band matrix with kl sub- and ku super-diagonals, all of
+//  them full; dominant makes the diagonal outweigh its row, otherwise the
+//  diagonal is small and the factorisation must pivot.
+static csr_t *
+s_random_band (int32_t n, int32_t kl, int32_t ku, bool dominant,
+               unsigned *seed)
+{
+    csr_builder_t *builder = csr_builder_new (n, n, 0);
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t j = i - kl; j <= i + ku; j++) {
+            if (j < 0 || j >= n)
+                continue;
+            double value = (double) rand_r (seed) / RAND_MAX - 0.5;
+            if (j == i)
+                value = dominant ? kl + ku + 1.0 : 1e-3 * value;
+            csr_builder_add (builder, i, j, value);
+        }
+    csr_t *A = csr_builder_build (builder);
+    csr_builder_destroy (&builder);
+    return A;
+}
+
+//  Every band shape the solve has a branch for: no L (kl = 0), no U above
+//  the diagonal (ku = 0), diagonal only, one row, wide and lopsided bands,
+//  with and without pivoting.
+static void
+s_test_banded_lu_shapes (void)
+{
+    struct { int32_t n, kl, ku; bool dominant; } shapes [] = {
+        { 1, 0, 0, true }, { 40, 0, 0, true }, { 40, 0, 3, true },
+        { 40, 4, 0, true }, { 60, 2, 7, true }, { 60, 9, 1, false },
+        { 60, 5, 5, false }, { 7, 6, 6, false }
+    };
+    unsigned seed = 7;
+    int passed = 0, count = sizeof shapes / sizeof shapes [0];
+    for (int s = 0; s < count; s++) {
+        csr_t *A = s_random_band (shapes [s].n, shapes [s].kl, shapes [s].ku,
+                                  shapes [s].dominant, &seed);
+        double *b, *x;
+        s_system (A, &b, &x);
+        banded_lu_t *lu = NULL;
+        if (banded_lu_factor (A, 0, &lu) == 0) {
+            banded_lu_solve (lu, b, x);
+            double error = s_error_from_ones (x, A->nrows);
+            if (error <= 1e-9)
+                passed++;
+            else
+                diag ("n %d kl %d ku %d: error %g", shapes [s].n,
+                      shapes [s].kl, shapes [s].ku, error);
+        }
+        banded_lu_destroy (&lu);
+        csr_destroy (&A);
+        free (b);
+        free (x);
+    }
+    ok (passed == count, "LU solves every band shape, pivoted or not");
+}
+
 static void
 s_test_cg (void)
 {
@@ -136,6 +194,21 @@ s_test_cg (void)
     diag ("CG: %d iterations, residual %.3g", result.iterations, result.residual);
     krylov_solve (cg, b, x, 1e-10, 500, &result);
     is_int (result.iterations, 0, "warm start from the solution needs no iteration");
+    //  A warm start already under a loose tolerance: alone it does
+    //  nothing; with a least reduction the residual still drops tenfold.
+    memset (x, 0, A->nrows * sizeof (double));
+    krylov_solve (cg, b, x, 1e-4, 500, &result);
+    double loose = result.residual;
+    krylov_solve (cg, b, x, 1e-3, 500, &result);
+    is_int (result.iterations, 0, "a warm start under the tolerance does nothing");
+    krylov_set_reduction (cg, 0.1);
+    krylov_solve (cg, b, x, 1e-3, 500, &result);
+    ok (result.iterations > 0 && result.residual <= 0.1 * loose,
+        "with a least reduction it still gains a digit");
+    krylov_solve (cg, b, x, 1e-3, 500, &result);
+    krylov_solve (cg, b, x, 1e-3, 500, &result);
+    ok (result.residual <= 1e-3 * loose, "and another at each solve");
+    krylov_set_reduction (cg, 1.0);
     memset (x, 0, A->nrows * sizeof (double));
     ok (krylov_solve (cg, b, x, 1e-12, 3, &result) == KRYLOV_MAX_ITERATIONS
         && result.iterations == 3, "CG stops at the iteration budget and says so");
@@ -220,8 +293,9 @@ int
 main (void)
 {
     openblas_set_num_threads (1);
-    tap_plan (30);
+    tap_plan (34);
     s_test_banded_lu ();
+    s_test_banded_lu_shapes ();
     s_test_cg ();
     s_test_bicgstab ();
     return tap_done ();

@@ -98,7 +98,7 @@ if [ "$crashes" -gt 0 ]; then
             grep -q '"start"' "$run/events.jsonl" 2>/dev/null && break
             sleep 0.1
         done
-        sleep 3
+        sleep 2
         job_id=$(head -n 1 "$run/events.jsonl" |
                  sed -n 's/.*"job":"\([^"]*\)".*/\1/p')
         echo "demo: crashing $crashes working daemons of $job_id" >&2
@@ -112,7 +112,7 @@ say "Submitting ${job#"$srcdir"/}"
 #  A 3D Poisson solve long enough for a crash to land while it runs; the
 #  dead daemon's task moves to a free one and the job goes on.
 timeout 600 "$spawner" submit "$job" --supernode "$sn" \
-    --set job/tasks=6 --set problem/n=40 --set job/heartbeat_timeout=1000 \
+    --set job/tasks=6 --set problem/n=48 --set job/heartbeat_timeout=1000 \
     --set job/tolerance=1e-10 --set report/sample_seconds=1 \
     --events "$run/events.jsonl" --out "$run/solution" \
     --report "$run/report.txt"
