@@ -12,7 +12,7 @@
 
 //  Default inner settings, see multisplit_options_defaults
 //  Loose on purpose: with the least reduction below, a loose inner solve
-//  costs the outer iteration almost nothing and is 3-6x faster over a
+//  costs the outer iteration little and is 2.5-5x faster over a
 //  whole solve (docs/SOLVERS.md, "Inner tolerance")
 #define MULTISPLIT_INNER_TOLERANCE      1e-3
 #define MULTISPLIT_INNER_MAX_ITERATIONS 1000
