@@ -308,6 +308,9 @@ s_leave_job (server_t *self)
     self->self_node.task = -1;
     self->self_node.epoch = 0;
     zframe_destroy (&self->spawner);
+    //  Tell the super-node now, not at the next heartbeat: a spawner
+    //  waiting for daemons gets this one at once.
+    s_send_hello (self);
 }
 
 static void

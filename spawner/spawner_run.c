@@ -1,9 +1,12 @@
 /*  =========================================================================
     spawner_run - one job from reservation to a verified answer
 
-    Timing: the lease on our daemons is renewed every LEASE_RENEW_MSEC; a
-    task whose daemon has been silent (no HEARTBEAT, PROGRESS or RESULT)
-    for job/heartbeat_timeout is declared dead.  Verification snapshots
+    Timing: a RESERVE the super-node does not answer within
+    GRANT_WAIT_MSEC goes to the next super-node; one answered short is
+    asked again after GRANT_RETRY_MSEC.  The lease on our daemons is
+    renewed every LEASE_RENEW_MSEC; a task whose daemon has been silent
+    (no HEARTBEAT, PROGRESS or RESULT) for job/heartbeat_timeout is
+    declared dead.  Verification snapshots
     start VERIFY_BACKOFF_MIN_MSEC after a failed one and back off to
     VERIFY_BACKOFF_MAX_MSEC, so a slowly converging job is checked often
     at first and never floods the daemons.
@@ -21,6 +24,7 @@
 #define LEASE_RENEW_MSEC 500
 #define LEASE_MSEC 5000
 #define GRANT_WAIT_MSEC 2000
+#define GRANT_RETRY_MSEC 200
 #define ACCEPT_WAIT_MSEC 15000
 #define PROGRESS_PRINT_MSEC 2000
 #define PROGRESS_EVENT_MSEC 1000
@@ -351,6 +355,10 @@ s_lease (run_t *self, size_t target, const char *cluster, int64_t deadline)
             return -1;
         if (now >= next_request && next_request && !self->grant_heard)
             s_fail_over (self);
+        //  A short grant: daemons may be on their way back from the last
+        //  job, so ask again soon rather than after the silence timeout.
+        if (self->grant_heard && next_request > now + GRANT_RETRY_MSEC)
+            next_request = now + GRANT_RETRY_MSEC;
         if (now >= next_request) {
             self->grant_heard = false;
             jace_msg_t *reserve = jace_msg_new (JACE_MSG_RESERVE);

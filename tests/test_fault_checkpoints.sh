@@ -53,7 +53,7 @@ events () {         #  events NAME EVENT: the lines of that event
 }
 
 #  1. Two daemons every two seconds.
-submit storm "$JOB" "$SN_sn" --set job/tasks=8 $EXACT --set problem/n=40 \
+submit storm "$JOB" "$SN_sn" --set job/tasks=8 $EXACT --set problem/n=48 \
     --set job/tolerance=1e-9 --set job/heartbeat_timeout=800 \
     --set checkpoint/every_seconds=0.5 --set faults/every=$((2 * SLOW)) \
     --set faults/first=1 --set faults/count=2 --set report/sample_seconds=1 \

@@ -27,14 +27,14 @@ working_daemon () {
 
 run_job () {    #  run_job NAME: in the background, pid in $job
     submit "$1" "$JACE_SRCDIR/examples/poisson3d.job" "$SN_sn" \
-        --set job/tasks=4 $EXACT --set problem/n=30 --set job/tolerance=1e-8 \
+        --set job/tasks=4 $EXACT --set problem/n=40 --set job/tolerance=1e-9 \
         --set job/heartbeat_timeout=1000 &
     job=$!
     wait_for 30 grep -q '"event":"start"' "$RUN/$1.events"
 }
 
 run_job crash
-sleep 1
+sleep 0.5
 victim=$(working_daemon)
 eval "crash \$PID_$victim"
 diag "crashed $victim"
@@ -53,7 +53,7 @@ check "the killed daemon leaves the registry" \
     wait_for 5 count_is 0 "$SN_sn" ".id == \"$victim\""
 
 run_job freeze
-sleep 1
+sleep 0.5
 frozen=$(working_daemon)
 eval "frozen_pid=\$PID_$frozen"
 kill -STOP "$frozen_pid"
