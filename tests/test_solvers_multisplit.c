@@ -446,6 +446,15 @@ s_test_failures (void)
     diag ("inner tolerance 1e-3: %s after %d iterations, residual %.3g",
           multisplit_status_name (result.status), result.iterations,
           result.residual);
+
+    //  One task is the whole system: it is solved to roundoff at once,
+    //  not a digit per outer iteration.
+    options = s_options (1, MULTISPLIT_INNER_CG);
+    options.inner.inner_tolerance = 1e-3;
+    multisplit_serial_solve (A, system.b, &options, x, &result, NULL, 0);
+    ok (result.status == MULTISPLIT_CONVERGED && result.iterations <= 5,
+        "a single block coupled to nothing is solved in a few outer iterations");
+    diag ("one task: %d outer iterations", result.iterations);
     s_system_destroy (&system);
 
     //  CG on an indefinite block breaks down, and the driver says so.
@@ -471,7 +480,7 @@ int
 main (void)
 {
     openblas_set_num_threads (1);
-    tap_plan (11 + 14 + 8 + 5 + 6 + 50 + 3 + 7);
+    tap_plan (11 + 14 + 8 + 5 + 6 + 50 + 3 + 8);
     s_test_partition ();
     s_test_dependencies ();
     s_test_residual_and_step ();
