@@ -69,20 +69,26 @@ s_platform_text (size_t clusters, size_t nodes)
     return text;
 }
 
+//  MAHEVE on clusters x nodes machines with `slots` daemons each
 static void
-s_bench_maheve (size_t tasks, size_t clusters, size_t nodes)
+s_bench_maheve (size_t tasks, size_t clusters, size_t nodes, size_t slots)
 {
     char *text = s_platform_text (clusters, nodes);
     platform_t *platform = platform_parse (text, NULL, 0);
     free (text);
+    if (slots > 1) {
+        platform_t *slotted = platform_with_slots (platform, slots);
+        platform_destroy (&platform);
+        platform = slotted;
+    }
     tig_t *tig = tig_new_banded (tasks * 10, 15, tasks);
     grid_t *grid = grid_new (platform);
     size_t *placement = malloc (tasks * sizeof (size_t));
     double start = s_now ();
     int rc = maheve_map (grid, tig, placement);
     double elapsed = s_now () - start;
-    printf ("maheve %zu tasks on %zu nodes (%zu clusters): %.3f s (%s)\n",
-            tasks, clusters * nodes, clusters, elapsed,
+    printf ("maheve %zu tasks on %zu nodes x %zu slots (%zu clusters): "
+            "%.3f s (%s)\n", tasks, clusters * nodes, slots, clusters, elapsed,
             rc == 0 ? "mapped" : "does not fit: one task per node");
     free (placement);
     grid_destroy (&grid);
@@ -175,10 +181,12 @@ int
 main (void)
 {
     s_bench_scatter ();
-    s_bench_maheve (10000, 4, 500);
-    s_bench_maheve (2000, 20, 500);
-    s_bench_maheve (10000, 20, 500);
-    s_bench_maheve (10000, 24, 500);
+    s_bench_maheve (10000, 4, 500, 1);
+    s_bench_maheve (10000, 4, 500, 5);
+    s_bench_maheve (10000, 4, 500, 6);
+    s_bench_maheve (2000, 20, 500, 1);
+    s_bench_maheve (10000, 20, 500, 1);
+    s_bench_maheve (10000, 24, 500, 1);
     s_bench_taag ("GROUPS{64,4,1}", 100);
     s_bench_taag ("GROUPS{50,4,1}", 200);
     s_bench_taag ("GROUPS{80,8,2}", 200);

@@ -388,6 +388,51 @@ platform_load (const char *path, char *error, size_t error_size)
 }
 
 //  --------------------------------------------------------------------------
+//  Copy a platform with every node repeated `slots` times
+
+static char *
+s_strdup (const char *text)
+{
+    char *copy = strdup (text);
+    assert (copy);
+    return copy;
+}
+
+platform_t *
+platform_with_slots (platform_t *self, size_t slots)
+{
+    assert (self);
+    assert (slots >= 1);
+    size_t links = self->cluster_count * self->cluster_count;
+    platform_t *copy = (platform_t *) calloc (1, sizeof (platform_t));
+    assert (copy);
+    copy->name = s_strdup (self->name);
+    copy->cluster_count = self->cluster_count;
+    copy->clusters = (cluster_t *) calloc (self->cluster_count,
+                                           sizeof (cluster_t));
+    copy->latency_us = (double *) malloc (links * sizeof (double));
+    copy->bandwidth_mbps = (double *) malloc (links * sizeof (double));
+    assert (copy->clusters && copy->latency_us && copy->bandwidth_mbps);
+    memcpy (copy->latency_us, self->latency_us, links * sizeof (double));
+    memcpy (copy->bandwidth_mbps, self->bandwidth_mbps,
+            links * sizeof (double));
+    for (size_t index = 0; index < self->cluster_count; index++) {
+        const cluster_t *from = &self->clusters [index];
+        cluster_t *to = &copy->clusters [index];
+        *to = *from;
+        to->name = s_strdup (from->name);
+        to->nodes = from->nodes * slots;
+        to->first = copy->node_count;
+        to->speeds = (double *) malloc (to->nodes * sizeof (double));
+        assert (to->speeds);
+        for (size_t node = 0; node < to->nodes; node++)
+            to->speeds [node] = from->speeds [node / slots];
+        copy->node_count += to->nodes;
+    }
+    return copy;
+}
+
+//  --------------------------------------------------------------------------
 //  Destroy a platform
 
 void

@@ -46,6 +46,14 @@ platform_t *
 platform_t *
     platform_parse (const char *text, char *error, size_t error_size);
 
+//  A copy of the platform in which every node is `slots` nodes of the
+//  same cluster, speed and power, adjacent in the node order: node j of a
+//  cluster becomes nodes j slots .. j slots + slots - 1.  It models
+//  `slots` daemons per machine (one per core, say) for the mappers, which
+//  place one task per node.  The caller destroys the copy.
+platform_t *
+    platform_with_slots (platform_t *self, size_t slots);
+
 //  Destroy a platform; nullifies the reference.  Safe on NULL.
 void
     platform_destroy (platform_t **self_p);

@@ -10,15 +10,16 @@ check () {
     if [ "$1" = 0 ]; then echo "ok $count - $2"
     else echo "not ok $count - $2"; failed=1; fi
 }
-echo "1..9"
+echo "1..13"
 "$map" --help | grep -q "jace-map --platform FILE"
 check $? "--help prints the usage"
 out=$("$map" --platform "$platforms/two-clusters.platform" --tasks 6)
 echo "$out" | grep -q "hd 0.4779" && [ "$(echo "$out" | grep -c 'predicted ET')" -eq 4 ]
 check $? "all four mappers side by side, with hd"
 out=$("$map" --platform "$platforms/local8.platform" --job "$data/banded.job" 2>&1)
-[ $? -eq 1 ] && echo "$out" | grep -q "cannot map 16 tasks on 8 nodes"
-check $? "16 tasks on 8 nodes are refused"
+[ $? -eq 1 ] && echo "$out" | grep -q "cannot map 16 tasks on 8 nodes" \
+    && echo "$out" | grep -q -- "--slots-per-node"
+check $? "16 tasks on 8 nodes are refused, naming --slots-per-node"
 out=$("$map" --platform "$platforms/local8.platform" --job "$data/band8.job" --algo maheve --json)
 echo "$out" | grep -q '"hd": 0,' && echo "$out" | grep -q '"algorithm": "maheve"' \
     && echo "$out" | grep -q '"spares": \['
@@ -39,4 +40,20 @@ check $? "a bad job file is reported with file and line"
 check $? "a missing --job/--tasks is a usage error"
 "$map" --platform "$platforms/local8.platform" --tasks 3 --algo default | grep -q "0:A-0 1:A-1 2:A-2"
 check $? "the default policy takes nodes in order"
+#  Two daemons per machine: 16 tasks fit on 8 machines, every slot at
+#  most once, each named NODE#SLOT of a machine of the platform.
+out=$("$map" --platform "$platforms/local8.platform" --job "$data/banded.job" \
+      --slots-per-node 2 --json)
+check $? "--slots-per-node 2 maps 16 tasks on 8 machines with every mapper"
+echo "$out" | jq -e '.nodes == 16 and ([.results[] | .mapping | length == 16
+    and (unique | length == 16)
+    and all(test("^[AB]-[0-3]#[01]$"))] | all)' >/dev/null
+check $? "each mapping uses 16 distinct slots of the 8 machines"
+echo "$out" | jq -e '[.results[] | .mapping + .spares | length == 16] | all' \
+    >/dev/null
+check $? "mapped slots and spares account for every slot"
+"$map" --platform "$platforms/local8.platform" --tasks 2 --slots-per-node 0 \
+    2>/dev/null
+[ $? -eq 2 ]
+check $? "--slots-per-node 0 is a usage error"
 exit $failed

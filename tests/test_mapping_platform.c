@@ -187,12 +187,44 @@ s_test_files (void)
         "a missing file is reported with its path");
 }
 
+//  Three daemons per machine: every node becomes three of its cluster,
+//  speed and power, adjacent; links are unchanged.
+static void
+s_test_slots (void)
+{
+    platform_t *platform = platform_parse (s_two_clusters, NULL, 0);
+    platform_t *slotted = platform_with_slots (platform, 3);
+    is_int (platform_node_count (slotted), 3 * 8, "3 slots: 24 nodes");
+    is_int (platform_cluster_nodes (slotted, 0), 12, "A has 12 slots");
+    bool same = true;
+    for (size_t cluster = 0; cluster < 3; cluster++)
+        for (size_t node = 0; node < platform_cluster_nodes (slotted, cluster);
+             node++) {
+            size_t index = platform_node_index (slotted, cluster, node);
+            same = same
+                && platform_node_cluster (slotted, index) == cluster
+                && platform_node_power (slotted, cluster, node)
+                   == platform_node_power (platform, cluster, node / 3)
+                && platform_node_speed (slotted, cluster, node)
+                   == platform_node_speed (platform, cluster, node / 3);
+        }
+    ok (same, "slot j of a cluster has the cluster, speed and power of node j / 3");
+    ok (platform_latency_us (slotted, 0, 1) == 2000
+        && platform_bandwidth_mbps (slotted, 1, 2) == 100
+        && platform_latency_us (slotted, 1, 1)
+           == platform_latency_us (platform, 1, 1),
+        "links are kept");
+    platform_destroy (&slotted);
+    platform_destroy (&platform);
+}
+
 int
 main (void)
 {
-    tap_plan (47);
+    tap_plan (51);
     s_test_good ();
     s_test_bad ();
     s_test_files ();
+    s_test_slots ();
     return tap_done ();
 }

@@ -2,12 +2,17 @@
     jace-map - compare task mappings on a platform without running a job
 
     jace-map --platform FILE (--job FILE | --tasks N) [--algo NAME|all]
-             [--json]
+             [--slots-per-node K] [--json]
 
     Prints the heterogeneity degree hd of the platform and, for each
     mapper side by side, the node of every task, the spare nodes left and
     the predicted ET(App) of MAHEVE section 3.1.  Bad input is reported as
     "FILE:LINE: reason" (status 1); bad usage exits with status 2.
+
+    The mappers place one task per node, as MAHEVE does (its section 3.3:
+    a failure costs one task).  --slots-per-node K plans for K daemons per
+    machine instead (one per core, say): each node of the platform counts
+    as K nodes of its power, named NODE#SLOT (A-3#0, A-3#1, ...).
 
     A job file is ZPL:
         job
@@ -30,21 +35,28 @@ typedef struct {
     long tasks;                 //  --tasks N
     const char *algorithm;      //  --algo NAME or "all"
     bool json;                  //  --json
+    size_t slots;               //  --slots-per-node K
 } options_t;
+
+//  Most daemons per machine --slots-per-node accepts
+#define MAP_MAX_SLOTS   1024
 
 static void
 s_usage (FILE *stream)
 {
     fprintf (stream,
         "usage: jace-map --platform FILE (--job FILE | --tasks N) "
-        "[--algo NAME|all] [--json]\n"
+        "[--algo NAME|all]\n"
+        "                [--slots-per-node K] [--json]\n"
         "\n"
         "Maps the job's tasks (one per node) with each mapper and prints hd,\n"
         "the mapping, the spare nodes and the predicted ET(App).\n"
         "Mappers: default, aiac-qm, f-ec, maheve (all: every one).\n"
         "A job file is ZPL: job / tasks = N, and either matrix = \"FILE.mtx\"\n"
         "(Matrix Market, block rows) or rows = R, half_bandwidth = B.\n"
-        "--tasks N maps a banded matrix of 1000 N rows, half-bandwidth 1000.\n");
+        "--tasks N maps a banded matrix of 1000 N rows, half-bandwidth 1000.\n"
+        "--slots-per-node K counts every node as K nodes of its power (K\n"
+        "daemons per machine, e.g. one per core; default 1), named NODE#SLOT.\n");
 }
 
 //  Read a whole number item of the job; false if absent or bad
@@ -127,17 +139,25 @@ s_load_job (const char *path)
 }
 
 //  Name of a node: CLUSTER-INDEX
+//  Name of a node: CLUSTER-N, or CLUSTER-N#SLOT with several slots
 static void
-s_node_name (platform_t *platform, size_t node, char *name, size_t size)
+s_node_name (platform_t *platform, size_t slots, size_t node, char *name,
+             size_t size)
 {
     size_t cluster = platform_node_cluster (platform, node);
-    snprintf (name, size, "%s-%zu", platform_cluster_name (platform, cluster),
-              node - platform_node_index (platform, cluster, 0));
+    size_t local = node - platform_node_index (platform, cluster, 0);
+    if (slots > 1)
+        snprintf (name, size, "%s-%zu#%zu",
+                  platform_cluster_name (platform, cluster), local / slots,
+                  local % slots);
+    else
+        snprintf (name, size, "%s-%zu",
+                  platform_cluster_name (platform, cluster), local);
 }
 
 //  Print one mapper's result
 static void
-s_print_result (platform_t *platform, grid_t *grid, tig_t *tig,
+s_print_result (platform_t *platform, size_t slots, grid_t *grid, tig_t *tig,
                 const char *algorithm, const size_t *placement, bool json,
                 bool first)
 {
@@ -147,7 +167,7 @@ s_print_result (platform_t *platform, grid_t *grid, tig_t *tig,
         printf ("%s{\"algorithm\": \"%s\", \"predicted_et\": %.17g, "
                 "\"mapping\": [", first ? "" : ", ", algorithm, time);
         for (size_t task = 0; task < tig_count (tig); task++) {
-            s_node_name (platform, placement [task], name, sizeof name);
+            s_node_name (platform, slots, placement [task], name, sizeof name);
             printf ("%s\"%s\"", task ? ", " : "", name);
         }
         printf ("], \"spares\": [");
@@ -155,7 +175,7 @@ s_print_result (platform_t *platform, grid_t *grid, tig_t *tig,
     else {
         printf ("%-8s predicted ET %.6g\n  mapping:", algorithm, time);
         for (size_t task = 0; task < tig_count (tig); task++) {
-            s_node_name (platform, placement [task], name, sizeof name);
+            s_node_name (platform, slots, placement [task], name, sizeof name);
             printf (" %zu:%s", task, name);
         }
         printf ("\n  spares: ");
@@ -164,7 +184,7 @@ s_print_result (platform_t *platform, grid_t *grid, tig_t *tig,
     for (size_t node = 0; node < grid_node_count (grid); node++) {
         if (!grid_node_is_available (grid, node))
             continue;
-        s_node_name (platform, node, name, sizeof name);
+        s_node_name (platform, slots, node, name, sizeof name);
         bool reserved = grid_node_state (grid, node) == GRID_RESERVED;
         marked = marked || reserved;
         if (json)
@@ -204,12 +224,16 @@ s_run (options_t *options, platform_t *platform, tig_t *tig)
     for (size_t index = 0; names [index]; index++) {
         grid_t *grid = grid_new (platform);
         if (mapper_map (names [index], grid, tig, placement) == 0)
-            s_print_result (platform, grid, tig, names [index], placement,
-                            options->json, index == 0);
+            s_print_result (platform, options->slots, grid, tig,
+                            names [index], placement, options->json,
+                            index == 0);
         else {
             fprintf (stderr, "jace-map: %s cannot map %zu tasks on %zu "
-                     "nodes\n", names [index], tig_count (tig),
-                     platform_node_count (platform));
+                     "nodes%s\n", names [index], tig_count (tig),
+                     platform_node_count (platform),
+                     tig_count (tig) > platform_node_count (platform)
+                     ? " (one task per node; --slots-per-node K runs K per "
+                       "machine)" : "");
             rc = 1;
         }
         grid_destroy (&grid);
@@ -223,7 +247,7 @@ s_run (options_t *options, platform_t *platform, tig_t *tig)
 int
 main (int argc, char *argv [])
 {
-    options_t options = { .tasks = -1, .algorithm = "all" };
+    options_t options = { .tasks = -1, .algorithm = "all", .slots = 1 };
     static const struct option longs [] = {
         { "help", no_argument, NULL, 'h' },
         { "json", no_argument, NULL, 'j' },
@@ -231,6 +255,7 @@ main (int argc, char *argv [])
         { "job", required_argument, NULL, 'J' },
         { "tasks", required_argument, NULL, 't' },
         { "algo", required_argument, NULL, 'a' },
+        { "slots-per-node", required_argument, NULL, 's' },
         { NULL, 0, NULL, 0 }
     };
     int option;
@@ -251,6 +276,17 @@ main (int argc, char *argv [])
                     return 2;
                 }
                 break;
+            case 's': {
+                long slots = strtol (optarg, &end, 10);
+                if (*end || end == optarg || slots < 1
+                ||  slots > MAP_MAX_SLOTS) {
+                    fprintf (stderr, "jace-map: --slots-per-node needs a "
+                             "whole number from 1 to %d\n", MAP_MAX_SLOTS);
+                    return 2;
+                }
+                options.slots = (size_t) slots;
+                break;
+            }
             default: s_usage (stderr); return 2;
         }
     }
@@ -271,6 +307,11 @@ main (int argc, char *argv [])
     if (!platform) {
         fprintf (stderr, "%s\n", error);
         return 1;
+    }
+    if (options.slots > 1) {
+        platform_t *slotted = platform_with_slots (platform, options.slots);
+        platform_destroy (&platform);
+        platform = slotted;
     }
     tig_t *tig = options.job ? s_load_job (options.job)
                : tig_new_banded (1000 * (size_t) options.tasks, 1000,
