@@ -3,13 +3,14 @@
 
     Timing: a RESERVE the super-node does not answer within
     GRANT_WAIT_MSEC goes to the next super-node; one answered short is
-    asked again after GRANT_RETRY_MSEC.  The lease on our daemons is
+    asked again after GRANT_RETRY_MSEC. The lease on our daemons is
     renewed every LEASE_RENEW_MSEC; a task whose daemon has been silent
     (no HEARTBEAT, PROGRESS or RESULT) for job/heartbeat_timeout is
-    declared dead.  Verification snapshots
-    start VERIFY_BACKOFF_MIN_MSEC after a failed one and back off to
-    VERIFY_BACKOFF_MAX_MSEC, so a slowly converging job is checked often
-    at first and never floods the daemons.
+    declared dead. A verification snapshot follows a failed one after
+    VERIFY_BACKOFF_MIN_MSEC while the residual falls by a quarter or more
+    (VERIFY_PROGRESS) from one to the next, and backs off by doubling to
+    VERIFY_BACKOFF_MAX_MSEC when it does not, so a job closing in is
+    checked often and a stuck one never floods the daemons.
     =========================================================================
 */
 #include "spawner_run.h"
@@ -31,6 +32,7 @@
 #define LIVE_TABLE_MSEC 250
 #define VERIFY_BACKOFF_MIN_MSEC 100
 #define VERIFY_BACKOFF_MAX_MSEC 2000
+#define VERIFY_PROGRESS 0.75    //  Residual ratio that keeps checks frequent
 
 //  One task of the job and the daemon running it.
 typedef struct {
@@ -1007,10 +1009,26 @@ s_begin_snapshot (run_t *self)
     s_send_all (self, JACE_MSG_COLLECT, NULL);
 }
 
+//  When to take the next snapshot after one failed.  A residual that fell
+//  by a quarter or more since the last snapshot is closing in on the
+//  tolerance: check again soon.  One that did not is slow or stuck: back off, so
+//  that a job that cannot converge never floods its daemons.
+static void
+s_back_off (run_t *self, int64_t now, double previous)
+{
+    if (self->residual <= VERIFY_PROGRESS * previous)
+        self->verify_backoff = VERIFY_BACKOFF_MIN_MSEC;
+    else
+        self->verify_backoff = self->verify_backoff * 2 > VERIFY_BACKOFF_MAX_MSEC
+                             ? VERIFY_BACKOFF_MAX_MSEC : self->verify_backoff * 2;
+    self->next_verify = now + self->verify_backoff;
+}
+
 static void
 s_verify_snapshot (run_t *self, int64_t now)
 {
     const jace_app_t *app = spawner_job_app (self->job);
+    double previous = self->residual;
     self->residual = app->residual (spawner_job_problem (self->job), self->x,
                                     self->unknowns);
     double tolerance = spawner_job_tolerance (self->job);
@@ -1031,9 +1049,7 @@ s_verify_snapshot (run_t *self, int64_t now)
     else
     if (!isfinite (self->residual))
         s_fail (self, "the iteration diverges: the residual is not finite");
-    self->next_verify = now + self->verify_backoff;
-    self->verify_backoff = self->verify_backoff * 2 > VERIFY_BACKOFF_MAX_MSEC
-                         ? VERIFY_BACKOFF_MAX_MSEC : self->verify_backoff * 2;
+    s_back_off (self, now, previous);
 }
 
 static void
