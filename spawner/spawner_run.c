@@ -741,6 +741,25 @@ s_send_all (run_t *self, jace_msg_type_t type, const char *reason)
     }
 }
 
+static void s_replace (run_t *self, size_t rank, int64_t silent);
+
+//  Replace the daemons that went silent before accepting their task: a
+//  daemon that died after the super-node last heard from it is still
+//  leased until it expires there.  Returns how many were replaced.
+static size_t
+s_replace_silent_unaccepted (run_t *self, int64_t now)
+{
+    int64_t timeout = spawner_job_heartbeat_timeout (self->job);
+    size_t replaced = 0;
+    for (size_t i = 0; i < self->task_count && !*self->failure; i++)
+        if (!self->tasks [i].accepted
+        &&  now - self->tasks [i].last_heard > timeout) {
+            s_replace (self, i, now - self->tasks [i].last_heard);
+            replaced++;
+        }
+    return replaced;
+}
+
 static int
 s_start_tasks (run_t *self)
 {
@@ -754,12 +773,19 @@ s_start_tasks (run_t *self)
             break;
         }
         s_poll_tasks (self, 100);
+        if (s_replace_silent_unaccepted (self, zclock_mono ()))
+            deadline = zclock_mono () + ACCEPT_WAIT_MSEC;
         accepted = 0;
         for (size_t i = 0; i < self->task_count; i++)
             accepted += self->tasks [i].accepted;
     }
     if (*self->failure)
         return -1;
+    //  The first ASSIGNs named the daemons first placed: tell everyone
+    //  where a task replaced before the start now is.
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].epoch > 1)
+            s_announce_move (self, i);
     s_send_all (self, JACE_MSG_START, NULL);
     for (size_t i = 0; i < self->task_count; i++)
         self->tasks [i].started = true;

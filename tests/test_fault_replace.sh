@@ -12,7 +12,7 @@
 #  each job running long enough for the crashes to land while it runs.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 14
+plan 18
 
 start_supernode sn --heartbeat 200 --timeout 1000
 for i in 1 2 3 4 5 6; do
@@ -68,4 +68,24 @@ check "the resumed daemon was fenced" \
     grep -q '"event":"fenced"' "$RUN/freeze.events"
 check "and is free again" \
     wait_for 10 count_is 1 "$SN_sn" ".id == \"$frozen\" and .state == \"free\""
+
+#  A daemon that dies while free stays listed until its super-node's
+#  timeout (5 s here); a job that leases it in that window replaces it
+#  before the start instead of failing.  It has the most power, so the
+#  super-node, which leases the fastest first, hands it out.
+start_supernode slow --heartbeat 200 --timeout 5000
+start_daemon e1 --supernode "$SN_slow"
+start_daemon e2 --supernode "$SN_slow"
+start_daemon fast --supernode "$SN_slow" --power 5
+check "3 daemons register, one of power 5" \
+    wait_for 15 count_is 3 "$SN_slow"
+crash "$PID_fast"
+submit stale "$JACE_SRCDIR/examples/poisson3d.job" "$SN_slow" \
+    --set job/tasks=2 --set problem/n=16 --set job/heartbeat_timeout=1000
+ok $? "a job that leased a dead daemon still exits 0"
+grep -q '"event":"dead".*"daemon":"fast"' "$RUN/stale.events" \
+    && grep -q '"event":"replace"' "$RUN/stale.events"
+ok $? "the dead daemon was replaced before the start"
+job_residual stale >/dev/null
+ok $? "with a verified residual"
 lib_finish
