@@ -30,6 +30,7 @@
 set -eu
 : "${JACE_BUILDDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${JACE_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+. "$JACE_SRCDIR/bench/bench_lib.sh"
 procs=${PROCS:-1 2 4}
 repeats=${REPEATS:-3}
 tolerance=${TOLERANCE:-1e-8}
@@ -152,21 +153,9 @@ EOF
 
 now () { date +%s.%N; }
 
-#  Wait until the grid's $P daemons are free again, so that a job is not
-#  charged for its predecessor's daemons leaving it.
-wait_free () {
-    for _ in $(seq 1 200); do
-        free=$("$JACE_BUILDDIR/jace-spawner" nodes --supernode "$sn" --json |
-               jq '[.[] | select(.state == "free")] | length')
-        [ "$free" -lt "$P" ] || return 0
-        sleep 0.05
-    done
-    echo "bench_petsc: only $free of $P daemons free after 10 s" >&2
-}
-
 #  One Jace job: appends "problem P config solve whole its residual".
 jace_run () {
-    wait_free
+    wait_free "$P"
     config=$1; shift
     events="$run/$config.events"
     started=$(now)

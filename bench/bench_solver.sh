@@ -13,6 +13,7 @@
 set -eu
 : "${JACE_BUILDDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${JACE_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+. "$JACE_SRCDIR/bench/bench_lib.sh"
 platform=${1:-$JACE_SRCDIR/examples/platforms/two-clusters.platform}
 job=${2:-$JACE_SRCDIR/examples/poisson3d.job}
 repeats=${3:-3}
@@ -26,23 +27,10 @@ export OPENBLAS_NUM_THREADS=1
 sn=$("$JACE_BUILDDIR/jace-grid" start --platform "$platform" --run "$run/grid")
 daemons=$("$JACE_BUILDDIR/jace-spawner" nodes --supernode "$sn" --json | jq length)
 
-#  Wait until every daemon is free again: the previous job's daemons
-#  leave it a moment after it ends, and a job that had to wait for them
-#  would be charged for its predecessor.
-wait_free () {
-    for _ in $(seq 1 200); do
-        free=$("$JACE_BUILDDIR/jace-spawner" nodes --supernode "$sn" --json |
-               jq '[.[] | select(.state == "free")] | length')
-        [ "$free" -lt "$daemons" ] || return 0
-        sleep 0.05
-    done
-    echo "bench_solver: only $free of $daemons daemons free after 10 s" >&2
-}
-
 #  One job on an idle grid; prints its time to the verified answer in
 #  seconds (the result event's), or fails.
 timed () {
-    wait_free
+    wait_free "$daemons"
     name=$1; shift
     # shellcheck disable=SC2086
     "$JACE_BUILDDIR/jace-spawner" submit "$job" --supernode "$sn" -q \

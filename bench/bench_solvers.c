@@ -427,9 +427,9 @@ s_twin_setup (bench_run_t *run, int32_t t, const csr_t *rows, const double *b,
               const multisplit_options_t *options)
 {
     bench_twin_t *twin = &run->twins [t];
-    twin->tolerance = options->inner_tolerance;
-    twin->max_iterations = options->inner_max_iterations;
     const multisplit_t *state = run->states [t];
+    twin->tolerance = multisplit_inner_tolerance (state);
+    twin->max_iterations = options->inner_max_iterations;
     twin->begin = run->boundaries [t];
     twin->rows = rows->nrows;
     twin->external_size = multisplit_external_size (state);
@@ -521,23 +521,6 @@ s_run_destroy (bench_run_t *run)
     free (run->x);
     free (run->inner_its);
 }
-
-//  Fill library task t's x_ext from the global iterate, as the serial
-//  driver does.
-static void
-s_library_fill (bench_run_t *run, int32_t t)
-{
-    const multisplit_t *state = run->states [t];
-    for (int32_t owner = 0; owner < run->tasks; owner++) {
-        const int32_t *indices = multisplit_dependency_indices (state, owner);
-        double *values = run->x_ext [t]
-                       + multisplit_dependency_offset (state, owner);
-        int32_t count = multisplit_dependency_count (state, owner);
-        for (int32_t k = 0; k < count; k++)
-            values [k] = run->x [indices [k]];
-    }
-}
-
 //  One window of the library: x = 0, then up to window synchronous outer
 //  iterations.  Returns the seconds spent in multisplit_iterate.
 static double
@@ -550,7 +533,8 @@ s_library_window (bench_run_t *run, int32_t n)
     run->outer = 0;
     while (run->outer < run->window) {
         for (int32_t t = 0; t < run->tasks; t++)
-            s_library_fill (run, t);
+            multisplit_external_from_global (run->states [t], run->x,
+                                             run->x_ext [t]);
         double change = 0.0;
         for (int32_t t = 0; t < run->tasks; t++) {
             multisplit_step_t step;

@@ -458,6 +458,23 @@ multisplit_external_size (const multisplit_t *self)
     return self->external_size;
 }
 
+double
+multisplit_inner_tolerance (const multisplit_t *self)
+{
+    assert (self);
+    return self->inner_tolerance;
+}
+
+void
+multisplit_external_from_global (const multisplit_t *self, const double *x,
+                                 double *x_ext)
+{
+    assert (self);
+    assert (x);
+    for (int32_t k = 0; k < self->external_size; k++)
+        x_ext [k] = x [self->external_indices [k]];
+}
+
 int32_t
 multisplit_neighbour_count (const multisplit_t *self)
 {

@@ -147,6 +147,18 @@ int32_t
 int32_t
     multisplit_external_size (const multisplit_t *self);
 
+//  Relative tolerance of the inner Krylov solves: the options' one, or
+//  roundoff for a block coupled to no other task
+double
+    multisplit_inner_tolerance (const multisplit_t *self);
+
+//  Fill x_ext (external_size values) from a whole global vector x, for a
+//  driver that holds every task's iterate in one process (the serial
+//  driver, benchmarks, tests).
+void
+    multisplit_external_from_global (const multisplit_t *self,
+                                     const double *x, double *x_ext);
+
 //  Number of tasks this task needs values from.
 int32_t
     multisplit_neighbour_count (const multisplit_t *self);

@@ -62,22 +62,6 @@ s_run_setup (serial_run_t *run, const csr_t *A, const double *b,
     }
     return 0;
 }
-
-//  Fill task t's x_ext with the owners' values from the global iterate.
-static void
-s_fill_external (serial_run_t *run, int32_t t, const double *x)
-{
-    multisplit_t *state = run->states [t];
-    for (int32_t owner = 0; owner < run->tasks; owner++) {
-        const int32_t *indices = multisplit_dependency_indices (state, owner);
-        double *values = run->external [t]
-                       + multisplit_dependency_offset (state, owner);
-        int32_t count = multisplit_dependency_count (state, owner);
-        for (int32_t k = 0; k < count; k++)
-            values [k] = x [indices [k]];
-    }
-}
-
 //  One synchronous sweep: returns the largest change, or -1 when an
 //  inner solver failed.
 static double
@@ -85,7 +69,7 @@ s_sweep (serial_run_t *run, double *x, int64_t *inner_iterations)
 {
     double change = 0.0;
     for (int32_t t = 0; t < run->tasks; t++)
-        s_fill_external (run, t, x);
+        multisplit_external_from_global (run->states [t], x, run->external [t]);
     for (int32_t t = 0; t < run->tasks; t++) {
         multisplit_step_t step;
         if (multisplit_iterate (run->states [t], run->external [t], &step))
@@ -109,7 +93,7 @@ s_verify (serial_run_t *run, const double *b, const double *x, double *r)
 {
     double r_squared = 0.0, b_squared = 0.0;
     for (int32_t t = 0; t < run->tasks; t++) {
-        s_fill_external (run, t, x);
+        multisplit_external_from_global (run->states [t], x, run->external [t]);
         multisplit_residual (run->states [t], run->external [t], r);
         int32_t begin = multisplit_row_begin (run->states [t]);
         int32_t size = multisplit_row_end (run->states [t]) - begin;

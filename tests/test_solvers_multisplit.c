@@ -241,6 +241,16 @@ s_test_residual_and_step (void)
     is_int (step.inner_iterations, 0, "an LU step reports no inner iterations");
     multisplit_iterate (states [1], x_ext, &step);
     is_double (step.change, 0.0, 1e-13, "a second step changes nothing");
+    //  The library's own gather agrees with the groups read one by one.
+    int32_t size = multisplit_external_size (states [1]);
+    double *gathered = malloc (size * sizeof (double));
+    for (int i = 0; i < 300; i++)
+        x [i] = i;
+    s_fill (states [1], 3, x, x_ext);
+    multisplit_external_from_global (states [1], x, gathered);
+    ok (size > 0 && memcmp (gathered, x_ext, size * sizeof (double)) == 0,
+        "external_from_global fills x_ext group by group");
+    free (gathered);
     free (x_ext);
     for (int t = 0; t < 3; t++)
         multisplit_destroy (&states [t]);
@@ -480,7 +490,7 @@ int
 main (void)
 {
     openblas_set_num_threads (1);
-    tap_plan (11 + 14 + 8 + 5 + 6 + 50 + 3 + 8);
+    tap_plan (11 + 14 + 8 + 5 + 6 + 50 + 3 + 9);
     s_test_partition ();
     s_test_dependencies ();
     s_test_residual_and_step ();
