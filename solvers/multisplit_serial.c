@@ -69,7 +69,8 @@ s_sweep (serial_run_t *run, double *x, int64_t *inner_iterations)
 {
     double change = 0.0;
     for (int32_t t = 0; t < run->tasks; t++)
-        multisplit_external_from_global (run->states [t], x, run->external [t]);
+        multisplit_external_from_global (run->states [t], x,
+                                         run->external [t]);
     for (int32_t t = 0; t < run->tasks; t++) {
         multisplit_step_t step;
         if (multisplit_iterate (run->states [t], run->external [t], &step))
@@ -93,7 +94,8 @@ s_verify (serial_run_t *run, const double *b, const double *x, double *r)
 {
     double r_squared = 0.0, b_squared = 0.0;
     for (int32_t t = 0; t < run->tasks; t++) {
-        multisplit_external_from_global (run->states [t], x, run->external [t]);
+        multisplit_external_from_global (run->states [t], x,
+                                         run->external [t]);
         multisplit_residual (run->states [t], run->external [t], r);
         int32_t begin = multisplit_row_begin (run->states [t]);
         int32_t size = multisplit_row_end (run->states [t]) - begin;

@@ -1037,16 +1037,18 @@ s_begin_snapshot (run_t *self)
 
 //  When to take the next snapshot after one failed.  A residual that fell
 //  by a quarter or more since the last snapshot is closing in on the
-//  tolerance: check again soon.  One that did not is slow or stuck: back off, so
-//  that a job that cannot converge never floods its daemons.
+//  tolerance: check again soon.  One that did not is slow or stuck: back
+//  off, so that a job that cannot converge never floods its daemons.
 static void
 s_back_off (run_t *self, int64_t now, double previous)
 {
     if (self->residual <= VERIFY_PROGRESS * previous)
         self->verify_backoff = VERIFY_BACKOFF_MIN_MSEC;
     else
-        self->verify_backoff = self->verify_backoff * 2 > VERIFY_BACKOFF_MAX_MSEC
-                             ? VERIFY_BACKOFF_MAX_MSEC : self->verify_backoff * 2;
+        self->verify_backoff = self->verify_backoff * 2
+                             > VERIFY_BACKOFF_MAX_MSEC
+                             ? VERIFY_BACKOFF_MAX_MSEC
+                             : self->verify_backoff * 2;
     self->next_verify = now + self->verify_backoff;
 }
 

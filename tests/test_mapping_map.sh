@@ -49,9 +49,10 @@ echo "$out" | jq -e '.nodes == 16 and ([.results[] | .mapping | length == 16
     and (unique | length == 16)
     and all(test("^[AB]-[0-3]#[01]$"))] | all)' >/dev/null
 check $? "each mapping uses 16 distinct slots of the 8 machines"
-echo "$out" | jq -e '[.results[] | .mapping + .spares | length == 16] | all' \
-    >/dev/null
-check $? "mapped slots and spares account for every slot"
+"$map" --platform "$platforms/local8.platform" --tasks 12 --slots-per-node 2 \
+    --json | jq -e '[.results[] | .mapping + .spares | unique | length == 16]
+    | all' >/dev/null
+check $? "12 tasks on 16 slots: the mapped slots and the spares are all 16"
 "$map" --platform "$platforms/local8.platform" --tasks 2 --slots-per-node 0 \
     2>/dev/null
 [ $? -eq 2 ]

@@ -55,8 +55,9 @@ s_usage (FILE *stream)
         "A job file is ZPL: job / tasks = N, and either matrix = \"FILE.mtx\"\n"
         "(Matrix Market, block rows) or rows = R, half_bandwidth = B.\n"
         "--tasks N maps a banded matrix of 1000 N rows, half-bandwidth 1000.\n"
-        "--slots-per-node K counts every node as K nodes of its power (K\n"
-        "daemons per machine, e.g. one per core; default 1), named NODE#SLOT.\n");
+        "--slots-per-node K counts every node as K nodes of its power\n"
+        "(K daemons per machine, e.g. one per core; default 1), named\n"
+        "NODE#SLOT.\n");
 }
 
 //  Read a whole number item of the job; false if absent or bad
