@@ -14,12 +14,14 @@
 typedef enum {
     F_SENDER, F_ENDPOINT, F_CLUSTER, F_PUBKEY, F_JOB, F_APP, F_REASON,
     F_TASK, F_EPOCH, F_ITERATION, F_COUNT, F_STATE, F_INTERVAL, F_FIRST,
-    F_CHECKSUM, F_VALUE, F_NODES, F_PARAMS,
+    F_CHECKSUM, F_FORWARDED, F_CODE, F_BLOCK, F_OFFSET, F_RECEIVED,
+    F_VALUE, F_NODES, F_PARAMS,
     F_END                       //  Ends a schema
 } field_t;
 
 #define STRING_FIELDS   (F_REASON + 1)
-#define INT_FIELDS      (F_CHECKSUM - F_TASK + 1)
+#define LAST_INT_FIELD  F_RECEIVED
+#define INT_FIELDS      (LAST_INT_FIELD - F_TASK + 1)
 
 //  Bound of each string field, in bytes including the terminating NUL.
 static const size_t s_string_bound [STRING_FIELDS] = {
@@ -37,26 +39,27 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
     [JACE_MSG_HELLO] = { "HELLO", { F_SENDER, F_NODES, F_END } },
     [JACE_MSG_WELCOME] = { "WELCOME", { F_SENDER, F_INTERVAL, F_END } },
     [JACE_MSG_HEARTBEAT] = { "HEARTBEAT",
-        { F_SENDER, F_JOB, F_STATE, F_END } },
+        { F_SENDER, F_JOB, F_STATE, F_FORWARDED, F_END } },
     [JACE_MSG_BYE] = { "BYE", { F_SENDER, F_END } },
     [JACE_MSG_RESERVE] = { "RESERVE",
-        { F_SENDER, F_JOB, F_COUNT, F_INTERVAL, F_STATE, F_CLUSTER, F_END } },
+        { F_SENDER, F_JOB, F_ENDPOINT, F_COUNT, F_INTERVAL, F_FORWARDED,
+          F_CLUSTER, F_END } },
     [JACE_MSG_GRANT] = { "GRANT",
         { F_SENDER, F_JOB, F_COUNT, F_NODES, F_END } },
     [JACE_MSG_RELEASE] = { "RELEASE",
-        { F_SENDER, F_JOB, F_NODES, F_END } },
+        { F_SENDER, F_JOB, F_FORWARDED, F_NODES, F_END } },
     [JACE_MSG_STATUS] = { "STATUS", { F_SENDER, F_END } },
     [JACE_MSG_STATUS_REPLY] = { "STATUS_REPLY",
-        { F_SENDER, F_NODES, F_END } },
+        { F_SENDER, F_NODES, F_PARAMS, F_END } },
     [JACE_MSG_PEER_STATE] = { "PEER_STATE",
-        { F_SENDER, F_ENDPOINT, F_NODES, F_END } },
+        { F_SENDER, F_ENDPOINT, F_NODES, F_PARAMS, F_END } },
     [JACE_MSG_ASSIGN] = { "ASSIGN",
         { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_COUNT, F_INTERVAL, F_APP,
           F_PARAMS, F_NODES, F_END } },
     [JACE_MSG_ACCEPT] = { "ACCEPT",
         { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_END } },
     [JACE_MSG_REFUSE] = { "REFUSE",
-        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_REASON, F_END } },
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_CODE, F_REASON, F_END } },
     [JACE_MSG_START] = { "START", { F_JOB, F_EPOCH, F_END } },
     [JACE_MSG_PROGRESS] = { "PROGRESS",
         { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_VALUE, F_STATE,
@@ -79,6 +82,11 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
           F_END } },
     [JACE_MSG_CRASH] = { "CRASH", { F_SENDER, F_JOB, F_END } },
     [JACE_MSG_ADOPT] = { "ADOPT", { F_SENDER, F_JOB, F_END } },
+    [JACE_MSG_CANCEL] = { "CANCEL", { F_SENDER, F_JOB, F_REASON, F_END } },
+    [JACE_MSG_CHUNK] = { "CHUNK",
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_BLOCK, F_OFFSET, F_END } },
+    [JACE_MSG_CHUNK_ACK] = { "CHUNK_ACK",
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_RECEIVED, F_END } },
 };
 
 //  Fields of a node record on the wire, in order.
@@ -234,7 +242,7 @@ s_pack_field (msgpack_packer *pk, const jace_msg_t *self, field_t field)
     if (field < STRING_FIELDS)
         s_pack_string (pk, self->strings [field]);
     else
-    if (field <= F_CHECKSUM)
+    if (field <= LAST_INT_FIELD)
         msgpack_pack_int64 (pk, self->ints [field - F_TASK]);
     else
     if (field == F_VALUE)
@@ -514,7 +522,7 @@ s_field_name (field_t field)
     static const char *names [] = {
         "sender", "endpoint", "cluster", "pubkey", "job", "app", "reason",
         "task", "epoch", "iteration", "count", "state", "interval", "first",
-        "checksum",
+        "checksum", "forwarded", "code", "block", "offset", "received",
         "value", "nodes", "params"
     };
     return names [field];
@@ -540,7 +548,7 @@ s_read_field (jace_msg_t *self, field_t field, const msgpack_object *obj,
         self->strings [field] = text;
         return 0;
     }
-    if (field <= F_CHECKSUM)
+    if (field <= LAST_INT_FIELD)
         return s_read_int (obj, &self->ints [field - F_TASK],
                            s_field_name (field), reason, reason_size);
     if (field == F_VALUE)
@@ -1073,6 +1081,16 @@ int64_t jace_msg_first (const jace_msg_t *self)
     { return s_int (self, F_FIRST); }
 int64_t jace_msg_checksum (const jace_msg_t *self)
     { return s_int (self, F_CHECKSUM); }
+int64_t jace_msg_forwarded (const jace_msg_t *self)
+    { return s_int (self, F_FORWARDED); }
+int64_t jace_msg_code (const jace_msg_t *self)
+    { return s_int (self, F_CODE); }
+int64_t jace_msg_block (const jace_msg_t *self)
+    { return s_int (self, F_BLOCK); }
+int64_t jace_msg_offset (const jace_msg_t *self)
+    { return s_int (self, F_OFFSET); }
+int64_t jace_msg_received (const jace_msg_t *self)
+    { return s_int (self, F_RECEIVED); }
 
 void jace_msg_set_task (jace_msg_t *self, int64_t value)
     { s_set_int (self, F_TASK, value); }
@@ -1090,6 +1108,16 @@ void jace_msg_set_first (jace_msg_t *self, int64_t value)
     { s_set_int (self, F_FIRST, value); }
 void jace_msg_set_checksum (jace_msg_t *self, int64_t value)
     { s_set_int (self, F_CHECKSUM, value); }
+void jace_msg_set_forwarded (jace_msg_t *self, int64_t value)
+    { s_set_int (self, F_FORWARDED, value); }
+void jace_msg_set_code (jace_msg_t *self, int64_t value)
+    { s_set_int (self, F_CODE, value); }
+void jace_msg_set_block (jace_msg_t *self, int64_t value)
+    { s_set_int (self, F_BLOCK, value); }
+void jace_msg_set_offset (jace_msg_t *self, int64_t value)
+    { s_set_int (self, F_OFFSET, value); }
+void jace_msg_set_received (jace_msg_t *self, int64_t value)
+    { s_set_int (self, F_RECEIVED, value); }
 
 double
 jace_msg_value (const jace_msg_t *self)
@@ -1206,6 +1234,17 @@ jace_msg_add_payload (jace_msg_t *self, jace_payload_kind_t kind,
     zframe_t *frame = zframe_new (NULL, count * element);
     s_copy_ordered (zframe_data (frame), data, count, element);
     self->payloads [self->payload_count++] = (payload_t) { kind, count, frame };
+}
+
+void *
+jace_msg_add_payload_space (jace_msg_t *self, jace_payload_kind_t kind,
+                            size_t count)
+{
+    assert (self);
+    assert (self->payload_count < JACE_MSG_PAYLOADS_MAX);
+    zframe_t *frame = zframe_new (NULL, count * s_element_size (kind));
+    self->payloads [self->payload_count++] = (payload_t) { kind, count, frame };
+    return zframe_data (frame);
 }
 
 void

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 //  Wire version; a message of another version is rejected.
-#define JACE_MSG_VERSION        1
+#define JACE_MSG_VERSION        2
 //  Largest header frame we accept (registry listings live here).
 #define JACE_MSG_HEADER_MAX     (4 * 1024 * 1024)
 //  Default largest frame of any kind, also set as ZMQ_MAXMSGSIZE.
@@ -70,6 +70,9 @@ typedef enum {
     JACE_MSG_RESTORED,          //  daemon -> spawner: how a task restarted
     JACE_MSG_CRASH,             //  tool -> daemon/super-node: die now
     JACE_MSG_ADOPT,             //  spawner -> daemon: I run your job now
+    JACE_MSG_CANCEL,            //  client -> spawner: end this job now
+    JACE_MSG_CHUNK,             //  spawner -> daemon: a piece of task data
+    JACE_MSG_CHUNK_ACK,         //  daemon -> spawner: task data received
     JACE_MSG_TYPE_COUNT         //  One past the last type
 } jace_msg_type_t;
 
@@ -93,6 +96,20 @@ typedef enum {
     JACE_TASK_CONVERGED = 1,    //  Iterating, locally converged
     JACE_TASK_EXHAUSTED = 2     //  Stopped at the iteration cap
 } jace_task_state_t;
+
+//  Why a daemon refused a task (REFUSE.code).
+typedef enum {
+    JACE_REFUSE_FAILED = 0,     //  The task cannot run (application error):
+                                //  another daemon would fail the same way
+    JACE_REFUSE_BUSY = 1,       //  This daemon cannot take it (busy with
+                                //  another task, out of memory, data lost):
+                                //  another daemon may
+    JACE_REFUSE_DIVERGED = 2    //  The iteration diverged on this system
+} jace_refuse_code_t;
+
+//  Largest raw payload of one CHUNK: task data travels in pieces this
+//  size at most, well under the control sockets' frame limit.
+#define JACE_CHUNK_BYTES        (1024 * 1024)
 
 //  One daemon as registries, grants and neighbour tables describe it.
 //  A plain value: copy it freely.
@@ -204,6 +221,11 @@ int64_t jace_msg_state (const jace_msg_t *self);
 int64_t jace_msg_interval (const jace_msg_t *self);
 int64_t jace_msg_first (const jace_msg_t *self);
 int64_t jace_msg_checksum (const jace_msg_t *self);
+int64_t jace_msg_forwarded (const jace_msg_t *self);
+int64_t jace_msg_code (const jace_msg_t *self);
+int64_t jace_msg_block (const jace_msg_t *self);
+int64_t jace_msg_offset (const jace_msg_t *self);
+int64_t jace_msg_received (const jace_msg_t *self);
 void jace_msg_set_task (jace_msg_t *self, int64_t value);
 void jace_msg_set_epoch (jace_msg_t *self, int64_t value);
 void jace_msg_set_iteration (jace_msg_t *self, int64_t value);
@@ -212,6 +234,11 @@ void jace_msg_set_state (jace_msg_t *self, int64_t value);
 void jace_msg_set_interval (jace_msg_t *self, int64_t value);
 void jace_msg_set_first (jace_msg_t *self, int64_t value);
 void jace_msg_set_checksum (jace_msg_t *self, int64_t value);
+void jace_msg_set_forwarded (jace_msg_t *self, int64_t value);
+void jace_msg_set_code (jace_msg_t *self, int64_t value);
+void jace_msg_set_block (jace_msg_t *self, int64_t value);
+void jace_msg_set_offset (jace_msg_t *self, int64_t value);
+void jace_msg_set_received (jace_msg_t *self, int64_t value);
 
 //  Floating-point fields (0 when unset).
 double jace_msg_value (const jace_msg_t *self);
@@ -250,6 +277,12 @@ size_t
 void
     jace_msg_add_payload (jace_msg_t *self, jace_payload_kind_t kind,
                           const void *data, size_t count);
+//  Append a payload of `count` elements left for the caller to fill, and
+//  return its storage: wire order (little-endian), borrowed until the
+//  message is destroyed.  For data that arrives in pieces (CHUNK).
+void *
+    jace_msg_add_payload_space (jace_msg_t *self, jace_payload_kind_t kind,
+                                size_t count);
 //  Copy payload `index` into dest (host order); dest holds its length.
 void
     jace_msg_payload_copy (const jace_msg_t *self, size_t index, void *dest);

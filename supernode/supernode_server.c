@@ -286,7 +286,7 @@ s_ask_peers (server_t *self, const char *job, size_t missing,
         jace_msg_set_job (reserve, job);
         jace_msg_set_count (reserve, (int64_t) count);
         jace_msg_set_interval (reserve, lease_msec);
-        jace_msg_set_state (reserve, RESERVE_FROM_PEER);
+        jace_msg_set_forwarded (reserve, RESERVE_FROM_PEER);
         jace_msg_set_cluster (reserve, cluster);
         if (jace_msg_send (&reserve, peer->dealer) == 0) {
             missing -= count;
@@ -320,7 +320,7 @@ s_on_reserve (server_t *self, jace_msg_t *msg)
     size_t leased = supernode_registry_lease (self->registry, job,
         (size_t) count, zclock_mono () + lease_msec, jace_msg_cluster (msg),
         pending->grant);
-    if (leased < (size_t) count && jace_msg_state (msg) != RESERVE_FROM_PEER)
+    if (leased < (size_t) count && jace_msg_forwarded (msg) != RESERVE_FROM_PEER)
         pending->outstanding = s_ask_peers (self, job, (size_t) count - leased,
                                             lease_msec,
                                             jace_msg_cluster (msg));
@@ -389,7 +389,7 @@ s_forward_to_peers (server_t *self, jace_msg_t *msg)
          peer = (peer_t *) zlistx_next (self->peers)) {
         zmsg_t *zmsg = jace_msg_encode (msg);
         jace_msg_t *copy = jace_msg_decode (&zmsg, NULL, 0);
-        jace_msg_set_state (copy, RESERVE_FROM_PEER);
+        jace_msg_set_forwarded (copy, RESERVE_FROM_PEER);
         jace_msg_send (&copy, peer->dealer);
     }
 }
@@ -399,7 +399,7 @@ s_on_lease_heartbeat (server_t *self, jace_msg_t *msg)
 {
     int64_t expires_at = zclock_mono () + self->timeout_msec;
     supernode_registry_renew (self->registry, jace_msg_job (msg), expires_at);
-    if (jace_msg_state (msg) != RESERVE_FROM_PEER)
+    if (jace_msg_forwarded (msg) != RESERVE_FROM_PEER)
         s_forward_to_peers (self, msg);
 }
 
@@ -413,7 +413,7 @@ s_on_release (server_t *self, jace_msg_t *msg)
     if (released)
         zsys_info ("supernode: %zu daemons of %s released", released,
                    jace_msg_job (msg));
-    if (jace_msg_state (msg) != RESERVE_FROM_PEER)
+    if (jace_msg_forwarded (msg) != RESERVE_FROM_PEER)
         s_forward_to_peers (self, msg);
 }
 
