@@ -4,6 +4,7 @@
     =========================================================================
 */
 #include "spawner_job.h"
+#include "spawner_jobs.h"
 #include "spawner_kill.h"
 #include "spawner_nodes.h"
 #include "spawner_report.h"
@@ -22,6 +23,8 @@ s_usage (FILE *out)
 "Usage: " PROGRAM " submit JOBFILE --supernode EP [options]\n"
 "       " PROGRAM " resume JOBID --supernode EP [options]\n"
 "       " PROGRAM " nodes --supernode EP [--json] [--keys DIR]\n"
+"       " PROGRAM " jobs --supernode EP [--json] [--keys DIR]\n"
+"       " PROGRAM " cancel JOBID --supernode EP [--keys DIR]\n"
 "       " PROGRAM " kill --job JOBID --supernode EP (--task K | --random N)\n"
 "                    [--every SEC [--rounds M]] [--seed S] [--run DIR]\n"
 "       " PROGRAM " kill --crash-supernode --supernode EP [--run DIR]\n"
@@ -32,6 +35,10 @@ s_usage (FILE *out)
 "resume   take over a job whose spawner died: its daemons kept iterating;\n"
 "         rebuild the job from them and carry on to the verified answer\n"
 "nodes    list the daemons a super-node and its peers know\n"
+"jobs     list the jobs running on the grid: daemons, state, age, owner\n"
+"         spawner (\"orphaned\" when no spawner answers for a job)\n"
+"cancel   end a running job: its spawner stops its daemons and exits\n"
+"         non-zero; with no spawner, its daemons are told to stop\n"
 "kill     crash daemons of a running job like a power cut: SIGKILL through\n"
 "         jace-grid's pid records with --run DIR, else a CRASH message that\n"
 "         makes the daemon exit at once; --every repeats until the job ends\n"
@@ -57,7 +64,8 @@ s_usage (FILE *out)
 "      --insecure         allow a non-loopback status endpoint without keys\n"
 "  -q, --quiet            no progress lines\n"
 "      --json             (nodes) print a JSON array\n"
-"      --timeout MS       (nodes) how long to wait for the answer (5000)\n"
+"      --timeout MS       (nodes, jobs, cancel) how long to wait for an\n"
+"                         answer (5000)\n"
 "  -j, --job JOBID        (kill) the job whose daemons to crash\n"
 "  -t, --task K           (kill) crash the daemon of task K\n"
 "      --random N         (kill) crash N of the job's daemons at random\n"
@@ -283,6 +291,14 @@ s_dispatch (const char *command, const char *operand, arguments_t *args)
         return spawner_kill (&args->kill);
     if (streq (command, "report"))
         return s_report (args, operand);
+    if (streq (command, "jobs"))
+        return spawner_jobs_list (args->run.supernode, args->run.keys_dir,
+                                  args->run.cert, args->json,
+                                  (int) args->timeout_msec);
+    if (streq (command, "cancel"))
+        return spawner_jobs_cancel (operand, args->run.supernode,
+                                    args->run.keys_dir, args->run.cert,
+                                    (int) args->timeout_msec);
     return spawner_nodes_list (args->run.supernode, args->run.keys_dir,
                                args->run.cert, args->json,
                                (int) args->timeout_msec);
@@ -297,11 +313,14 @@ main (int argc, char *argv [])
         return argc < 2 ? 2 : 0;
     }
     const char *command = argv [1];
-    static const char *with_operand [] = { "submit", "resume", "report" };
-    static const char *operand_name [] = { "JOBFILE", "JOBID", "EVENTS" };
+    static const char *with_operand [] = { "submit", "resume", "report",
+                                           "cancel" };
+    static const char *operand_name [] = { "JOBFILE", "JOBID", "EVENTS",
+                                           "JOBID" };
     const char *operand = NULL;
-    bool known = streq (command, "nodes") || streq (command, "kill");
-    for (size_t i = 0; i < 3; i++)
+    bool known = streq (command, "nodes") || streq (command, "kill")
+              || streq (command, "jobs");
+    for (size_t i = 0; i < 4; i++)
         if (streq (command, with_operand [i])) {
             if (argc < 3 || argv [2][0] == '-') {
                 fprintf (stderr, PROGRAM ": %s needs a %s\n", command,
@@ -313,7 +332,7 @@ main (int argc, char *argv [])
         }
     if (!known) {
         fprintf (stderr, PROGRAM ": unknown command '%s' (submit, resume, "
-                 "nodes, kill, report)\n", command);
+                 "nodes, jobs, cancel, kill, report)\n", command);
         return 2;
     }
     arguments_t args = { .overrides = zlist_new (), .timeout_msec = 5000,

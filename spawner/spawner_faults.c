@@ -12,6 +12,8 @@
 struct _spawner_faults_t {
     int64_t every_msec;         //  Between rounds, 0 if no schedule
     int64_t first_msec;         //  Before the first round
+    int64_t first_iteration;    //  Or: first round at this iteration
+    int64_t first_fired;        //  When the first round fired (msec)
     int64_t count;              //  Daemons per round
     int64_t rounds;             //  Rounds at most, 0: no limit
     int64_t done;               //  Rounds reported so far
@@ -74,12 +76,14 @@ spawner_faults_new (zhash_t *params, int64_t tasks, char *reason,
 {
     assert (params);
     spawner_faults_t *self = (spawner_faults_t *) zmalloc (sizeof *self);
-    double every, first, count, rounds, seed;
+    double every, first, count, rounds, seed, first_iteration;
     const char *listed = (const char *) zhash_lookup (params, "faults/tasks");
     if (jace_param_number (params, "faults/every", 0, 0, 1e6, &every,
                            reason, reason_size)
     ||  jace_param_number (params, "faults/first", every, 0, 1e6, &first,
                            reason, reason_size)
+    ||  jace_param_number (params, "faults/first_iteration", 0, 0, 1e15,
+                           &first_iteration, reason, reason_size)
     ||  jace_param_number (params, "faults/count", listed ? 0 : 1, 0,
                            (double) tasks, &count, reason, reason_size)
     ||  jace_param_number (params, "faults/rounds", 0, 0, 1e9, &rounds,
@@ -96,14 +100,16 @@ spawner_faults_new (zhash_t *params, int64_t tasks, char *reason,
         spawner_faults_destroy (&self);
         return NULL;
     }
-    if (listed && every == 0 && !zhash_lookup (params, "faults/first")) {
+    if (listed && every == 0 && !zhash_lookup (params, "faults/first")
+    &&  first_iteration == 0) {
         snprintf (reason, reason_size, "faults/tasks needs faults/first "
-                  "(when to crash them)");
+                  "or faults/first_iteration (when to crash them)");
         spawner_faults_destroy (&self);
         return NULL;
     }
     self->every_msec = (int64_t) (every * 1000);
     self->first_msec = (int64_t) (first * 1000);
+    self->first_iteration = (int64_t) first_iteration;
     self->count = (int64_t) count;
     //  A list alone is one round; with `every`, random rounds follow it.
     self->rounds = listed && every == 0 ? 1 : (int64_t) rounds;
@@ -123,19 +129,33 @@ bool
 spawner_faults_enabled (spawner_faults_t *self)
 {
     assert (self);
-    return self->every_msec > 0 || self->listed_count > 0;
+    return self->every_msec > 0 || self->listed_count > 0
+        || (self->first_iteration > 0 && self->count > 0);
 }
 
 size_t
-spawner_faults_due (spawner_faults_t *self, int64_t elapsed)
+spawner_faults_due (spawner_faults_t *self, int64_t elapsed,
+                    int64_t iteration)
 {
     assert (self);
     if (!spawner_faults_enabled (self)
     ||  (self->rounds > 0 && self->done >= self->rounds))
         return 0;
-    int64_t next = self->first_msec + self->done * self->every_msec;
-    if (elapsed < next)
-        return 0;
+    //  A round every `every` seconds after the first one; the first one
+    //  at `first` seconds, or when the job has reached `first_iteration`
+    //  (so that it certainly crashes a running job, on any machine).
+    if (self->first_iteration > 0 && self->done == 0) {
+        if (iteration < self->first_iteration)
+            return 0;
+        self->first_fired = elapsed;
+    }
+    else {
+        int64_t first = self->first_iteration > 0 ? self->first_fired
+                                                  : self->first_msec;
+        int64_t next = first + self->done * self->every_msec;
+        if (elapsed < next || (self->done > 0 && self->every_msec == 0))
+            return 0;
+    }
     bool listed_round = self->done == 0 && self->listed_count > 0;
     self->done++;
     return listed_round ? self->listed_count : (size_t) self->count;

@@ -7,6 +7,10 @@
             every = 20        #  seconds between two rounds of crashes
             count = 2         #  daemons crashed per round (default 1)
             first = 20        #  seconds before the first round (default: every)
+            first_iteration = 50  #  or: the first round when a task has
+                              #  done that many iterations (then every
+                              #  `every` s); a crash certain to hit a
+                              #  running job whatever the machine's speed
             rounds = 0        #  rounds at most; 0: until the job ends
             seed = 1          #  random choice of the victims (default 1)
             tasks = "1 0 2"   #  crash exactly these tasks, in the first
@@ -39,10 +43,12 @@ void
 bool
     spawner_faults_enabled (spawner_faults_t *self);
 
-//  At `elapsed` msec since the job started: the number of daemons to crash
-//  now (0 when no round is due; each round is reported once).
+//  At `elapsed` msec since the job started, its most advanced task at
+//  `iteration`: the number of daemons to crash now (0 when no round is
+//  due; each round is reported once).
 size_t
-    spawner_faults_due (spawner_faults_t *self, int64_t elapsed);
+    spawner_faults_due (spawner_faults_t *self, int64_t elapsed,
+                        int64_t iteration);
 
 //  Pick up to `count` victims among the `candidates` tasks (the ones
 //  working right now), writing them to victims.  Returns how many.  The

@@ -1,0 +1,60 @@
+/*  =========================================================================
+    spawner_console - what the user watching a job sees
+
+    On a terminal, a live table of the tasks redrawn in place (4 times a
+    second); otherwise, or when it would not fit, one progress line every
+    2 s on stderr; nothing with --quiet.  At the end, the summary of a
+    verified job on stdout.  Printing costs one pass over the tasks per
+    refresh, never per message.
+    =========================================================================
+*/
+#ifndef SPAWNER_CONSOLE_H_INCLUDED
+#define SPAWNER_CONSOLE_H_INCLUDED
+
+#include "spawner_task.h"
+
+typedef struct _spawner_console_t spawner_console_t;
+
+//  What the summary of a verified job says.
+typedef struct {
+    const char *job;            //  Job id
+    const char *application;    //  Its name
+    int64_t unknowns;           //  Length of the answer
+    double seconds;             //  Submission to verified answer
+    double residual;            //  Verified relative residual
+    double tolerance;           //  The job's tolerance
+    double error;               //  Max-norm error, or NAN if unknown
+    int64_t crashes;            //  Daemons the job's schedule crashed
+    int64_t replacements;       //  Tasks moved to another daemon
+    int64_t from_checkpoint;    //  ... restarted from a checkpoint
+    int64_t from_initial;       //  ... restarted from the initial state
+    const char *out_path;       //  Where the answer went, or NULL
+} spawner_summary_t;
+
+//  A console for job `job`; quiet prints nothing while running.
+spawner_console_t *
+    spawner_console_new (const char *job, bool quiet);
+
+//  Destroy; nullifies the reference. Safe on NULL.
+void
+    spawner_console_destroy (spawner_console_t **self_p);
+
+//  Refresh the table or print a progress line if one is due at `now`
+//  (msec since submission).  Returns msec until the next one is due.
+int64_t
+    spawner_console_update (spawner_console_t *self, int64_t now,
+                            const spawner_task_t *tasks, size_t count,
+                            int64_t snapshots, double residual);
+
+//  Lowest and highest iteration among the tasks.
+void
+    spawner_console_iteration_range (const spawner_task_t *tasks,
+                                     size_t count, int64_t *min,
+                                     int64_t *max);
+
+//  Print the summary of a verified job on stdout.
+void
+    spawner_console_summary (const spawner_summary_t *summary,
+                             const spawner_task_t *tasks, size_t count);
+
+#endif

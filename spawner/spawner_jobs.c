@@ -1,0 +1,289 @@
+/*  =========================================================================
+    spawner_jobs - `jace-spawner jobs` and `jace-spawner cancel`
+
+    An owner spawner's status endpoint is reached with our own public key
+    as its server key when keys are in use: every spawner of a grid runs
+    with the grid's spawner certificate unless told otherwise.
+    =========================================================================
+*/
+#include "spawner_jobs.h"
+#include "spawner_nodes.h"
+
+//  Longest wait for an owner spawner's answer: a live one answers at once.
+#define OWNER_WAIT_MSEC 1000
+//  Longest wait for a cancelled job's daemons to be free.
+#define FREE_WAIT_MSEC 15000
+
+//  One job as the listing shows it.
+typedef struct {
+    char id [JACE_ID_MAX];      //  Job id
+    size_t daemons;             //  Daemons working for it
+    char owner [JACE_ENDPOINT_MAX];     //  Owner's status endpoint, or ""
+    int64_t lease_age;          //  Lease age (msec), or -1
+    char state [32];            //  Owner's word, or "orphaned"/"unknown"
+    int64_t tasks;              //  Tasks, as the owner says, or -1
+} job_row_t;
+
+//  One request to `endpoint` (a ROUTER), one answer of type `wanted`, or
+//  NULL after timeout_msec.
+static jace_msg_t *
+s_ask (const char *endpoint, const char *server_key,
+       jace_security_t *security, jace_msg_t **request_p,
+       jace_msg_type_t wanted, int timeout_msec)
+{
+    zsock_t *dealer = zsock_new (ZMQ_DEALER);
+    jace_msg_prepare_socket (dealer, JACE_MSG_HEADER_MAX);
+    jace_msg_t *reply = NULL;
+    if (jace_security_apply_client (security, dealer, server_key)
+    ||  zsock_connect (dealer, "%s", endpoint)) {
+        jace_msg_destroy (request_p);
+        zsock_destroy (&dealer);
+        return NULL;
+    }
+    jace_msg_send (request_p, dealer);
+    zpoller_t *poller = zpoller_new (dealer, NULL);
+    int64_t deadline = zclock_mono () + timeout_msec;
+    while (!reply && zclock_mono () < deadline && !zsys_interrupted) {
+        if (zpoller_wait (poller, 100) != dealer)
+            continue;
+        reply = jace_msg_recv (dealer, NULL, 0, NULL, 0);
+        if (reply && jace_msg_type (reply) != wanted)
+            jace_msg_destroy (&reply);
+    }
+    zpoller_destroy (&poller);
+    zsock_destroy (&dealer);
+    return reply;
+}
+
+static const char *
+s_lease_param (jace_msg_t *registry, const char *job, const char *what)
+{
+    char key [JACE_ID_MAX + 32];
+    snprintf (key, sizeof key, "lease/%s/%s", job, what);
+    return jace_msg_param (registry, key);
+}
+
+//  Group the registry's working daemons by job.  Returns the rows (caller
+//  frees) and their count.
+static job_row_t *
+s_group_jobs (jace_msg_t *registry, size_t *count)
+{
+    size_t nodes = jace_msg_node_count (registry);
+    job_row_t *rows = (job_row_t *) zmalloc ((nodes + 1) * sizeof (job_row_t));
+    *count = 0;
+    for (size_t i = 0; i < nodes; i++) {
+        const jace_node_t *node = jace_msg_node (registry, i);
+        if (node->state != JACE_NODE_WORKING || !*node->job)
+            continue;
+        size_t row = 0;
+        while (row < *count && !streq (rows [row].id, node->job))
+            row++;
+        if (row == *count) {
+            job_row_t *added = &rows [(*count)++];
+            snprintf (added->id, sizeof added->id, "%s", node->job);
+            const char *owner = s_lease_param (registry, node->job, "owner");
+            const char *age = s_lease_param (registry, node->job, "age_ms");
+            snprintf (added->owner, sizeof added->owner, "%s",
+                      owner ? owner : "");
+            added->lease_age = age ? atoll (age) : -1;
+            added->tasks = -1;
+        }
+        rows [row].daemons++;
+    }
+    return rows;
+}
+
+//  Ask the owner of `row` where its job stands.
+static void
+s_ask_owner (job_row_t *row, jace_security_t *security)
+{
+    snprintf (row->state, sizeof row->state, "%s",
+              *row->owner ? "orphaned" : "unknown");
+    if (!*row->owner)
+        return;
+    jace_msg_t *status = jace_msg_new (JACE_MSG_STATUS);
+    jace_msg_set_sender (status, "jace-spawner-jobs");
+    jace_msg_t *reply = s_ask (row->owner,
+        jace_security_public_key (security), security, &status,
+        JACE_MSG_STATUS_REPLY, OWNER_WAIT_MSEC);
+    if (!reply)
+        return;
+    const char *job = jace_msg_param (reply, "job");
+    const char *state = jace_msg_param (reply, "state");
+    const char *tasks = jace_msg_param (reply, "tasks");
+    const char *age = jace_msg_param (reply, "age_ms");
+    if (job && streq (job, row->id) && state) {
+        snprintf (row->state, sizeof row->state, "%s", state);
+        row->tasks = tasks ? atoll (tasks) : -1;
+        if (age)
+            row->lease_age = atoll (age);
+    }
+    jace_msg_destroy (&reply);
+}
+
+static void
+s_print_jobs (const job_row_t *rows, size_t count, bool json)
+{
+    if (json) {
+        printf ("[");
+        for (size_t i = 0; i < count; i++)
+            printf ("%s{\"job\":\"%s\",\"state\":\"%s\",\"daemons\":%zu,"
+                    "\"tasks\":%" PRId64 ",\"age_seconds\":%.1f,"
+                    "\"owner\":\"%s\"}", i ? "," : "", rows [i].id,
+                    rows [i].state, rows [i].daemons, rows [i].tasks,
+                    rows [i].lease_age / 1000.0, rows [i].owner);
+        printf ("]\n");
+        return;
+    }
+    printf ("%-16s %-10s %7s %6s %9s  %s\n", "JOB", "STATE", "DAEMONS",
+            "TASKS", "AGE", "OWNER");
+    for (size_t i = 0; i < count; i++) {
+        char tasks [24] = "-", age [24] = "-";
+        if (rows [i].tasks >= 0)
+            snprintf (tasks, sizeof tasks, "%" PRId64, rows [i].tasks);
+        if (rows [i].lease_age >= 0)
+            snprintf (age, sizeof age, "%.0f s", rows [i].lease_age / 1000.0);
+        printf ("%-16s %-10s %7zu %6s %9s  %s\n", rows [i].id,
+                rows [i].state, rows [i].daemons, tasks, age,
+                *rows [i].owner ? rows [i].owner : "-");
+    }
+    if (count == 0)
+        printf ("(no job running)\n");
+}
+
+int
+spawner_jobs_list (const char *supernode, const char *keys_dir,
+                   const char *cert, bool json, int timeout_msec)
+{
+    char reason [512] = "";
+    jace_security_t *security = jace_security_new (keys_dir,
+        cert ? cert : "spawner", reason, sizeof reason);
+    if (!security) {
+        fprintf (stderr, "jace-spawner: %s\n", reason);
+        return 1;
+    }
+    jace_msg_t *registry = spawner_nodes_query (supernode, security,
+                                                timeout_msec);
+    int rc = 1;
+    if (registry) {
+        size_t count;
+        job_row_t *rows = s_group_jobs (registry, &count);
+        for (size_t i = 0; i < count; i++)
+            s_ask_owner (&rows [i], security);
+        s_print_jobs (rows, count, json);
+        free (rows);
+        jace_msg_destroy (&registry);
+        rc = 0;
+    }
+    jace_security_destroy (&security);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+
+//  Daemons working for job_id as the super-node sees them, or -1.
+static int64_t
+s_working_for (const char *supernode, jace_security_t *security,
+               const char *job_id, jace_msg_t **registry_p)
+{
+    jace_msg_t *registry = spawner_nodes_query (supernode, security, 5000);
+    if (!registry)
+        return -1;
+    int64_t working = 0;
+    for (size_t i = 0; i < jace_msg_node_count (registry); i++) {
+        const jace_node_t *node = jace_msg_node (registry, i);
+        working += node->state == JACE_NODE_WORKING
+                && streq (node->job, job_id);
+    }
+    if (registry_p)
+        *registry_p = registry;
+    else
+        jace_msg_destroy (&registry);
+    return working;
+}
+
+//  The owner is gone: tell each daemon of the job to stop.
+static size_t
+s_stop_daemons (jace_msg_t *registry, const char *job_id,
+                jace_security_t *security)
+{
+    size_t told = 0;
+    for (size_t i = 0; i < jace_msg_node_count (registry); i++) {
+        const jace_node_t *node = jace_msg_node (registry, i);
+        if (node->state != JACE_NODE_WORKING || !streq (node->job, job_id))
+            continue;
+        zsock_t *link = zsock_new (ZMQ_DEALER);
+        jace_msg_prepare_socket (link, JACE_MSG_HEADER_MAX);
+        zsock_set_linger (link, 1000);
+        if (jace_security_apply_client (security, link, node->pubkey) == 0
+        &&  zsock_connect (link, "%s", node->endpoint) == 0) {
+            jace_msg_t *stop = jace_msg_new (JACE_MSG_STOP);
+            jace_msg_set_sender (stop, "jace-spawner-cancel");
+            jace_msg_set_job (stop, job_id);
+            jace_msg_set_reason (stop, "cancelled: the job's spawner is "
+                                 "gone");
+            told += jace_msg_send (&stop, link) == 0;
+        }
+        zsock_destroy (&link);
+    }
+    return told;
+}
+
+int
+spawner_jobs_cancel (const char *job_id, const char *supernode,
+                     const char *keys_dir, const char *cert,
+                     int timeout_msec)
+{
+    char reason [512] = "";
+    jace_security_t *security = jace_security_new (keys_dir,
+        cert ? cert : "spawner", reason, sizeof reason);
+    if (!security) {
+        fprintf (stderr, "jace-spawner: %s\n", reason);
+        return 1;
+    }
+    jace_msg_t *registry = NULL;
+    int64_t before = s_working_for (supernode, security, job_id, &registry);
+    if (before < 0) {
+        jace_security_destroy (&security);
+        return 1;
+    }
+    const char *owner = s_lease_param (registry, job_id, "owner");
+    jace_msg_t *reply = NULL;
+    if (owner && *owner) {
+        jace_msg_t *cancel = jace_msg_new (JACE_MSG_CANCEL);
+        jace_msg_set_sender (cancel, "jace-spawner-cancel");
+        jace_msg_set_job (cancel, job_id);
+        jace_msg_set_reason (cancel, "jace-spawner cancel");
+        reply = s_ask (owner, jace_security_public_key (security), security,
+                       &cancel, JACE_MSG_STATUS_REPLY, OWNER_WAIT_MSEC);
+    }
+    if (reply)
+        printf ("job %s: cancelled by its spawner at %s\n", job_id, owner);
+    else
+    if (before > 0)
+        printf ("job %s: no spawner answers for it; told its %zu daemons "
+                "to stop\n", job_id,
+                s_stop_daemons (registry, job_id, security));
+    jace_msg_destroy (&reply);
+    jace_msg_destroy (&registry);
+    int64_t working = before;
+    int64_t deadline = zclock_mono () + (timeout_msec > FREE_WAIT_MSEC
+                                         ? timeout_msec : FREE_WAIT_MSEC);
+    while (working > 0 && zclock_mono () < deadline && !zsys_interrupted) {
+        zclock_sleep (200);
+        working = s_working_for (supernode, security, job_id, NULL);
+    }
+    jace_security_destroy (&security);
+    if (before == 0 && !reply) {
+        fprintf (stderr, "jace-spawner: no job %s on the grid of %s\n",
+                 job_id, supernode);
+        return 1;
+    }
+    if (working != 0) {
+        fprintf (stderr, "jace-spawner: %" PRId64 " daemons still work for "
+                 "job %s\n", working, job_id);
+        return 1;
+    }
+    printf ("job %s: %" PRId64 " daemons freed\n", job_id, before);
+    return 0;
+}

@@ -1,0 +1,37 @@
+/*  =========================================================================
+    spawner_jobs - `jace-spawner jobs` and `jace-spawner cancel`
+
+    jobs: the jobs running on a grid, as the super-node sees them (daemons
+    working for each job id, the lease's owner and age), completed by each
+    owner spawner's own word (its state, from its status endpoint).  A job
+    whose daemons work while its owner does not answer is shown as
+    "orphaned": its daemons leave it by themselves after
+    job/orphan_timeout, or at once with `cancel`.
+
+    cancel: asks the job's owner spawner to cancel (it stops its daemons,
+    gives the lease back and exits non-zero, "cancelled by ...").  When the
+    owner does not answer, tells each daemon of the job to stop directly.
+    Either way it then waits until no daemon works for the job and says how
+    many were freed.
+    =========================================================================
+*/
+#ifndef SPAWNER_JOBS_H_INCLUDED
+#define SPAWNER_JOBS_H_INCLUDED
+
+#include <stdbool.h>
+
+//  Print the grid's jobs (a table, or a JSON array with --json).  Returns
+//  0, or 1 with the reason on stderr.
+int
+    spawner_jobs_list (const char *supernode, const char *keys_dir,
+                       const char *cert, bool json, int timeout_msec);
+
+//  Cancel job `job_id` and wait until its daemons are free (at most
+//  timeout_msec for each step).  Returns 0 when no daemon works for the
+//  job any more, 1 otherwise (the reason on stderr).
+int
+    spawner_jobs_cancel (const char *job_id, const char *supernode,
+                         const char *keys_dir, const char *cert,
+                         int timeout_msec);
+
+#endif

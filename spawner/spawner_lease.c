@@ -1,0 +1,382 @@
+/*  =========================================================================
+    spawner_lease - the spawner's side of the super-nodes: leases
+
+    Timing: a RESERVE the super-node does not answer within
+    GRANT_WAIT_MSEC goes to the next super-node; one answered short is
+    asked again after GRANT_RETRY_MSEC (daemons may be on their way back
+    from the last job).  The lease is renewed every LEASE_RENEW_MSEC and
+    lasts LEASE_MSEC without renewal, so daemons of a spawner that died
+    return to the pool within seconds.
+    =========================================================================
+*/
+#include "spawner_lease.h"
+
+#define LEASE_RENEW_MSEC 500
+#define LEASE_MSEC 5000
+#define GRANT_WAIT_MSEC 2000
+#define GRANT_RETRY_MSEC 200
+
+//  What the lease knows of a daemon id.
+#define KNOWN_SPARE "spare"
+#define KNOWN_TAKEN "taken"
+#define KNOWN_EXCLUDED "excluded"
+
+struct _spawner_lease_t {
+    char job [JACE_ID_MAX];     //  Job id, also the lease id
+    const char **endpoints;     //  Borrowed super-node endpoints
+    size_t endpoint_count;      //  Entries in endpoints
+    size_t current;             //  Index of the one we talk to
+    jace_security_t *security;  //  Borrowed
+    char *owner;                //  Our status endpoint
+    zsock_t *dealer;            //  To the current super-node
+    jace_node_t *held;          //  Daemons we hold, spares and taken
+    bool *taken;                //  Per held daemon: a task runs on it
+    size_t held_count;          //  Entries used in held
+    size_t held_alloc;          //  Entries allocated
+    zhash_t *known;             //  Daemon id -> KNOWN_* (static strings)
+    size_t shortfall;           //  Daemons wanted beyond the spares
+    char cluster [JACE_ID_MAX]; //  Cluster to prefer, or ""
+    bool grant_heard;           //  The last RESERVE was answered
+    int64_t next_request;       //  When to send the next RESERVE, or 0
+    int64_t next_renewal;       //  When to renew the lease
+    char *failed_over_from;     //  Super-node given up, not yet reported
+};
+
+
+//  --------------------------------------------------------------------------
+
+static int
+s_connect (spawner_lease_t *self)
+{
+    zsock_destroy (&self->dealer);
+    self->dealer = zsock_new (ZMQ_DEALER);
+    jace_msg_prepare_socket (self->dealer, JACE_MSG_HEADER_MAX);
+    const char *endpoint = self->endpoints [self->current];
+    if (jace_security_apply_client (self->security, self->dealer,
+            jace_security_supernode_key (self->security))
+    ||  zsock_connect (self->dealer, "%s", endpoint))
+        return -1;
+    self->next_renewal = 0;
+    return 0;
+}
+
+spawner_lease_t *
+spawner_lease_new (const char *job, const char **endpoints,
+                   size_t endpoint_count, jace_security_t *security,
+                   const char *owner, char *reason, size_t reason_size)
+{
+    assert (job && endpoints && endpoint_count > 0);
+    spawner_lease_t *self = (spawner_lease_t *) zmalloc (sizeof *self);
+    snprintf (self->job, sizeof self->job, "%s", job);
+    self->endpoints = endpoints;
+    self->endpoint_count = endpoint_count;
+    self->security = security;
+    self->owner = strdup (owner ? owner : "");
+    self->known = zhash_new ();
+    if (s_connect (self)) {
+        snprintf (reason, reason_size, "cannot connect to super-node '%s'",
+                  endpoints [0]);
+        spawner_lease_destroy (&self);
+    }
+    return self;
+}
+
+void
+spawner_lease_destroy (spawner_lease_t **self_p)
+{
+    assert (self_p);
+    spawner_lease_t *self = *self_p;
+    if (!self)
+        return;
+    spawner_lease_release_all (self);
+    zsock_destroy (&self->dealer);
+    zhash_destroy (&self->known);
+    free (self->held);
+    free (self->taken);
+    free (self->owner);
+    free (self->failed_over_from);
+    free (self);
+    *self_p = NULL;
+}
+
+zsock_t *
+spawner_lease_socket (spawner_lease_t *self)
+{
+    assert (self);
+    return self->dealer;
+}
+
+const char *
+spawner_lease_endpoint (spawner_lease_t *self)
+{
+    assert (self);
+    return self->endpoints [self->current];
+}
+
+//  --------------------------------------------------------------------------
+//  Sending
+
+static jace_msg_t *
+s_lease_msg (spawner_lease_t *self, jace_msg_type_t type)
+{
+    jace_msg_t *msg = jace_msg_new (type);
+    jace_msg_set_sender (msg, self->job);
+    jace_msg_set_job (msg, self->job);
+    return msg;
+}
+
+static void
+s_release_one (spawner_lease_t *self, const jace_node_t *node)
+{
+    jace_msg_t *release = s_lease_msg (self, JACE_MSG_RELEASE);
+    jace_msg_add_node (release, node);
+    jace_msg_send (&release, self->dealer);
+}
+
+static void
+s_send_reserve (spawner_lease_t *self, int64_t now)
+{
+    jace_msg_t *reserve = s_lease_msg (self, JACE_MSG_RESERVE);
+    jace_msg_set_endpoint (reserve, self->owner);
+    jace_msg_set_count (reserve, (int64_t) self->shortfall);
+    jace_msg_set_interval (reserve, LEASE_MSEC);
+    jace_msg_set_cluster (reserve, self->cluster);
+    jace_msg_send (&reserve, self->dealer);
+    self->grant_heard = false;
+    self->next_request = now + GRANT_WAIT_MSEC;
+}
+
+//  The super-node did not answer our RESERVE: go on with the next one
+//  given.  The daemons fail over too, so the grid is reachable there.
+static void
+s_fail_over (spawner_lease_t *self)
+{
+    if (self->endpoint_count < 2)
+        return;
+    free (self->failed_over_from);
+    self->failed_over_from = strdup (self->endpoints [self->current]);
+    self->current = (self->current + 1) % self->endpoint_count;
+    zsys_warning ("spawner: super-node %s does not answer, failing over to "
+                  "%s", self->failed_over_from,
+                  self->endpoints [self->current]);
+    s_connect (self);
+}
+
+int64_t
+spawner_lease_tick (spawner_lease_t *self, int64_t now)
+{
+    assert (self);
+    if (self->shortfall > 0) {
+        if (self->next_request && now >= self->next_request
+        &&  !self->grant_heard)
+            s_fail_over (self);
+        if (now >= self->next_request)
+            s_send_reserve (self, now);
+    }
+    if (now >= self->next_renewal
+    &&  (self->held_count > 0 || self->shortfall > 0)) {
+        jace_msg_t *beat = s_lease_msg (self, JACE_MSG_HEARTBEAT);
+        jace_msg_send (&beat, self->dealer);
+        self->next_renewal = now + LEASE_RENEW_MSEC;
+    }
+    int64_t next = self->next_renewal - now;
+    if (self->shortfall > 0 && self->next_request - now < next)
+        next = self->next_request - now;
+    return next > 0 ? next : 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Receiving
+
+static void
+s_hold (spawner_lease_t *self, const jace_node_t *node)
+{
+    if (self->held_count == self->held_alloc) {
+        self->held_alloc = self->held_alloc ? self->held_alloc * 2 : 16;
+        self->held = (jace_node_t *) realloc (self->held, self->held_alloc
+                                              * sizeof (jace_node_t));
+        self->taken = (bool *) realloc (self->taken, self->held_alloc
+                                        * sizeof (bool));
+        assert (self->held && self->taken);
+    }
+    self->held [self->held_count] = *node;
+    self->taken [self->held_count] = false;
+    self->held_count++;
+    zhash_update (self->known, node->id, (void *) KNOWN_SPARE);
+}
+
+//  Keep what we asked for; give back what we did not (a late grant, a
+//  daemon we already hold, used or excluded).  Returns daemons kept.
+static int
+s_on_grant (spawner_lease_t *self, jace_msg_t *grant)
+{
+    int kept = 0;
+    for (size_t i = 0; i < jace_msg_node_count (grant); i++) {
+        const jace_node_t *node = jace_msg_node (grant, i);
+        const char *known = (const char *) zhash_lookup (self->known,
+                                                         node->id);
+        if (known)
+            //  Held or taken: the same daemon granted twice (a grant
+            //  from a peer too); releasing it would free a daemon of
+            //  ours.  Excluded: we fenced it; we keep holding it so that
+            //  no grant offers it again, and it does not count.
+            continue;
+        if (self->shortfall == 0 || !*node->id) {
+            s_release_one (self, node);
+            continue;
+        }
+        s_hold (self, node);
+        self->shortfall--;
+        kept++;
+    }
+    if (self->shortfall > 0
+    &&  self->next_request > zclock_mono () + GRANT_RETRY_MSEC)
+        self->next_request = zclock_mono () + GRANT_RETRY_MSEC;
+    return kept;
+}
+
+int
+spawner_lease_recv (spawner_lease_t *self)
+{
+    assert (self);
+    char reason [256];
+    jace_msg_t *msg = jace_msg_recv (self->dealer, reason, sizeof reason,
+                                     NULL, 0);
+    if (!msg) {
+        zsys_warning ("spawner: malformed message from super-node %s: %s",
+                      spawner_lease_endpoint (self), reason);
+        return -1;
+    }
+    int kept = 0;
+    if (jace_msg_type (msg) == JACE_MSG_GRANT
+    &&  streq (jace_msg_job (msg), self->job)) {
+        self->grant_heard = true;
+        kept = s_on_grant (self, msg);
+    }
+    jace_msg_destroy (&msg);
+    return kept;
+}
+
+//  --------------------------------------------------------------------------
+//  The job's use of the lease
+
+void
+spawner_lease_want (spawner_lease_t *self, size_t extra, const char *cluster)
+{
+    assert (self);
+    if (extra == 0)
+        return;
+    if (self->shortfall == 0)
+        self->next_request = 0;         //  Ask at the next tick
+    self->shortfall += extra;
+    snprintf (self->cluster, sizeof self->cluster, "%s",
+              cluster ? cluster : "");
+}
+
+size_t
+spawner_lease_wanted (spawner_lease_t *self)
+{
+    assert (self);
+    return self->shortfall;
+}
+
+void
+spawner_lease_want_none (spawner_lease_t *self)
+{
+    assert (self);
+    self->shortfall = 0;
+}
+
+//  Index in held of spare number `index`, or held_count.
+static size_t
+s_spare_slot (spawner_lease_t *self, size_t index)
+{
+    for (size_t i = 0; i < self->held_count; i++)
+        if (!self->taken [i] && index-- == 0)
+            return i;
+    return self->held_count;
+}
+
+size_t
+spawner_lease_spare_count (spawner_lease_t *self)
+{
+    assert (self);
+    size_t count = 0;
+    for (size_t i = 0; i < self->held_count; i++)
+        count += !self->taken [i];
+    return count;
+}
+
+const jace_node_t *
+spawner_lease_spare (spawner_lease_t *self, size_t index)
+{
+    assert (self);
+    size_t slot = s_spare_slot (self, index);
+    assert (slot < self->held_count);
+    return &self->held [slot];
+}
+
+void
+spawner_lease_take (spawner_lease_t *self, size_t index, jace_node_t *node)
+{
+    assert (self && node);
+    size_t slot = s_spare_slot (self, index);
+    assert (slot < self->held_count);
+    self->taken [slot] = true;
+    *node = self->held [slot];
+    zhash_update (self->known, node->id, (void *) KNOWN_TAKEN);
+}
+
+void
+spawner_lease_adopt (spawner_lease_t *self, const jace_node_t *node)
+{
+    assert (self && node);
+    s_hold (self, node);
+    self->taken [self->held_count - 1] = true;
+    zhash_update (self->known, node->id, (void *) KNOWN_TAKEN);
+}
+
+//  A fenced daemon stays held, as taken, until the job ends: released,
+//  it would be free again at once (it obeys our STOP) and the next grant
+//  could hand it back to us; held, it can never run two of our tasks.
+void
+spawner_lease_exclude (spawner_lease_t *self, const char *id)
+{
+    assert (self && id);
+    zhash_update (self->known, id, (void *) KNOWN_EXCLUDED);
+    for (size_t i = 0; i < self->held_count; i++)
+        if (streq (self->held [i].id, id))
+            self->taken [i] = true;
+}
+
+void
+spawner_lease_release_all (spawner_lease_t *self)
+{
+    assert (self);
+    if (self->held_count == 0 || !self->dealer)
+        return;
+    jace_msg_t *release = s_lease_msg (self, JACE_MSG_RELEASE);
+    for (size_t i = 0; i < self->held_count; i++)
+        jace_msg_add_node (release, &self->held [i]);
+    //  Our sockets drop unsent messages on close; this one must leave.
+    zsock_set_linger (self->dealer, 1000);
+    jace_msg_send (&release, self->dealer);
+    self->held_count = 0;
+    self->shortfall = 0;
+}
+
+size_t
+spawner_lease_held (spawner_lease_t *self)
+{
+    assert (self);
+    return self->held_count;
+}
+
+char *
+spawner_lease_failover_event (spawner_lease_t *self)
+{
+    assert (self);
+    char *from = self->failed_over_from;
+    self->failed_over_from = NULL;
+    return from;
+}

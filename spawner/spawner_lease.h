@@ -1,0 +1,111 @@
+/*  =========================================================================
+    spawner_lease - the spawner's side of the super-nodes: leases
+
+    Holds the spawner's DEALER to its current super-node and the daemons
+    leased for the job.  Asking for daemons never blocks: spawner_lease_want
+    raises the number wanted, and every spawner_lease_tick sends what is
+    due (a RESERVE for the shortfall, retried 200 ms after a short GRANT
+    and 2 s after silence, which also fails over to the next super-node;
+    lease renewals).  GRANTs are read by spawner_lease_recv as they come,
+    de-duplicated by daemon id: a daemon already held, already used by the
+    job or excluded (fenced) is released at once, never handed out twice.
+    Daemons held and not yet taken are the job's spares.
+    =========================================================================
+*/
+#ifndef SPAWNER_LEASE_H_INCLUDED
+#define SPAWNER_LEASE_H_INCLUDED
+
+#include "jace_msg.h"
+#include "jace_security.h"
+
+typedef struct _spawner_lease_t spawner_lease_t;
+
+//  A lease for job `job` through the super-nodes `endpoints` (failover
+//  order; borrowed, must outlive the lease), reached with `security`
+//  (borrowed).  `owner` is our status endpoint, told to the super-nodes so
+//  `jace-spawner jobs` can find us.  Returns NULL with the reason if no
+//  socket could be made.
+spawner_lease_t *
+    spawner_lease_new (const char *job, const char **endpoints,
+                       size_t endpoint_count, jace_security_t *security,
+                       const char *owner, char *reason, size_t reason_size);
+
+//  Release everything still held and destroy; nullifies the reference.
+//  Safe on NULL.
+void
+    spawner_lease_destroy (spawner_lease_t **self_p);
+
+//  The socket to poll for the super-node's answers.
+zsock_t *
+    spawner_lease_socket (spawner_lease_t *self);
+
+//  Endpoint of the current super-node.
+const char *
+    spawner_lease_endpoint (spawner_lease_t *self);
+
+//  Read one message from the super-node (the socket had input).  Returns
+//  the number of daemons newly held, or -1 for a malformed message.
+int
+    spawner_lease_recv (spawner_lease_t *self);
+
+//  Send what is due at `now`: RESERVE for the daemons wanted and not
+//  held, lease renewals.  Returns msec until the next thing is due.
+int64_t
+    spawner_lease_tick (spawner_lease_t *self, int64_t now);
+
+//  Want `extra` more daemons than are held now and not taken, preferring
+//  `cluster` ("" for any).
+void
+    spawner_lease_want (spawner_lease_t *self, size_t extra,
+                        const char *cluster);
+
+//  Daemons wanted and not yet granted.
+size_t
+    spawner_lease_wanted (spawner_lease_t *self);
+
+//  Stop asking for more daemons than are held (the job has what it
+//  needs, or gave up).
+void
+    spawner_lease_want_none (spawner_lease_t *self);
+
+//  Daemons held and not taken by a task (spares).
+size_t
+    spawner_lease_spare_count (spawner_lease_t *self);
+
+//  Spare number `index`; borrowed until the next call that changes the
+//  lease.
+const jace_node_t *
+    spawner_lease_spare (spawner_lease_t *self, size_t index);
+
+//  Take spare number `index` for a task: it is used by the job from now
+//  on, and no grant will hand it out again.  Writes it to node.
+void
+    spawner_lease_take (spawner_lease_t *self, size_t index,
+                        jace_node_t *node);
+
+//  Hold `node` as taken by a task without a grant (a resumed job takes
+//  over the daemons of the job it resumes), so it is released at the end.
+void
+    spawner_lease_adopt (spawner_lease_t *self, const jace_node_t *node);
+
+//  Never hand out daemon `id` again for this job (fenced, refused a
+//  task); it stays held, so no grant offers it again, until the job's
+//  lease ends.
+void
+    spawner_lease_exclude (spawner_lease_t *self, const char *id);
+
+//  Release every daemon held, taken or not (the job is over).  The
+//  message leaves even if the socket closes right after.
+void
+    spawner_lease_release_all (spawner_lease_t *self);
+
+//  Total daemons held (taken or spare).
+size_t
+    spawner_lease_held (spawner_lease_t *self);
+
+//  Events worth logging since the last call: failovers.  Returns the
+//  super-node given up, or NULL; the caller frees it.
+char *
+    spawner_lease_failover_event (spawner_lease_t *self);
+
+#endif

@@ -1,0 +1,1594 @@
+/*  =========================================================================
+    spawner_server - one job, from leasing to a verified answer, as an actor
+
+    Costs: each pass of the loop polls every socket once (zmq_poll over an
+    array rebuilt only when links change) and reads every socket that has
+    input, at most DRAIN_MAX messages each, so a busy task cannot starve
+    the others nor the super-node.  Work over all tasks (liveness, console,
+    progress events, heartbeats to daemons) runs on timers, not per
+    message, so the spawner's work per second grows linearly with the
+    tasks: each reports PROGRESS every 100 ms at most and a HEARTBEAT every
+    heartbeat period.
+
+    Task data (a file matrix's rows) streams in CHUNKs of at most
+    JACE_CHUNK_BYTES with at most CHUNK_WINDOW bytes unacknowledged per
+    task, and at most STREAM_BUDGET bytes of tasks' data prepared at once,
+    so the spawner holds the problem once plus a bounded amount in flight.
+    =========================================================================
+*/
+#include "spawner_server.h"
+#include "spawner_console.h"
+#include "spawner_detector.h"
+#include "spawner_events.h"
+#include "spawner_lease.h"
+#include "spawner_output.h"
+#include "spawner_task.h"
+#include "spawner_verify.h"
+#include "jace_security.h"
+
+#include <math.h>
+
+//  Longest wait of one pass; timers are checked at least this often.
+#define PASS_MAX_MSEC 100
+//  Most messages read from one socket in one pass.
+#define DRAIN_MAX 64
+//  HEARTBEAT to every daemon this often: they abandon a job whose spawner
+//  stays silent for job/orphan_timeout.
+#define DAEMON_HEARTBEAT_MSEC 1000
+//  Progress events (one per task) this often.
+#define PROGRESS_EVENT_MSEC 1000
+//  Unacknowledged task data per task, and prepared data in all.
+#define CHUNK_WINDOW (4 * JACE_CHUNK_BYTES)
+#define STREAM_BUDGET (256LL * 1024 * 1024)
+//  Daemons that may refuse one task in a row before the job gives up.
+#define REFUSALS_MAX 8
+
+typedef enum {
+    JOB_LEASING, JOB_ASSIGNING, JOB_RUNNING, JOB_REPLACING, JOB_VERIFYING,
+    JOB_FINISHING, JOB_DONE
+} job_state_t;
+
+static const char *s_state_names [] = {
+    "leasing", "assigning", "running", "replacing", "verifying",
+    "finishing", "done"
+};
+
+//  What a poll item belongs to.
+#define ITEM_PIPE -1
+#define ITEM_SUPERNODE -2
+#define ITEM_STATUS -3
+#define ITEM_FENCED -4
+
+typedef struct {
+    zsock_t *pipe;              //  Actor command pipe
+    spawner_job_t *job;         //  Borrowed
+    const spawner_options_t *options;   //  Borrowed
+    char id [JACE_ID_MAX];      //  Job id, also the lease id
+    job_state_t state;          //  Where the job stands
+    jace_security_t *security;  //  Keys, or plain links
+    spawner_lease_t *lease;     //  Daemons leased from the super-nodes
+    zsock_t *status;            //  ROUTER answering STATUS and CANCEL
+    char *status_endpoint;      //  Where it is bound
+    spawner_events_t *events;   //  The event log
+    spawner_detector_t *detector;   //  Who is silent too long
+    spawner_verify_t *verify;   //  Snapshots and the answer
+    spawner_console_t *console; //  Table or progress lines
+    spawner_task_t *tasks;      //  One per task
+    size_t task_count;          //  Tasks in the job
+    int64_t *first_row;         //  Block starts, task_count + 1
+    zsock_t **fenced;           //  Links to daemons we fenced
+    int64_t *fenced_told;       //  Per fenced link: last STOP sent (msec)
+    size_t fenced_count;        //  Entries in fenced
+    zmq_pollitem_t *items;      //  Poll set
+    int64_t *item_owner;        //  Per item: rank, or ITEM_*
+    size_t item_count;          //  Entries in items
+    bool items_dirty;           //  Links changed since the last rebuild
+    int64_t started;            //  Submission time (msec)
+    int64_t lease_deadline;     //  LEASING gives up then
+    int64_t stream_bytes;       //  Task data prepared and not yet acked
+    int64_t next_daemon_heartbeat;  //  msec
+    int64_t next_progress_event;    //  msec
+    int64_t next_sample;        //  Next residual sample (msec), or 0
+    int64_t replacements;       //  Tasks moved to another daemon
+    int64_t crashes;            //  Daemons the job's schedule crashed
+    int64_t from_checkpoint;    //  Replacements restored from a copy
+    int64_t from_initial;       //  Replacements that started over
+    uint64_t malformed;         //  Bad messages dropped
+    bool resumed;               //  We took over from a dead spawner
+    bool convergence_reported;  //  Every task converged locally once
+    bool mass_silence;          //  Most daemons were silent at once
+    bool verified;              //  A snapshot passed
+    bool terminated;            //  $TERM received
+    char failure [1024];        //  Why the job failed, or ""
+} server_t;
+
+
+//  --------------------------------------------------------------------------
+//  Failure: recorded once, with the first reason
+
+static void
+s_fail (server_t *self, const char *format, ...) CHECK_PRINTF (2);
+
+static void
+s_fail (server_t *self, const char *format, ...)
+{
+    if (*self->failure)
+        return;
+    va_list args;
+    va_start (args, format);
+    vsnprintf (self->failure, sizeof self->failure, format, args);
+    va_end (args);
+}
+
+static int64_t
+s_elapsed (server_t *self)
+{
+    return zclock_mono () - self->started;
+}
+
+//  --------------------------------------------------------------------------
+//  Set-up and tear-down
+
+static int
+s_bind_status (server_t *self)
+{
+    char reason [512] = "";
+    const spawner_options_t *options = self->options;
+    const char *bind = options->bind ? options->bind : "tcp://127.0.0.1:*";
+    self->security = jace_security_new (options->keys_dir,
+        options->cert ? options->cert : "spawner", reason, sizeof reason);
+    if (!self->security
+    ||  jace_security_check_bind (self->security, bind, options->insecure,
+                                  reason, sizeof reason)) {
+        s_fail (self, "%s", reason);
+        return -1;
+    }
+    self->status = zsock_new (ZMQ_ROUTER);
+    jace_msg_prepare_socket (self->status, JACE_MSG_HEADER_MAX);
+    jace_security_apply_server (self->security, self->status);
+    if (zsock_bind (self->status, "%s", bind) < 0) {
+        s_fail (self, "cannot bind status endpoint %s", bind);
+        return -1;
+    }
+    self->status_endpoint = zsock_last_endpoint (self->status);
+    return 0;
+}
+
+static int
+s_connect (server_t *self)
+{
+    if (s_bind_status (self))
+        return -1;
+    const spawner_options_t *options = self->options;
+    const char *only [1] = { options->supernode };
+    char reason [512] = "";
+    self->lease = spawner_lease_new (self->id,
+        options->supernode_count ? options->supernodes : only,
+        options->supernode_count ? options->supernode_count : 1,
+        self->security, self->status_endpoint, reason, sizeof reason);
+    if (!self->lease) {
+        s_fail (self, "%s", reason);
+        return -1;
+    }
+    return 0;
+}
+
+static void
+s_make_id (server_t *self, const char *job_id)
+{
+    if (job_id) {
+        snprintf (self->id, sizeof self->id, "%s", job_id);
+        return;
+    }
+    zuuid_t *uuid = zuuid_new ();
+    snprintf (self->id, sizeof self->id, "job-%.8s", zuuid_str (uuid));
+    zuuid_destroy (&uuid);
+    for (char *c = self->id; *c; c++)
+        *c = (char) tolower (*c);
+}
+
+static server_t *
+s_server_new (zsock_t *pipe, spawner_server_config_t *config)
+{
+    server_t *self = (server_t *) zmalloc (sizeof *self);
+    self->pipe = pipe;
+    self->job = config->job;
+    self->options = config->options;
+    self->resumed = config->job_id != NULL;
+    s_make_id (self, config->job_id);
+    self->started = zclock_mono ();
+    self->task_count = (size_t) spawner_job_tasks (self->job);
+    self->tasks = (spawner_task_t *) zmalloc (self->task_count
+                                              * sizeof (spawner_task_t));
+    for (size_t i = 0; i < self->task_count; i++)
+        self->tasks [i].state = -1;
+    self->first_row = (int64_t *) zmalloc ((self->task_count + 1)
+                                           * sizeof (int64_t));
+    self->fenced = (zsock_t **) zmalloc (sizeof (zsock_t *));
+    self->detector = spawner_detector_new (self->task_count,
+        spawner_job_heartbeat_timeout (self->job));
+    self->verify = spawner_verify_new (self->job, self->task_count,
+                                       self->first_row);
+    self->console = spawner_console_new (self->id, self->options->quiet);
+    self->items_dirty = true;
+    self->lease_deadline = self->started
+        + (int64_t) (spawner_job_reserve_timeout (self->job) * 1000);
+    const char *events_path = self->options->events_path;
+    self->events = self->resumed && events_path
+                 ? spawner_events_append (events_path, self->id)
+                 : spawner_events_new (events_path, self->id);
+    if (!self->events)
+        s_fail (self, "cannot write events to %s: %s", events_path,
+                strerror (errno));
+    else
+    if (s_connect (self) == 0 && !self->resumed)
+        spawner_lease_want (self->lease, self->task_count
+                            + (size_t) spawner_job_spares (self->job), "");
+    return self;
+}
+
+static void
+s_server_destroy (server_t **self_p)
+{
+    server_t *self = *self_p;
+    for (size_t i = 0; i < self->task_count; i++) {
+        zsock_destroy (&self->tasks [i].link);
+        free (self->tasks [i].sources);
+        jace_msg_destroy (&self->tasks [i].data);
+    }
+    for (size_t i = 0; i < self->fenced_count; i++)
+        zsock_destroy (&self->fenced [i]);
+    free (self->fenced);
+    free (self->fenced_told);
+    free (self->tasks);
+    free (self->first_row);
+    free (self->items);
+    free (self->item_owner);
+    spawner_lease_destroy (&self->lease);
+    spawner_detector_destroy (&self->detector);
+    spawner_verify_destroy (&self->verify);
+    spawner_console_destroy (&self->console);
+    spawner_events_destroy (&self->events);
+    zsock_destroy (&self->status);
+    zstr_free (&self->status_endpoint);
+    jace_security_destroy (&self->security);
+    free (self);
+    *self_p = NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Messages to daemons
+
+static jace_msg_t *
+s_job_msg (server_t *self, jace_msg_type_t type, const spawner_task_t *task)
+{
+    jace_msg_t *msg = jace_msg_new (type);
+    jace_msg_set_sender (msg, self->id);
+    jace_msg_set_job (msg, self->id);
+    jace_msg_set_epoch (msg, task->epoch);
+    return msg;
+}
+
+//  Send to every task whose daemon has its ASSIGN; `count` goes in the
+//  count field (a snapshot id), reason in reason when not NULL.
+static void
+s_send_all (server_t *self, jace_msg_type_t type, int64_t count,
+            const char *reason)
+{
+    for (size_t i = 0; i < self->task_count; i++) {
+        spawner_task_t *task = &self->tasks [i];
+        if (!task->link || task->phase == SPAWNER_TASK_WAITING)
+            continue;
+        jace_msg_t *msg = s_job_msg (self, type, task);
+        jace_msg_set_count (msg, count);
+        if (reason)
+            jace_msg_set_reason (msg, reason);
+        jace_msg_send (&msg, task->link);
+    }
+}
+
+//  The daemon of `task` is no longer the task's: tell it to stop (it may
+//  be frozen and read it later), keep its link to answer it with STOP
+//  again if it speaks, and never lease it again for this job.
+static void
+s_fence (server_t *self, spawner_task_t *task, const char *reason)
+{
+    if (task->link) {
+        jace_msg_t *stop = s_job_msg (self, JACE_MSG_STOP, task);
+        jace_msg_set_reason (stop, reason);
+        jace_msg_send (&stop, task->link);
+        self->fenced = (zsock_t **) realloc (self->fenced,
+            (self->fenced_count + 1) * sizeof (zsock_t *));
+        self->fenced_told = (int64_t *) realloc (self->fenced_told,
+            (self->fenced_count + 1) * sizeof (int64_t));
+        assert (self->fenced && self->fenced_told);
+        self->fenced_told [self->fenced_count] = 0;   //  Not heard since
+        self->fenced [self->fenced_count++] = task->link;
+        task->link = NULL;
+        self->items_dirty = true;
+    }
+    if (*task->daemon.id)
+        spawner_lease_exclude (self->lease, task->daemon.id);
+}
+
+//  --------------------------------------------------------------------------
+//  Placement
+
+//  Neighbouring tasks talk most: keep a cluster's daemons together, the
+//  fastest first, so that consecutive blocks share a cluster.
+static int
+s_compare_placement (const void *a, const void *b)
+{
+    const jace_node_t *left = (const jace_node_t *) a;
+    const jace_node_t *right = (const jace_node_t *) b;
+    int by_cluster = strcmp (left->cluster, right->cluster);
+    if (by_cluster)
+        return by_cluster;
+    if (left->power != right->power)
+        return left->power > right->power ? -1 : 1;
+    return strcmp (left->id, right->id);
+}
+
+//  The table of every task's daemon, as ASSIGN and REMAP carry it.
+static void
+s_add_table (server_t *self, jace_msg_t *msg)
+{
+    for (size_t i = 0; i < self->task_count; i++)
+        jace_msg_add_node (msg, &self->tasks [i].daemon);
+}
+
+static void
+s_set_number (jace_msg_t *msg, const char *key, int64_t value)
+{
+    char text [32];
+    snprintf (text, sizeof text, "%" PRId64, value);
+    jace_msg_set_param (msg, key, text);
+}
+
+//  The ASSIGN of task `rank`, declaring the blocks of `data` (may be
+//  NULL) that follow in CHUNKs.
+static jace_msg_t *
+s_assign_msg (server_t *self, size_t rank, const jace_msg_t *data)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    jace_msg_t *assign = s_job_msg (self, JACE_MSG_ASSIGN, task);
+    jace_msg_set_task (assign, (int64_t) rank);
+    jace_msg_set_count (assign, (int64_t) self->task_count);
+    jace_msg_set_app (assign, spawner_job_app (self->job)->name);
+    zhash_t *params = spawner_job_params (self->job);
+    for (const char *value = (const char *) zhash_first (params); value;
+         value = (const char *) zhash_next (params))
+        if (strncmp (zhash_cursor (params), "block/", 6) != 0)
+            jace_msg_set_param (assign, zhash_cursor (params), value);
+    s_set_number (assign, "block/rows", spawner_job_rows (self->job));
+    s_set_number (assign, "block/unknowns_per_row",
+                  spawner_job_unknowns_per_row (self->job));
+    char key [64];
+    for (size_t i = 0; i <= self->task_count; i++) {
+        snprintf (key, sizeof key, "block/first/%zu", i);
+        s_set_number (assign, key, self->first_row [i]);
+    }
+    size_t blocks = data ? jace_msg_payload_count (data) : 0;
+    if (blocks)
+        s_set_number (assign, "block/data", (int64_t) blocks);
+    for (size_t i = 0; i < blocks; i++) {
+        snprintf (key, sizeof key, "block/data/%zu/kind", i);
+        s_set_number (assign, key, jace_msg_payload_kind (data, i));
+        snprintf (key, sizeof key, "block/data/%zu/length", i);
+        s_set_number (assign, key,
+                      (int64_t) jace_msg_payload_length (data, i));
+    }
+    s_add_table (self, assign);
+    return assign;
+}
+
+static size_t
+s_element_size (jace_payload_kind_t kind)
+{
+    return kind == JACE_PAYLOAD_BYTES ? 1 : 8;
+}
+
+//  The data task `rank` needs and cannot build itself (its rows of a
+//  file matrix), as payloads of a message; or NULL when it needs none.
+static jace_msg_t *
+s_task_data (server_t *self, size_t rank)
+{
+    const jace_app_t *app = spawner_job_app (self->job);
+    if (!app->attach)
+        return NULL;
+    jace_msg_t *data = jace_msg_new (JACE_MSG_CHUNK);
+    if (app->attach (spawner_job_problem (self->job), self->first_row,
+                     (int64_t) self->task_count, (int64_t) rank, data)) {
+        s_fail (self, "cannot prepare the data of task %zu", rank);
+        jace_msg_destroy (&data);
+    }
+    if (data && jace_msg_payload_count (data) == 0)
+        jace_msg_destroy (&data);
+    return data;
+}
+
+//  Send task `rank` its ASSIGN, and start streaming its data, if the
+//  stream budget allows (else it waits for a later pass).  Returns true
+//  when the ASSIGN left.
+static bool
+s_send_assign (server_t *self, size_t rank)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    if (self->stream_bytes >= STREAM_BUDGET)
+        return false;           //  Others' data first; at least one flows
+    jace_msg_t *data = s_task_data (self, rank);
+    if (*self->failure)
+        return false;
+    int64_t total = 0;
+    for (size_t i = 0; data && i < jace_msg_payload_count (data); i++)
+        total += (int64_t) (jace_msg_payload_length (data, i)
+                 * s_element_size (jace_msg_payload_kind (data, i)));
+    jace_msg_t *assign = s_assign_msg (self, rank, data);
+    jace_msg_send (&assign, task->link);
+    task->data = data;
+    task->data_block = task->data_offset = 0;
+    task->data_sent = task->data_acked = 0;
+    task->data_total = total;
+    self->stream_bytes += total;
+    task->assigned_at = zclock_mono ();
+    task->phase = data ? SPAWNER_TASK_SENDING : SPAWNER_TASK_ASSIGNED;
+    //  From now on the daemon reports to us: its silence counts.
+    spawner_detector_reset (self->detector, rank, zclock_mono ());
+    return true;
+}
+
+//  Place task `rank` on daemon `node` with the task's next epoch.
+static int
+s_place (server_t *self, size_t rank, const jace_node_t *node)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    task->daemon = *node;
+    task->daemon.task = (int64_t) rank;
+    task->daemon.epoch = ++task->epoch;
+    task->state = -1;
+    task->assigned_at = 0;
+    task->link = zsock_new (ZMQ_DEALER);
+    jace_msg_prepare_socket (task->link, 0);
+    self->items_dirty = true;
+    if (jace_security_apply_client (self->security, task->link,
+                                    task->daemon.pubkey)
+    ||  zsock_connect (task->link, "%s", task->daemon.endpoint)) {
+        zsys_warning ("spawner: cannot connect to daemon %s at '%s'",
+                      task->daemon.id, task->daemon.endpoint);
+        return -1;
+    }
+    //  Marked SENDING without an ASSIGN: s_stream_data sends it when the
+    //  stream budget allows.
+    task->phase = SPAWNER_TASK_SENDING;
+    spawner_detector_reset (self->detector, rank, zclock_mono ());
+    return 0;
+}
+
+//  Every task and spare is leased: place the tasks on the first daemons
+//  in placement order, rows in proportion to power; the rest are spares.
+static void
+s_place_all (server_t *self)
+{
+    size_t count = self->task_count;
+    size_t spares = spawner_lease_spare_count (self->lease);
+    jace_node_t *nodes = (jace_node_t *) zmalloc (spares
+                                                  * sizeof (jace_node_t));
+    for (size_t i = 0; i < spares; i++)
+        nodes [i] = *spawner_lease_spare (self->lease, i);
+    qsort (nodes, spares, sizeof (jace_node_t), s_compare_placement);
+    double *power = (double *) zmalloc (count * sizeof (double));
+    for (size_t rank = 0; rank < count; rank++)
+        power [rank] = nodes [rank].power > 0 ? nodes [rank].power : 1;
+    spawner_job_partition (self->job, power, count, self->first_row);
+    for (size_t rank = 0; rank < count; rank++) {
+        for (size_t i = 0; i < spawner_lease_spare_count (self->lease); i++)
+            if (streq (spawner_lease_spare (self->lease, i)->id,
+                       nodes [rank].id)) {
+                jace_node_t taken;
+                spawner_lease_take (self->lease, i, &taken);
+                break;
+            }
+        self->tasks [rank].ever_placed = true;
+        s_place (self, rank, &nodes [rank]);
+        spawner_events_write (self->events, "assign", ",\"task\":%zu,"
+            "\"daemon\":\"%s\",\"cluster\":\"%s\",\"power\":%.3f,"
+            "\"rows\":%" PRId64, rank, nodes [rank].id, nodes [rank].cluster,
+            nodes [rank].power,
+            self->first_row [rank + 1] - self->first_row [rank]);
+    }
+    free (power);
+    free (nodes);
+}
+
+//  --------------------------------------------------------------------------
+//  Task data in chunks
+
+//  Send task `task` the chunks its window allows.
+static void
+s_stream_task (server_t *self, spawner_task_t *task)
+{
+    jace_msg_t *data = task->data;
+    while (task->data_sent - task->data_acked < CHUNK_WINDOW
+    &&     task->data_block < jace_msg_payload_count (data)) {
+        size_t block = task->data_block;
+        jace_payload_kind_t kind = jace_msg_payload_kind (data, block);
+        size_t element = s_element_size (kind);
+        size_t length = jace_msg_payload_length (data, block);
+        size_t count = length - task->data_offset;
+        if (count * element > JACE_CHUNK_BYTES)
+            count = JACE_CHUNK_BYTES / element;
+        jace_msg_t *chunk = s_job_msg (self, JACE_MSG_CHUNK, task);
+        jace_msg_set_task (chunk, task->daemon.task);
+        jace_msg_set_block (chunk, (int64_t) block);
+        jace_msg_set_offset (chunk, (int64_t) task->data_offset);
+        void *space = jace_msg_add_payload_space (chunk, kind, count);
+        memcpy (space, (const char *) jace_msg_payload_data (data, block)
+                       + task->data_offset * element, count * element);
+        if (jace_msg_send (&chunk, task->link))
+            return;             //  Queue full: the next pass goes on
+        task->data_sent += (int64_t) (count * element);
+        task->data_offset += count;
+        if (task->data_offset == length) {
+            task->data_block++;
+            task->data_offset = 0;
+        }
+    }
+}
+
+//  ASSIGNs waiting for the stream budget, and chunks the windows allow.
+static void
+s_stream_data (server_t *self)
+{
+    for (size_t i = 0; i < self->task_count && !*self->failure; i++) {
+        spawner_task_t *task = &self->tasks [i];
+        if (task->phase != SPAWNER_TASK_SENDING)
+            continue;
+        if (!task->assigned_at && !s_send_assign (self, i))
+            continue;
+        if (task->data)
+            s_stream_task (self, task);
+    }
+}
+
+static void
+s_on_chunk_ack (server_t *self, spawner_task_t *task, jace_msg_t *msg)
+{
+    int64_t received = jace_msg_received (msg);
+    if (task->phase != SPAWNER_TASK_SENDING || received < task->data_acked
+    ||  received > task->data_sent)
+        return;
+    task->data_acked = received;
+    if (received == task->data_total) {
+        self->stream_bytes -= task->data_total;
+        jace_msg_destroy (&task->data);
+        task->phase = SPAWNER_TASK_ASSIGNED;
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Starting tasks
+
+//  The tasks that ask task `rank` for values: its sinks.  NULL (count 0)
+//  means every other task, when some task's sources are unknown.
+static int64_t *
+s_sinks_of (server_t *self, size_t rank, size_t *count, bool *known)
+{
+    int64_t *sinks = (int64_t *) zmalloc (self->task_count
+                                          * sizeof (int64_t));
+    *count = 0;
+    *known = true;
+    for (size_t i = 0; i < self->task_count; i++) {
+        const spawner_task_t *task = &self->tasks [i];
+        if (i == rank)
+            continue;
+        if (!task->sources_known)
+            *known = false;
+        for (size_t k = 0; k < task->source_count; k++)
+            if (task->sources [k] == (int64_t) rank)
+                sinks [(*count)++] = (int64_t) i;
+    }
+    return sinks;
+}
+
+static void
+s_send_start (server_t *self, size_t rank)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    size_t count;
+    bool known;
+    int64_t *sinks = s_sinks_of (self, rank, &count, &known);
+    jace_msg_t *start = s_job_msg (self, JACE_MSG_START, task);
+    if (known)
+        jace_msg_add_payload (start, JACE_PAYLOAD_I64, sinks, count);
+    jace_msg_send (&start, task->link);
+    free (sinks);
+    task->phase = SPAWNER_TASK_RUNNING;
+}
+
+//  Tell every other task where task `rank` runs now.
+static void
+s_announce_move (server_t *self, size_t rank)
+{
+    spawner_task_t *moved = &self->tasks [rank];
+    for (size_t i = 0; i < self->task_count; i++) {
+        spawner_task_t *task = &self->tasks [i];
+        if (i == rank || !task->link || task->phase == SPAWNER_TASK_WAITING)
+            continue;
+        jace_msg_t *remap = s_job_msg (self, JACE_MSG_REMAP, task);
+        jace_msg_set_task (remap, (int64_t) rank);
+        jace_msg_set_epoch (remap, moved->epoch);
+        jace_msg_add_node (remap, &moved->daemon);
+        jace_msg_send (&remap, task->link);
+    }
+}
+
+//  Every task accepted: the job starts.  Tasks moved before the start
+//  were named by their first daemon in the others' ASSIGNs.
+static void
+s_start_all (server_t *self)
+{
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].epoch > 1)
+            s_announce_move (self, i);
+    for (size_t i = 0; i < self->task_count; i++)
+        s_send_start (self, i);
+    self->state = JOB_RUNNING;
+    spawner_events_write (self->events, "start", ",\"tasks\":%zu,"
+                          "\"status\":\"%s\",\"setup_seconds\":%.3f",
+                          self->task_count, self->status_endpoint,
+                          s_elapsed (self) / 1000.0);
+}
+
+//  A replacement accepted its task while the job runs: tell the others
+//  where it is, and let it go.
+static void
+s_start_replacement (server_t *self, size_t rank)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    s_announce_move (self, rank);
+    s_send_start (self, rank);
+    spawner_events_write (self->events, "restart", ",\"task\":%zu,"
+                          "\"daemon\":\"%s\",\"epoch\":%" PRId64, rank,
+                          task->daemon.id, task->epoch);
+}
+
+//  --------------------------------------------------------------------------
+//  Replacement
+
+//  The daemon of task `rank` is lost (suspected, refused, vanished):
+//  fence it and put the task back in line for a daemon.  `silent` is the
+//  silence that condemned it, or -1.
+static void
+s_lose_daemon (server_t *self, size_t rank, int64_t silent, const char *why)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    zsys_notice ("spawner: daemon %s (task %zu, cluster %s) %s: replacing "
+                 "it", task->daemon.id, rank, task->daemon.cluster, why);
+    spawner_events_write (self->events, "dead", ",\"task\":%zu,"
+                          "\"daemon\":\"%s\",\"silent_ms\":%" PRId64, rank,
+                          task->daemon.id, silent);
+    s_fence (self, task, "fenced: your task runs elsewhere now");
+    if (task->data) {
+        self->stream_bytes -= task->data_total;
+        jace_msg_destroy (&task->data);
+    }
+    bool was_running = task->phase == SPAWNER_TASK_RUNNING;
+    task->phase = SPAWNER_TASK_WAITING;
+    task->restoring = was_running || task->restoring;
+    task->assigned_at = zclock_mono ();     //  Waiting since
+    spawner_verify_abandon (self->verify);
+}
+
+//  Give waiting tasks a spare the replacement policy picks, or ask the
+//  super-node for one more daemon per task still without.
+static void
+s_place_waiting (server_t *self, int64_t now)
+{
+    const spawner_replacement_t *policy = spawner_job_replacement (self->job);
+    size_t waiting = 0;
+    for (size_t rank = 0; rank < self->task_count; rank++) {
+        spawner_task_t *task = &self->tasks [rank];
+        if (task->phase != SPAWNER_TASK_WAITING)
+            continue;
+        size_t count = spawner_lease_spare_count (self->lease);
+        jace_node_t *spares = (jace_node_t *) zmalloc ((count + 1)
+                                                 * sizeof (jace_node_t));
+        for (size_t i = 0; i < count; i++)
+            spares [i] = *spawner_lease_spare (self->lease, i);
+        int chosen = policy->pick_spare (&task->daemon, spares, count);
+        free (spares);
+        if (chosen >= 0 && (size_t) chosen < count) {
+            jace_node_t node;
+            spawner_lease_take (self->lease, (size_t) chosen, &node);
+            int64_t waited = now - task->assigned_at;
+            s_place (self, rank, &node);
+            self->replacements++;
+            spawner_events_write (self->events, "replace", ",\"task\":%zu,"
+                "\"daemon\":\"%s\",\"cluster\":\"%s\",\"epoch\":%" PRId64
+                ",\"seconds\":%.3f", rank, node.id, node.cluster,
+                task->epoch, waited / 1000.0);
+            continue;
+        }
+        waiting++;
+        double limit = spawner_job_reserve_timeout (self->job);
+        if (now - task->assigned_at > (int64_t) (limit * 1000))
+            s_fail (self, "daemon %s of task %zu died and no free daemon "
+                    "took its place within %.0f s", task->daemon.id, rank,
+                    limit);
+        else
+        if (spawner_lease_spare_count (self->lease) == 0
+        &&  waiting > spawner_lease_wanted (self->lease))
+            spawner_lease_want (self->lease, 1,
+                                policy->lease_cluster (&task->daemon));
+    }
+}
+
+//  Tasks whose daemon has been silent past its bound.  Before the daemon
+//  has its ASSIGN it cannot know whom to report to: it is not judged.
+//  When more than half the judged daemons (two at least) fall silent at
+//  once, the likelier cause is a stall of the whole machine or network
+//  (memory pressure, a saturated host), not that many independent
+//  crashes: they are given MASS_SILENCE_FACTOR times their bound before
+//  they are declared dead, so a job survives a machine that froze for a
+//  few seconds, and a real mass failure is still handled, later.
+#define MASS_SILENCE_FACTOR 3
+
+static void
+s_check_liveness (server_t *self, int64_t now)
+{
+    size_t judged = 0, suspected = 0;
+    for (size_t rank = 0; rank < self->task_count; rank++) {
+        spawner_task_t *task = &self->tasks [rank];
+        if (task->phase == SPAWNER_TASK_WAITING || !task->assigned_at)
+            continue;
+        judged++;
+        suspected += spawner_detector_suspects (self->detector, rank, now);
+    }
+    if (suspected == 0)
+        return;
+    bool mass = suspected >= 2 && 2 * suspected > judged;
+    if (mass && !self->mass_silence)
+        zsys_warning ("spawner: %zu of %zu daemons silent at once: a stall "
+                      "of the machine or network?  waiting %d times longer "
+                      "before declaring them dead", suspected, judged,
+                      MASS_SILENCE_FACTOR);
+    self->mass_silence = mass;
+    for (size_t rank = 0; rank < self->task_count && !*self->failure;
+         rank++) {
+        spawner_task_t *task = &self->tasks [rank];
+        if (task->phase == SPAWNER_TASK_WAITING || !task->assigned_at)
+            continue;
+        int64_t silent = spawner_detector_silence (self->detector, rank, now);
+        int64_t bound = spawner_detector_bound (self->detector, rank);
+        if (silent <= (mass ? MASS_SILENCE_FACTOR * bound : bound))
+            continue;
+        char why [128];
+        snprintf (why, sizeof why, "silent for %" PRId64 " ms (bound %"
+                  PRId64 " ms%s)", silent, bound, mass ? ", mass silence"
+                  : "");
+        s_lose_daemon (self, rank, silent, why);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Messages from daemons
+
+static void
+s_on_accept (server_t *self, size_t rank, jace_msg_t *msg)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    if (task->phase != SPAWNER_TASK_ASSIGNED
+    &&  task->phase != SPAWNER_TASK_SENDING)
+        return;
+    free (task->sources);
+    task->sources = NULL;
+    task->source_count = 0;
+    if (jace_msg_payload_count (msg) == 1
+    &&  jace_msg_payload_kind (msg, 0) == JACE_PAYLOAD_I64) {
+        size_t count = jace_msg_payload_length (msg, 0);
+        int64_t *sources = (int64_t *) zmalloc ((count + 1)
+                                                * sizeof (int64_t));
+        jace_msg_payload_copy (msg, 0, sources);
+        for (size_t i = 0; i < count; i++)
+            if (sources [i] >= 0 && sources [i] < (int64_t) self->task_count
+            &&  sources [i] != (int64_t) rank)
+                sources [task->source_count++] = sources [i];
+        task->sources = sources;
+        task->sources_known = true;
+    }
+    task->refusals = 0;
+    task->phase = SPAWNER_TASK_ACCEPTED;
+    if (self->state != JOB_LEASING && self->state != JOB_ASSIGNING)
+        s_start_replacement (self, rank);
+}
+
+static void
+s_on_refuse (server_t *self, size_t rank, jace_msg_t *msg)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    int64_t code = jace_msg_code (msg);
+    if (code != JACE_REFUSE_BUSY) {
+        s_fail (self, "daemon %s refused task %zu: %s", task->daemon.id,
+                rank, jace_msg_reason (msg));
+        return;
+    }
+    if (++task->refusals >= REFUSALS_MAX) {
+        s_fail (self, "%d daemons in a row refused task %zu, the last "
+                "one (%s): %s", REFUSALS_MAX, rank, task->daemon.id,
+                jace_msg_reason (msg));
+        return;
+    }
+    char why [256];
+    snprintf (why, sizeof why, "refused its task (%s)",
+              jace_msg_reason (msg));
+    s_lose_daemon (self, rank, -1, why);
+}
+
+static void
+s_on_progress (server_t *self, spawner_task_t *task, jace_msg_t *msg)
+{
+    task->iteration = jace_msg_iteration (msg);
+    task->change = jace_msg_value (msg);
+    task->state = jace_msg_state (msg);
+    task->held_bytes = jace_msg_count (msg);
+}
+
+//  A replacement restarted: from a neighbour's copy, or from scratch.
+static void
+s_on_restored (server_t *self, size_t rank, jace_msg_t *msg)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    int64_t holder = jace_msg_count (msg);
+    if (!task->restoring)
+        return;
+    task->restoring = false;
+    task->iteration = jace_msg_iteration (msg);
+    if (holder >= 0)
+        self->from_checkpoint++;
+    else {
+        self->from_initial++;
+        zsys_notice ("spawner: task %zu restarts from its initial state: "
+                     "no copy of its checkpoints survived", rank);
+    }
+    spawner_events_write (self->events, "restored", ",\"task\":%zu,"
+        "\"daemon\":\"%s\",\"epoch\":%" PRId64 ",\"from\":\"%s\","
+        "\"iteration\":%" PRId64 ",\"holder\":%" PRId64 ",\"fetch_ms\":%.1f",
+        rank, task->daemon.id, task->epoch,
+        holder >= 0 ? "checkpoint" : "initial", jace_msg_iteration (msg),
+        holder, jace_msg_value (msg) * 1000);
+}
+
+static void
+s_on_task_message (server_t *self, size_t rank, jace_msg_t *msg)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    //  HEARTBEAT names only its sender; the rest name task and epoch.
+    bool heartbeat = jace_msg_type (msg) == JACE_MSG_HEARTBEAT;
+    if (!heartbeat && (jace_msg_epoch (msg) != task->epoch
+                       || jace_msg_task (msg) != (int64_t) rank))
+        return;                 //  From an older placement of this task
+    //  A daemon started on the port of a dead one is reached by the dead
+    //  one's link: its word says nothing of our task's daemon.
+    if (*jace_msg_sender (msg)
+    &&  !streq (jace_msg_sender (msg), task->daemon.id)) {
+        self->malformed++;
+        zsys_warning ("spawner: %s answers on the link to %s (task %zu), "
+                      "ignored", jace_msg_sender (msg), task->daemon.id,
+                      rank);
+        return;
+    }
+    spawner_detector_heard (self->detector, rank, zclock_mono ());
+    switch (jace_msg_type (msg)) {
+        case JACE_MSG_CHUNK_ACK: s_on_chunk_ack (self, task, msg); break;
+        case JACE_MSG_ACCEPT:    s_on_accept (self, rank, msg); break;
+        case JACE_MSG_REFUSE:    s_on_refuse (self, rank, msg); break;
+        case JACE_MSG_PROGRESS:  s_on_progress (self, task, msg); break;
+        case JACE_MSG_RESTORED:  s_on_restored (self, rank, msg); break;
+        case JACE_MSG_RESULT:
+            if (spawner_verify_on_result (self->verify, rank, msg))
+                self->malformed++;
+            break;
+        default:
+            break;              //  HEARTBEAT: being heard is all it says
+    }
+}
+
+static void
+s_recv_task (server_t *self, size_t rank)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    char reason [256];
+    jace_msg_t *msg = jace_msg_recv (task->link, reason, sizeof reason,
+                                     NULL, 0);
+    if (!msg) {
+        self->malformed++;
+        zsys_warning ("spawner: malformed message from daemon %s: %s",
+                      task->daemon.id, reason);
+        return;
+    }
+    if (streq (jace_msg_job (msg), self->id))
+        s_on_task_message (self, rank, msg);
+    jace_msg_destroy (&msg);
+}
+
+//  A daemon we fenced speaks (it was only slow, or had not read our STOP
+//  yet): tell it again, and log it, at once and then at most once a
+//  second (a frozen daemon that wakes up has a backlog of reports, each
+//  of which would ask for a STOP).
+static void
+s_recv_fenced (server_t *self, size_t index)
+{
+    zsock_t *link = self->fenced [index];
+    jace_msg_t *msg = jace_msg_recv (link, NULL, 0, NULL, 0);
+    if (!msg)
+        return;
+    int64_t now = zclock_mono ();
+    if (self->fenced_told [index] == 0
+    ||  now - self->fenced_told [index] >= 1000) {
+        self->fenced_told [index] = now;
+        jace_msg_t *stop = jace_msg_new (JACE_MSG_STOP);
+        jace_msg_set_sender (stop, self->id);
+        jace_msg_set_job (stop, self->id);
+        jace_msg_set_reason (stop, "fenced: your task runs elsewhere now");
+        jace_msg_send (&stop, link);
+        spawner_events_write (self->events, "fenced", ",\"task\":%" PRId64
+                              ",\"epoch\":%" PRId64 ",\"daemon\":\"%s\"",
+                              jace_msg_task (msg), jace_msg_epoch (msg),
+                              jace_msg_sender (msg));
+    }
+    jace_msg_destroy (&msg);
+}
+
+//  --------------------------------------------------------------------------
+//  The status endpoint: STATUS and CANCEL
+
+static void
+s_status_reply (server_t *self, jace_msg_t *request)
+{
+    jace_msg_t *reply = jace_msg_new (JACE_MSG_STATUS_REPLY);
+    jace_msg_set_sender (reply, self->id);
+    for (size_t i = 0; i < self->task_count; i++) {
+        jace_node_t node = self->tasks [i].daemon;
+        node.task = (int64_t) i;
+        node.state = self->tasks [i].state;
+        jace_msg_add_node (reply, &node);
+    }
+    jace_msg_set_param (reply, "job", self->id);
+    jace_msg_set_param (reply, "state", *self->failure && self->state
+                        < JOB_FINISHING ? "failing"
+                        : s_state_names [self->state]);
+    s_set_number (reply, "tasks", (int64_t) self->task_count);
+    s_set_number (reply, "age_ms", s_elapsed (self));
+    s_set_number (reply, "snapshots", spawner_verify_count (self->verify));
+    char residual [32];
+    snprintf (residual, sizeof residual, "%.6e",
+              spawner_verify_residual (self->verify));
+    jace_msg_set_param (reply, "residual", residual);
+    jace_msg_set_routing_id (reply, jace_msg_routing_id (request));
+    jace_msg_send (&reply, self->status);
+}
+
+//  Anyone who can reach the status endpoint may ask where the job stands
+//  or cancel it (with --keys, only holders of a grid certificate can);
+//  anything else is counted and dropped.
+static void
+s_recv_status (server_t *self)
+{
+    char reason [256], sender [128];
+    jace_msg_t *msg = jace_msg_recv (self->status, reason, sizeof reason,
+                                     sender, sizeof sender);
+    jace_msg_type_t type = msg ? jace_msg_type (msg) : 0;
+    if (type == JACE_MSG_CANCEL && streq (jace_msg_job (msg), self->id)) {
+        zsys_notice ("spawner: job %s cancelled by %s: %s", self->id,
+                     jace_msg_sender (msg), jace_msg_reason (msg));
+        s_fail (self, "cancelled by %s%s%s", *jace_msg_sender (msg)
+                ? jace_msg_sender (msg) : sender, *jace_msg_reason (msg)
+                ? ": " : "", jace_msg_reason (msg));
+        s_status_reply (self, msg);
+    }
+    else
+    if (type == JACE_MSG_STATUS)
+        s_status_reply (self, msg);
+    else {
+        self->malformed++;
+        zsys_warning ("spawner: dropped %s from %s: %s (%" PRIu64
+                      " bad messages so far)", msg ? jace_msg_type_name (
+                      type) : "message", sender, msg ? "not a STATUS or a "
+                      "CANCEL of this job" : reason, self->malformed);
+    }
+    jace_msg_destroy (&msg);
+}
+
+//  --------------------------------------------------------------------------
+//  The poll set
+
+static void
+s_add_item (server_t *self, zsock_t *sock, int64_t owner)
+{
+    self->items [self->item_count] = (zmq_pollitem_t) {
+        .socket = zsock_resolve (sock), .events = ZMQ_POLLIN };
+    self->item_owner [self->item_count++] = owner;
+}
+
+static void
+s_rebuild_poll (server_t *self)
+{
+    size_t most = 3 + self->task_count + self->fenced_count;
+    self->items = (zmq_pollitem_t *) realloc (self->items,
+                                              most * sizeof (zmq_pollitem_t));
+    self->item_owner = (int64_t *) realloc (self->item_owner,
+                                            most * sizeof (int64_t));
+    assert (self->items && self->item_owner);
+    self->item_count = 0;
+    s_add_item (self, self->pipe, ITEM_PIPE);
+    if (self->lease)
+        s_add_item (self, spawner_lease_socket (self->lease),
+                    ITEM_SUPERNODE);
+    if (self->status)
+        s_add_item (self, self->status, ITEM_STATUS);
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].link)
+            s_add_item (self, self->tasks [i].link, (int64_t) i);
+    for (size_t i = 0; i < self->fenced_count; i++)
+        s_add_item (self, self->fenced [i], ITEM_FENCED - (int64_t) i);
+    self->items_dirty = false;
+}
+
+static void
+s_recv_api (server_t *self)
+{
+    zmsg_t *request = zmsg_recv (self->pipe);
+    if (!request)
+        return;
+    char *command = zmsg_popstr (request);
+    if (streq (command, "$TERM"))
+        self->terminated = true;
+    else
+    if (streq (command, "CANCEL")) {
+        char *reason = zmsg_popstr (request);
+        s_fail (self, "%s", reason && *reason ? reason : "cancelled");
+        zstr_free (&reason);
+    }
+    else
+    if (streq (command, "JOB"))
+        zstr_send (self->pipe, self->id);
+    else
+        zsys_error ("spawner: invalid API command '%s'", command);
+    zstr_free (&command);
+    zmsg_destroy (&request);
+}
+
+//  Read what socket number `index` has, at most DRAIN_MAX messages.
+static void
+s_drain_item (server_t *self, size_t index)
+{
+    int64_t owner = self->item_owner [index];
+    for (int count = 0; count < DRAIN_MAX && !self->items_dirty; count++) {
+        if (owner == ITEM_PIPE) {
+            s_recv_api (self);
+            return;             //  One command a pass is plenty
+        }
+        zsock_t *sock = owner == ITEM_SUPERNODE
+                      ? spawner_lease_socket (self->lease)
+                      : owner == ITEM_STATUS ? self->status
+                      : owner <= ITEM_FENCED
+                      ? self->fenced [ITEM_FENCED - owner]
+                      : self->tasks [owner].link;
+        if (count > 0 && !(zsock_events (sock) & ZMQ_POLLIN))
+            return;
+        if (owner == ITEM_SUPERNODE) {
+            if (spawner_lease_recv (self->lease) < 0)
+                self->malformed++;
+        }
+        else
+        if (owner == ITEM_STATUS)
+            s_recv_status (self);
+        else
+        if (owner <= ITEM_FENCED)
+            s_recv_fenced (self, (size_t) (ITEM_FENCED - owner));
+        else
+            s_recv_task (self, (size_t) owner);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Timers
+
+//  Every daemon hears from us every DAEMON_HEARTBEAT_MSEC: a daemon whose
+//  spawner stays silent past job/orphan_timeout leaves the job.
+static void
+s_heartbeat_daemons (server_t *self, int64_t now)
+{
+    if (now < self->next_daemon_heartbeat)
+        return;
+    s_send_all (self, JACE_MSG_HEARTBEAT, 0, NULL);
+    self->next_daemon_heartbeat = now + DAEMON_HEARTBEAT_MSEC;
+}
+
+static void
+s_progress_events (server_t *self, int64_t now)
+{
+    if (now < self->next_progress_event)
+        return;
+    for (size_t i = 0; i < self->task_count; i++) {
+        spawner_task_t *task = &self->tasks [i];
+        spawner_events_write (self->events, "progress", ",\"task\":%zu,"
+            "\"daemon\":\"%s\",\"iteration\":%" PRId64 ",\"change\":%.6e,"
+            "\"state\":%" PRId64 ",\"held_bytes\":%" PRId64, i,
+            task->daemon.id, task->iteration,
+            isfinite (task->change) ? task->change : -1.0, task->state,
+            task->held_bytes);
+    }
+    self->next_progress_event = now + PROGRESS_EVENT_MSEC;
+}
+
+//  Crash the daemons the job file's schedule picks for this moment, as a
+//  power cut would: a CRASH makes the daemon exit at once.
+static void
+s_inject_faults (server_t *self, int64_t now)
+{
+    spawner_faults_t *faults = spawner_job_faults (self->job);
+    if (self->resumed || !spawner_faults_enabled (faults))
+        return;                 //  The schedule was the first spawner's
+    int64_t min, max;
+    spawner_console_iteration_range (self->tasks, self->task_count, &min,
+                                     &max);
+    size_t due = spawner_faults_due (faults, now - self->started, max);
+    if (due == 0)
+        return;
+    int64_t *candidates = (int64_t *) zmalloc (self->task_count
+                                               * sizeof (int64_t));
+    int64_t *victims = (int64_t *) zmalloc ((due + self->task_count)
+                                            * sizeof (int64_t));
+    size_t candidate_count = 0;
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].phase == SPAWNER_TASK_RUNNING
+        &&  !self->tasks [i].restoring)
+            candidates [candidate_count++] = (int64_t) i;
+    size_t picked = spawner_faults_pick (faults, candidates, candidate_count,
+                                         due, victims);
+    for (size_t i = 0; i < picked; i++) {
+        spawner_task_t *task = &self->tasks [victims [i]];
+        jace_msg_t *crash = s_job_msg (self, JACE_MSG_CRASH, task);
+        jace_msg_send (&crash, task->link);
+        self->crashes++;
+        zsys_notice ("spawner: crashing daemon %s of task %" PRId64
+                     " (job file schedule)", task->daemon.id, victims [i]);
+        spawner_events_write (self->events, "crash", ",\"task\":%" PRId64
+                              ",\"daemon\":\"%s\",\"how\":\"scheduled\","
+                              "\"iteration\":%" PRId64, victims [i],
+                              task->daemon.id, task->iteration);
+    }
+    if (picked < due)
+        zsys_warning ("spawner: %zu crashes scheduled, only %zu daemons "
+                      "could be picked", due, picked);
+    free (candidates);
+    free (victims);
+}
+
+//  --------------------------------------------------------------------------
+//  Verification
+
+static bool
+s_all_settled (server_t *self)
+{
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].state != JACE_TASK_CONVERGED
+        &&  self->tasks [i].state != JACE_TASK_EXHAUSTED)
+            return false;
+    return true;
+}
+
+static bool
+s_all_iterating (server_t *self)
+{
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].phase != SPAWNER_TASK_RUNNING
+        ||  self->tasks [i].state < 0 || self->tasks [i].restoring)
+            return false;
+    return true;
+}
+
+static void
+s_begin_snapshot (server_t *self)
+{
+    int64_t snapshot = spawner_verify_begin (self->verify);
+    s_send_all (self, JACE_MSG_COLLECT, snapshot, NULL);
+}
+
+static void
+s_check_snapshot (server_t *self, int64_t now)
+{
+    bool passed = spawner_verify_check (self->verify, now);
+    double residual = spawner_verify_residual (self->verify);
+    spawner_events_write (self->events, "verification", ",\"snapshot\":%"
+                          PRId64 ",\"residual\":%.6e,\"passed\":%s",
+                          spawner_verify_count (self->verify),
+                          isfinite (residual) ? residual : -1.0,
+                          passed ? "true" : "false");
+    if (passed) {
+        self->verified = true;
+        return;
+    }
+    size_t exhausted = 0;
+    for (size_t i = 0; i < self->task_count; i++)
+        exhausted += self->tasks [i].state == JACE_TASK_EXHAUSTED;
+    if (exhausted == self->task_count)
+        s_fail (self, "no convergence within job/max_iterations = %" PRId64
+                ": relative residual %.3e, tolerance %.1e",
+                spawner_job_max_iterations (self->job), residual,
+                spawner_job_tolerance (self->job));
+    else
+    if (!isfinite (residual))
+        s_fail (self, "the iteration diverges: the residual is not finite");
+}
+
+//  Snapshots: when every task converged locally (after the back-off of a
+//  failed one), or every report/sample_seconds to follow the residual.
+static void
+s_step_verification (server_t *self, int64_t now)
+{
+    if (spawner_verify_snapshot (self->verify)) {
+        if (spawner_verify_gathered (self->verify))
+            s_check_snapshot (self, now);
+        return;
+    }
+    if (!s_all_iterating (self))
+        return;
+    double period = spawner_job_sample_seconds (self->job);
+    bool sample = period > 0 && now >= self->next_sample;
+    bool settled = s_all_settled (self)
+                && spawner_verify_may_begin (self->verify, now);
+    if (settled && !self->convergence_reported) {
+        spawner_events_write (self->events, "convergence",
+                              ",\"detected\":\"local\"");
+        self->convergence_reported = true;
+    }
+    if (settled || sample)
+        s_begin_snapshot (self);
+    if (sample)
+        self->next_sample = now + (int64_t) (period * 1000);
+}
+
+//  --------------------------------------------------------------------------
+//  The job's state machine
+
+static bool
+s_all_accepted (server_t *self)
+{
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].phase != SPAWNER_TASK_ACCEPTED)
+            return false;
+    return true;
+}
+
+//  Whether every task runs, and a snapshot is out: the state a running
+//  job shows.
+static job_state_t
+s_running_state (server_t *self)
+{
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].phase != SPAWNER_TASK_RUNNING)
+            return JOB_REPLACING;
+    return spawner_verify_snapshot (self->verify) ? JOB_VERIFYING
+                                                  : JOB_RUNNING;
+}
+
+static void s_finish (server_t *self);
+
+//  Everything the job does between messages; one pass over the tasks at
+//  most, whatever state it is in.
+static void
+s_step (server_t *self, int64_t now)
+{
+    if (zsys_interrupted)
+        s_fail (self, "interrupted by a signal");
+    if (*self->failure || self->verified) {
+        if (self->state < JOB_FINISHING) {
+            self->state = JOB_FINISHING;
+            s_finish (self);
+        }
+        return;
+    }
+    size_t wanted = self->task_count
+                  + (size_t) spawner_job_spares (self->job);
+    switch (self->state) {
+        case JOB_LEASING:
+            if (spawner_lease_spare_count (self->lease) >= wanted) {
+                spawner_lease_want_none (self->lease);
+                spawner_events_write (self->events, "lease",
+                    ",\"daemons\":%zu,\"wanted\":%zu",
+                    spawner_lease_spare_count (self->lease), wanted);
+                s_place_all (self);
+                self->state = JOB_ASSIGNING;
+            }
+            else
+            if (now > self->lease_deadline)
+                s_fail (self, "not enough daemons: %zu of %zu leased from "
+                        "%s after %.0f s (start more daemons, or lower "
+                        "job/tasks or job/spares)",
+                        spawner_lease_spare_count (self->lease), wanted,
+                        spawner_lease_endpoint (self->lease),
+                        spawner_job_reserve_timeout (self->job));
+            return;
+        case JOB_ASSIGNING:
+            s_stream_data (self);
+            s_check_liveness (self, now);
+            s_place_waiting (self, now);
+            if (s_all_accepted (self))
+                s_start_all (self);
+            return;
+        default:
+            s_stream_data (self);
+            s_check_liveness (self, now);
+            s_place_waiting (self, now);
+            s_inject_faults (self, now);
+            s_step_verification (self, now);
+            self->state = s_running_state (self);
+            break;
+    }
+    double limit = spawner_job_max_seconds (self->job);
+    if (now - self->started > (int64_t) (limit * 1000))
+        s_fail (self, "wall-time limit job/max_seconds = %g s reached before "
+                "convergence (last verified residual %.3e, tolerance %.1e)",
+                limit, spawner_verify_residual (self->verify),
+                spawner_job_tolerance (self->job));
+}
+
+//  --------------------------------------------------------------------------
+//  Outcome
+
+static void
+s_write_result (server_t *self, double seconds)
+{
+    int64_t min, max, unknowns;
+    spawner_console_iteration_range (self->tasks, self->task_count, &min,
+                                     &max);
+    const double *x = spawner_verify_answer (self->verify, &unknowns);
+    const jace_app_t *app = spawner_job_app (self->job);
+    double error = app->error ? app->error (spawner_job_problem (self->job),
+                                            x, unknowns)
+                              : NAN;
+    char error_field [64] = "";
+    if (!isnan (error))
+        snprintf (error_field, sizeof error_field, ",\"error\":%.6e", error);
+    double residual = spawner_verify_residual (self->verify);
+    spawner_events_write (self->events, "result", ",\"seconds\":%.3f,"
+        "\"tasks\":%zu,\"iterations_min\":%" PRId64 ",\"iterations_max\":%"
+        PRId64 ",\"unknowns\":%" PRId64 ",\"replacements\":%" PRId64
+        ",\"crashes\":%" PRId64 ",\"from_checkpoint\":%" PRId64
+        ",\"from_initial\":%" PRId64 "%s,\"tolerance\":%.3e,"
+        "\"residual\":%.6e", seconds, self->task_count, min, max, unknowns,
+        self->replacements, self->crashes, self->from_checkpoint,
+        self->from_initial, error_field, spawner_job_tolerance (self->job),
+        residual);
+    spawner_summary_t summary = {
+        .job = self->id, .application = app->name, .unknowns = unknowns,
+        .seconds = seconds, .residual = residual,
+        .tolerance = spawner_job_tolerance (self->job), .error = error,
+        .crashes = self->crashes, .replacements = self->replacements,
+        .from_checkpoint = self->from_checkpoint,
+        .from_initial = self->from_initial,
+        .out_path = self->options->out_path
+    };
+    spawner_console_summary (&summary, self->tasks, self->task_count);
+}
+
+//  Stop every daemon the job used (fenced ones again: they may have been
+//  frozen when first told), give the lease back, write the outcome, and
+//  tell the driver.
+static void
+s_finish (server_t *self)
+{
+    const char *why = *self->failure ? self->failure : "job done";
+    s_send_all (self, JACE_MSG_STOP, 0, why);
+    for (size_t i = 0; i < self->fenced_count; i++) {
+        jace_msg_t *stop = jace_msg_new (JACE_MSG_STOP);
+        jace_msg_set_sender (stop, self->id);
+        jace_msg_set_job (stop, self->id);
+        jace_msg_set_reason (stop, why);
+        jace_msg_send (&stop, self->fenced [i]);
+    }
+    //  The STOPs must leave before the links close.
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].link)
+            zsock_set_linger (self->tasks [i].link, 1000);
+    for (size_t i = 0; i < self->fenced_count; i++)
+        zsock_set_linger (self->fenced [i], 1000);
+    if (self->lease)
+        spawner_lease_release_all (self->lease);
+    double seconds = s_elapsed (self) / 1000.0;
+    int64_t unknowns;
+    const double *x = spawner_verify_answer (self->verify, &unknowns);
+    if (!*self->failure && self->options->out_path) {
+        char reason [512];
+        if (spawner_output_write (self->options->out_path, x, unknowns,
+                                  reason, sizeof reason))
+            s_fail (self, "%s", reason);
+    }
+    int rc = 0;
+    if (*self->failure) {
+        char escaped [2048];
+        spawner_events_escape (escaped, sizeof escaped, self->failure);
+        spawner_events_write (self->events, "failure", ",\"reason\":\"%s\"",
+                              escaped);
+        fprintf (stderr, "jace-spawner: %s: job %s failed: %s\n",
+                 self->options->job_file ? self->options->job_file : "job",
+                 self->id, self->failure);
+        rc = 1;
+    }
+    else
+        s_write_result (self, seconds);
+    self->state = JOB_DONE;
+    zstr_sendm (self->pipe, "DONE");
+    zstr_sendf (self->pipe, "%d", rc);
+}
+
+//  --------------------------------------------------------------------------
+//  A resumed job: the tasks as its daemons describe them
+
+//  The newest placement of each task from the daemons' answers, and the
+//  block starts the job was cut with.  Returns 0, or -1 if the answers
+//  are inconsistent.
+static int
+s_rebuild_tasks (server_t *self, zlist_t *answers)
+{
+    for (jace_msg_t *answer = (jace_msg_t *) zlist_first (answers); answer;
+         answer = (jace_msg_t *) zlist_next (answers))
+        for (size_t i = 0; i < jace_msg_node_count (answer); i++) {
+            const jace_node_t *node = jace_msg_node (answer, i);
+            if (node->task < 0 || node->task >= (int64_t) self->task_count)
+                return -1;
+            spawner_task_t *task = &self->tasks [node->task];
+            if (node->epoch > task->epoch) {
+                task->daemon = *node;
+                task->epoch = node->epoch;
+            }
+        }
+    zhash_t *params = spawner_job_params (self->job);
+    for (size_t i = 0; i <= self->task_count; i++) {
+        char key [64];
+        snprintf (key, sizeof key, "block/first/%zu", i);
+        const char *row = (const char *) zhash_lookup (params, key);
+        if (!row)
+            return -1;
+        self->first_row [i] = atoll (row);
+        //  The answer is gathered into x by these rows: they must cut
+        //  exactly the job's rows, in order.
+        if ((i == 0 && self->first_row [0] != 0)
+        ||  (i > 0 && self->first_row [i] < self->first_row [i - 1]))
+            return -1;
+    }
+    return self->first_row [self->task_count] == spawner_job_rows (self->job)
+         ? 0 : -1;
+}
+
+//  Link to each daemon that answered with the newest placement of its
+//  task and make it report to us; the other tasks are replaced.
+static void
+s_adopt_tasks (server_t *self, zlist_t *answers)
+{
+    for (jace_msg_t *answer = (jace_msg_t *) zlist_first (answers); answer;
+         answer = (jace_msg_t *) zlist_next (answers)) {
+        int64_t rank = jace_msg_task (answer);
+        if (rank < 0 || rank >= (int64_t) self->task_count)
+            continue;
+        spawner_task_t *task = &self->tasks [rank];
+        if (jace_msg_epoch (answer) != task->epoch || task->link)
+            continue;
+        jace_node_t node = task->daemon;
+        task->epoch--;          //  s_place gives it back its epoch
+        if (s_place (self, (size_t) rank, &node))
+            continue;
+        spawner_lease_adopt (self->lease, &node);
+        jace_msg_t *adopt = s_job_msg (self, JACE_MSG_ADOPT, task);
+        jace_msg_send (&adopt, task->link);
+        task->phase = SPAWNER_TASK_RUNNING;
+        task->assigned_at = zclock_mono ();
+        task->ever_placed = true;
+        if (jace_msg_payload_count (answer) == 1
+        &&  jace_msg_payload_kind (answer, 0) == JACE_PAYLOAD_I64) {
+            size_t count = jace_msg_payload_length (answer, 0);
+            task->sources = (int64_t *) zmalloc ((count + 1)
+                                                 * sizeof (int64_t));
+            jace_msg_payload_copy (answer, 0, task->sources);
+            task->source_count = count;
+            task->sources_known = true;
+        }
+    }
+    for (size_t rank = 0; rank < self->task_count; rank++)
+        if (!self->tasks [rank].link) {
+            self->tasks [rank].phase = SPAWNER_TASK_RUNNING;
+            s_lose_daemon (self, rank, -1, "did not answer the resume");
+        }
+    self->state = JOB_REPLACING;
+}
+
+static void
+s_resume (server_t *self, zlist_t *answers)
+{
+    if (s_rebuild_tasks (self, answers)) {
+        s_fail (self, "the daemons of job %s describe it inconsistently",
+                self->id);
+        return;
+    }
+    s_adopt_tasks (self, answers);
+    spawner_events_write (self->events, "resume", ",\"tasks\":%zu,"
+                          "\"daemons\":%zu", self->task_count,
+                          zlist_size (answers));
+    if (!self->options->quiet)
+        fprintf (stderr, "jace-spawner: resumed job %s: %zu of its %zu tasks "
+                 "answered\n", self->id, zlist_size (answers),
+                 self->task_count);
+}
+
+//  --------------------------------------------------------------------------
+
+//  How long the next pass may wait: until the next timer, at most
+//  PASS_MAX_MSEC.
+static int64_t
+s_next_wait (server_t *self, int64_t now)
+{
+    if (self->state == JOB_DONE)
+        return -1;
+    int64_t wait = PASS_MAX_MSEC;
+    if (self->lease) {
+        int64_t lease = spawner_lease_tick (self->lease, now);
+        wait = lease < wait ? lease : wait;
+    }
+    int64_t console = spawner_console_update (self->console,
+        now - self->started, self->tasks, self->task_count,
+        spawner_verify_count (self->verify),
+        spawner_verify_residual (self->verify));
+    return console < wait ? console : wait;
+}
+
+void
+spawner_server_actor (zsock_t *pipe, void *args)
+{
+    spawner_server_config_t *config = (spawner_server_config_t *) args;
+    server_t *self = s_server_new (pipe, config);
+    if (!*self->failure && config->adopted)
+        s_resume (self, config->adopted);
+    zsock_signal (pipe, 0);
+    while (!self->terminated) {
+        int64_t now = zclock_mono ();
+        if (self->state < JOB_FINISHING && self->lease) {
+            s_heartbeat_daemons (self, now);
+            s_progress_events (self, now);
+        }
+        int64_t wait = s_next_wait (self, now);
+        char *moved = self->lease
+                    ? spawner_lease_failover_event (self->lease) : NULL;
+        if (moved) {
+            spawner_events_write (self->events, "failover", ",\"from\":"
+                                  "\"%s\",\"to\":\"%s\"", moved,
+                                  spawner_lease_endpoint (self->lease));
+            self->items_dirty = true;
+            free (moved);
+        }
+        if (self->items_dirty)
+            s_rebuild_poll (self);
+        int ready = zmq_poll (self->items, (int) self->item_count,
+                              (long) wait);
+        if (ready < 0 && zmq_errno () == ETERM)
+            break;
+        now = zclock_mono ();
+        spawner_detector_tick (self->detector, now, wait < 0 ? 0 : wait);
+        for (size_t i = 0; ready > 0 && i < self->item_count
+             && !self->items_dirty; i++)
+            if (self->items [i].revents & ZMQ_POLLIN)
+                s_drain_item (self, i);
+        if (self->state < JOB_DONE)
+            s_step (self, zclock_mono ());
+    }
+    s_server_destroy (&self);
+}
+
+char *
+spawner_server_job_id (zactor_t *server)
+{
+    assert (server);
+    zstr_send (server, "JOB");
+    return zstr_recv (server);
+}

@@ -1,0 +1,53 @@
+/*  =========================================================================
+    spawner_task - one task of a job as the spawner sees it
+
+    A plain record, one per task, kept by spawner_server in an array
+    indexed by rank; the console and the server's modules read it.  A
+    task goes through these phases for each daemon it is placed on:
+
+        WAITING    no daemon yet: first placement, or its daemon was
+                   suspected, refused or vanished (a replacement)
+        SENDING    ASSIGN sent; its data (if any) streaming in CHUNKs
+        ASSIGNED   everything sent, waiting for ACCEPT
+        ACCEPTED   set up on its daemon, waiting for START
+        RUNNING    started (restoring until a replacement says RESTORED)
+    =========================================================================
+*/
+#ifndef SPAWNER_TASK_H_INCLUDED
+#define SPAWNER_TASK_H_INCLUDED
+
+#include "jace_msg.h"
+
+typedef enum {
+    SPAWNER_TASK_WAITING,
+    SPAWNER_TASK_SENDING,
+    SPAWNER_TASK_ASSIGNED,
+    SPAWNER_TASK_ACCEPTED,
+    SPAWNER_TASK_RUNNING
+} spawner_task_phase_t;
+
+typedef struct {
+    spawner_task_phase_t phase; //  Where the placement stands
+    jace_node_t daemon;         //  Daemon running it (task, epoch set)
+    zsock_t *link;              //  DEALER to its control endpoint, or NULL
+    int64_t epoch;              //  Epoch of this placement
+    int64_t iteration;          //  Last reported iteration
+    double change;              //  Last reported local change
+    int64_t state;              //  Last reported jace_task_state_t, or -1
+    int64_t held_bytes;         //  Neighbours' checkpoints its daemon keeps
+    bool restoring;             //  A replacement not yet restarted
+    bool ever_placed;           //  Placed once: a new daemon replaces one
+    int64_t *sources;           //  Tasks it asks values from (ACCEPT)
+    size_t source_count;        //  Entries in sources
+    bool sources_known;         //  An ACCEPT or ADOPT said them
+    jace_msg_t *data;           //  Its data, while streaming; or NULL
+    size_t data_block;          //  Next block to send
+    size_t data_offset;         //  Next element of that block
+    int64_t data_sent;          //  Bytes sent
+    int64_t data_acked;         //  Bytes the daemon said it received
+    int64_t data_total;         //  Bytes in all
+    int64_t assigned_at;        //  When the ASSIGN left (msec)
+    int64_t refusals;           //  Daemons that refused it in a row
+} spawner_task_t;
+
+#endif

@@ -1,0 +1,178 @@
+/*  =========================================================================
+    spawner_verify - the job's answer, gathered and checked
+    =========================================================================
+*/
+#include "spawner_verify.h"
+
+#include <math.h>
+
+#define VERIFY_BACKOFF_MIN_MSEC 100
+#define VERIFY_BACKOFF_MAX_MSEC 2000
+#define VERIFY_PROGRESS 0.75    //  Residual ratio that keeps checks frequent
+
+struct _spawner_verify_t {
+    spawner_job_t *job;         //  Borrowed
+    size_t tasks;               //  Blocks in the answer
+    const int64_t *first_row;   //  Borrowed block starts, tasks + 1
+    bool *collected;            //  Per task: block of this snapshot in
+    size_t collected_count;     //  Blocks in
+    double *x;                  //  The answer being gathered
+    int64_t unknowns;           //  Length of x
+    int64_t snapshot;           //  Id being gathered, or 0
+    int64_t snapshots;          //  Snapshots begun so far
+    int64_t next_allowed;       //  Earliest next snapshot (msec)
+    int64_t backoff;            //  Current back-off (msec)
+    double residual;            //  Residual of the last snapshot checked
+};
+
+
+//  --------------------------------------------------------------------------
+
+spawner_verify_t *
+spawner_verify_new (spawner_job_t *job, size_t tasks,
+                    const int64_t *first_row)
+{
+    assert (job && tasks > 0 && first_row);
+    spawner_verify_t *self = (spawner_verify_t *) zmalloc (sizeof *self);
+    self->job = job;
+    self->tasks = tasks;
+    self->first_row = first_row;
+    self->collected = (bool *) zmalloc (tasks * sizeof (bool));
+    self->unknowns = spawner_job_rows (job)
+                   * spawner_job_unknowns_per_row (job);
+    self->x = (double *) zmalloc ((size_t) self->unknowns * sizeof (double));
+    self->backoff = VERIFY_BACKOFF_MIN_MSEC;
+    self->residual = INFINITY;
+    return self;
+}
+
+void
+spawner_verify_destroy (spawner_verify_t **self_p)
+{
+    assert (self_p);
+    if (*self_p) {
+        free ((*self_p)->collected);
+        free ((*self_p)->x);
+        free (*self_p);
+        *self_p = NULL;
+    }
+}
+
+bool
+spawner_verify_may_begin (spawner_verify_t *self, int64_t now)
+{
+    assert (self);
+    return self->snapshot == 0 && now >= self->next_allowed;
+}
+
+int64_t
+spawner_verify_begin (spawner_verify_t *self)
+{
+    assert (self);
+    self->snapshot = ++self->snapshots;
+    memset (self->collected, 0, self->tasks * sizeof (bool));
+    self->collected_count = 0;
+    return self->snapshot;
+}
+
+int64_t
+spawner_verify_snapshot (spawner_verify_t *self)
+{
+    assert (self);
+    return self->snapshot;
+}
+
+void
+spawner_verify_abandon (spawner_verify_t *self)
+{
+    assert (self);
+    self->snapshot = 0;
+}
+
+int
+spawner_verify_on_result (spawner_verify_t *self, size_t rank,
+                          jace_msg_t *msg)
+{
+    assert (self && rank < self->tasks);
+    if (self->snapshot == 0 || jace_msg_count (msg) != self->snapshot
+    ||  self->collected [rank])
+        return 0;               //  A late answer to an older snapshot
+    int64_t per_row = spawner_job_unknowns_per_row (self->job);
+    int64_t first = self->first_row [rank] * per_row;
+    int64_t count = (self->first_row [rank + 1] - self->first_row [rank])
+                  * per_row;
+    if (jace_msg_payload_count (msg) != 1
+    ||  jace_msg_payload_kind (msg, 0) != JACE_PAYLOAD_F64
+    ||  jace_msg_first (msg) != first
+    ||  (int64_t) jace_msg_payload_length (msg, 0) != count) {
+        zsys_warning ("spawner: RESULT of task %zu does not match its block "
+                      "(first %" PRId64 ", %zu values), dropped", rank,
+                      jace_msg_first (msg), jace_msg_payload_count (msg)
+                      ? jace_msg_payload_length (msg, 0) : 0);
+        return -1;
+    }
+    jace_msg_payload_copy (msg, 0, self->x + first);
+    self->collected [rank] = true;
+    self->collected_count++;
+    return 0;
+}
+
+bool
+spawner_verify_gathered (spawner_verify_t *self)
+{
+    assert (self);
+    return self->snapshot && self->collected_count == self->tasks;
+}
+
+//  A residual that fell by a quarter or more since the last snapshot is
+//  closing in on the tolerance: check again soon.  One that did not is
+//  slow or stuck: back off.
+static void
+s_back_off (spawner_verify_t *self, int64_t now, double previous)
+{
+    if (self->residual <= VERIFY_PROGRESS * previous)
+        self->backoff = VERIFY_BACKOFF_MIN_MSEC;
+    else
+        self->backoff = self->backoff * 2 > VERIFY_BACKOFF_MAX_MSEC
+                      ? VERIFY_BACKOFF_MAX_MSEC : self->backoff * 2;
+    self->next_allowed = now + self->backoff;
+}
+
+bool
+spawner_verify_check (spawner_verify_t *self, int64_t now)
+{
+    assert (self && spawner_verify_gathered (self));
+    const jace_app_t *app = spawner_job_app (self->job);
+    double previous = self->residual;
+    self->residual = app->residual (spawner_job_problem (self->job), self->x,
+                                    self->unknowns);
+    self->snapshot = 0;
+    bool passed = isfinite (self->residual)
+               && self->residual <= spawner_job_tolerance (self->job);
+    if (!passed)
+        s_back_off (self, now, previous);
+    return passed;
+}
+
+double
+spawner_verify_residual (spawner_verify_t *self)
+{
+    assert (self);
+    return self->residual;
+}
+
+int64_t
+spawner_verify_count (spawner_verify_t *self)
+{
+    assert (self);
+    return self->snapshots;
+}
+
+const double *
+spawner_verify_answer (spawner_verify_t *self, int64_t *unknowns)
+{
+    assert (self);
+    if (unknowns)
+        *unknowns = self->unknowns;
+    return self->x;
+}

@@ -1,0 +1,61 @@
+/*  =========================================================================
+    test_spawner_detector - when the spawner calls a silent daemon dead
+
+    Pure logic on made-up clocks: no sleeping, no machine speed involved.
+    =========================================================================
+*/
+#include "tap.h"
+#include "spawner_detector.h"
+
+int
+main (void)
+{
+    tap_plan (9);
+    spawner_detector_t *detector = spawner_detector_new (2, 3000);
+    int64_t now = 1000;
+    spawner_detector_reset (detector, 0, now);
+    spawner_detector_reset (detector, 1, now);
+    //  Slot 0 reports every 100 ms, like a daemon's PROGRESS.
+    for (int i = 0; i < 50; i++) {
+        now += 100;
+        spawner_detector_tick (detector, now, 100);
+        spawner_detector_heard (detector, 0, now);
+    }
+    ok (spawner_detector_bound (detector, 0) == 3000,
+        "a regular daemon is held to the configured timeout");
+    ok (!spawner_detector_suspects (detector, 0, now + 2900),
+        "a daemon silent for 2.9 s is not suspected");
+    ok (spawner_detector_suspects (detector, 1, now),
+        "a daemon silent for 5 s is suspected");
+
+    //  Slot 0 now reports irregularly (a loaded machine): gaps up to 2.5 s.
+    for (int i = 0; i < 40; i++) {
+        int64_t gap = i % 2 ? 2500 : 100;
+        now += gap;
+        spawner_detector_tick (detector, now, gap);
+        spawner_detector_heard (detector, 0, now);
+    }
+    ok (spawner_detector_bound (detector, 0) > 3000,
+        "irregular reports raise the bound above the floor");
+    ok (!spawner_detector_suspects (detector, 0, now + 3500),
+        "a jittery daemon silent 3.5 s is not suspected");
+
+    //  The spawner itself sleeps 10 s (descheduled, SIGSTOP): nobody's
+    //  silence grows by those 10 s.
+    spawner_detector_reset (detector, 1, now);
+    now += 10000;
+    spawner_detector_tick (detector, now, 100);
+    ok (spawner_detector_stalled (detector) >= 9800,
+        "a pass 10 s late counts as the spawner's stall");
+    ok (spawner_detector_silence (detector, 1, now) <= 200,
+        "the stall is not the daemon's silence");
+    ok (!spawner_detector_suspects (detector, 1, now),
+        "no daemon is declared dead for the spawner's own stall");
+    now += 4000;
+    spawner_detector_tick (detector, now, 4000);
+    ok (spawner_detector_suspects (detector, 1, now),
+        "silence while the spawner is awake still counts");
+    spawner_detector_destroy (&detector);
+    spawner_detector_destroy (&detector);
+    return tap_done ();
+}
