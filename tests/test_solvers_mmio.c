@@ -568,7 +568,8 @@ s_test_generated (const char *dir)
                                              sizeof (error));
     mmio_writer_add (writer, P, 0);
     ok (mmio_writer_close (&writer, error, sizeof (error)) == -1
-        && strstr (error, " entries written, the size line announced 5"), "a writer checks the count it announced");
+        && strstr (error, " entries written, the size line announced 5"),
+        "a writer checks the count it announced");
     csr_destroy (&P);
     unlink (path);
 }
