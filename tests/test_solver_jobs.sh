@@ -64,10 +64,10 @@ awk 'NR > 3 { d = $1 - (NR - 3); if (d < 0) d = -d; if (d > 1e-7) bad++ }
 ok $? "its answer, written as a Matrix Market array, is x_i = i"
 
 #  Corrupt files: refused with file, line and reason, nothing reserved.
-printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n4 1 2.0\n' \
-    >"$RUN/range.mtx"
+{ printf '%%%%MatrixMarket matrix coordinate real general\n3 3 3\n'
+  printf '1 1 1.0\n4 1 2.0\n3 3 1\n'; } >"$RUN/range.mtx"
 printf '%%%%MatrixMarket vector coordinate real general\n' >"$RUN/banner.mtx"
-printf '%%%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1\n2 2 x\n' \
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 x\n' \
     >"$RUN/value.mtx"
 for case in range:4 banner:1 value:4; do
     file=${case%%:*}; line=${case##*:}

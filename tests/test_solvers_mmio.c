@@ -8,6 +8,7 @@
 */
 #include "solvers.h"
 #include "tap.h"
+#include <sys/resource.h>
 #include <unistd.h>
 
 //  Source tree for running by hand, when make check did not set JACE_SRCDIR
@@ -52,7 +53,8 @@ static const corrupt_case_t matrix_cases [] = {
       ":2: bad size line: '-3' is not a non-negative integer" },
     { "zero rows", BANNER "0 3 0\n", ":2: bad size line: dimensions must be positive" },
     { "huge dimension", BANNER "3000000000 3 1\n",
-      ":2: bad size line: dimensions exceed 2147483647" },
+      ":2: bad size line: dimensions exceed 2147483647, the largest 32-bit "
+      "index" },
     { "non-square symmetric", SYMMETRIC "3 4 1\n1 1 1\n",
       ":2: symmetric matrix must be square, got 3 x 4" },
     { "more entries than cells", BANNER "2 2 5\n",
@@ -65,8 +67,14 @@ static const corrupt_case_t matrix_cases [] = {
       ":3: bad row index 'a'" },
     { "fractional column index", BANNER "3 3 1\n1 1.5 1.0\n",
       ":3: bad column index '1.5'" },
-    { "too few entries", BANNER "3 3 3\n1 1 1\n2 2 1\n",
-      ":5: unexpected end of file: 2 of 3 entries read" },
+    { "too few entries", BANNER "3 3 3\n1 1 1\n2 2 1\n% padding\n",
+      ":6: unexpected end of file: 2 of 3 entries read" },
+    { "more entries than the file can hold", BANNER "3 3 3\n1 1 1\n2 2 1\n",
+      ":2: size line announces 3 entries but the 12 bytes after it hold at "
+      "most 2 (an entry takes at least 6 bytes)" },
+    { "a huge size line", BANNER "2000000000 2000000000 4000000000000000000\n",
+      ":2: size line announces 4000000000000000000 entries but the 0 bytes "
+      "after it hold at most 0 (an entry takes at least 6 bytes)" },
     { "too many entries", BANNER "3 3 1\n1 1 1\n2 2 1\n",
       ":4: too many entries: the size line announced 1" },
     { "non-numeric value", BANNER "3 3 1\n1 1 abc\n", ":3: bad value 'abc'" },
@@ -79,7 +87,7 @@ static const corrupt_case_t matrix_cases [] = {
     { "fractional integer value",
       "%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 1 1.5\n",
       ":3: bad integer value '1.5'" },
-    { "entry without value", BANNER "3 3 1\n1 1\n",
+    { "entry without value", BANNER "3 3 1\n1    1\n",
       ":3: bad entry: expected 'ROW COLUMN VALUE'" },
     { "pattern entry with value",
       "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 1 1\n",
@@ -99,7 +107,11 @@ static const corrupt_case_t vector_cases [] = {
       ":2: bad size line: expected 'ROWS COLUMNS'" },
     { "non-numeric vector value", ARRAY "3 1\n1\nzero\n3\n", ":4: bad value 'zero'" },
     { "two values on a line", ARRAY "3 1\n1 2\n3\n", ":3: bad entry: expected one value" },
-    { "too few values", ARRAY "3 1\n1\n2\n", ":5: unexpected end of file: 2 of 3 entries read" },
+    { "too few values", ARRAY "3 1\n1\n2\n%\n",
+      ":6: unexpected end of file: 2 of 3 entries read" },
+    { "more values than the file can hold", ARRAY "3 1\n1\n2\n",
+      ":2: size line announces 3 entries but the 4 bytes after it hold at "
+      "most 2 (an entry takes at least 2 bytes)" },
     { "too many values", ARRAY "2 1\n1\n2\n3\n", ":5: too many entries: the size line announced 2" },
     { "infinite vector value", ARRAY "2 1\n1\ninf\n", ":4: value 'inf' is not finite" },
 };
@@ -405,13 +417,272 @@ s_test_npy (const char *dir)
     }
 }
 
+//  True if A and B hold the same rows, columns and value bits.
+static bool
+s_same_csr (const csr_t *A, const csr_t *B)
+{
+    return A && B && A->nrows == B->nrows && A->ncols == B->ncols
+        && A->nnz == B->nnz
+        && memcmp (A->row_ptr, B->row_ptr,
+                   ((size_t) A->nrows + 1) * sizeof (int64_t)) == 0
+        && memcmp (A->col_idx, B->col_idx,
+                   (size_t) A->nnz * sizeof (int32_t)) == 0
+        && memcmp (A->values, B->values,
+                   (size_t) A->nnz * sizeof (double)) == 0;
+}
+
+//  Peak resident memory of this process so far, in kilobytes.
+static long
+s_peak_kb (void)
+{
+    struct rusage usage;
+    getrusage (RUSAGE_SELF, &usage);
+    return usage.ru_maxrss;
+}
+
+//  Size lines that cannot be right are refused before any allocation.
+static void
+s_test_sizes (const char *dir)
+{
+    char path [512], error [512];
+    csr_t *A = NULL;
+    double *b = NULL;
+    const char *huge = BANNER "2000000000 2000000000 3\n1 1 1\n2 2 1\n3 3 1\n";
+    s_write_file (dir, "huge.mtx", huge, strlen (huge), path, sizeof (path));
+    long before = s_peak_kb ();
+    ok (mmio_read_system (path, NULL, &A, &b, error, sizeof (error)) == -1
+        && A == NULL && s_error_is (error, path, ":2: 2000000000 rows but 3 "
+                                    "entries fill at most 3: a linear system "
+                                    "needs an entry in every row"),
+        "a 2e9 x 2e9 system with 3 entries is refused");
+    ok (s_peak_kb () - before < 65536,
+        "refusing it allocated nothing large");
+    const char *symmetric = SYMMETRIC "4 4 1\n1 1 1\n";
+    s_write_file (dir, "huge.mtx", symmetric, strlen (symmetric), path,
+                  sizeof (path));
+    ok (mmio_read_system (path, NULL, &A, &b, error, sizeof (error)) == -1
+        && s_error_is (error, path, ":2: 4 rows but 1 entries fill at most "
+                       "2: a linear system needs an entry in every row"),
+        "a symmetric system's stored entries fill at most two rows each");
+    const char *hole = BANNER "3 3 3\n1 1 1\n1 2 1\n3 3 1\n";
+    s_write_file (dir, "huge.mtx", hole, strlen (hole), path, sizeof (path));
+    ok (mmio_read_system (path, NULL, &A, &b, error, sizeof (error)) == -1
+        && s_error_is (error, path, ":2: row 2 has no entries: a linear "
+                       "system needs one in every row"),
+        "a system with an empty row is refused");
+    ok (mmio_read_matrix (path, &A, error, sizeof (error)) == 0
+        && A->row_ptr [1] == 2 && A->row_ptr [2] == 2,
+        "a plain matrix may have an empty row");
+    csr_destroy (&A);
+    unlink (path);
+}
+
+//  Fill length bytes at out with c and return out + length.
+static char *
+s_fill_with (char *out, char c, size_t length)
+{
+    memset (out, c, length);
+    return out + length;
+}
+
+//  Lines longer than the 1 MiB buffer, and a NUL byte in a later block.
+static void
+s_test_streaming (const char *dir)
+{
+    char path [512], error [512];
+    size_t big = 1536 * 1024;
+    char *content = malloc (big + 256);
+    csr_t *A = NULL;
+
+    char *end = content + sprintf (content, "%s2 2 2\n1 1 1\n%%", BANNER);
+    end = s_fill_with (end, 'c', big);
+    end += sprintf (end, "\n2 2 x\n");
+    s_write_file (dir, "long.mtx", content, (size_t) (end - content), path,
+                  sizeof (path));
+    ok (mmio_read_matrix (path, &A, error, sizeof (error)) == -1
+        && s_error_is (error, path, ":5: bad value 'x'"),
+        "a 1.5 MB comment is skipped and later lines keep their numbers");
+
+    end = content + sprintf (content, "%s2 2 1\n1 1 1.", BANNER);
+    end = s_fill_with (end, '0', big);
+    end += sprintf (end, "\n");
+    s_write_file (dir, "long.mtx", content, (size_t) (end - content), path,
+                  sizeof (path));
+    ok (mmio_read_matrix (path, &A, error, sizeof (error)) == -1
+        && s_error_is (error, path, ":3: line is longer than 1048576 bytes"),
+        "a 1.5 MB entry line is refused");
+
+    int32_t lines = 300000;
+    end = content + sprintf (content, "%s999 999 %" PRId32 "\n", BANNER,
+                                lines);
+    s_write_file (dir, "long.mtx", content, (size_t) (end - content), path,
+                  sizeof (path));
+    FILE *file = fopen (path, "ab");
+    for (int32_t k = 0; k < lines; k++)
+        if (k == 250000)
+            fwrite ("1 1 \0" "1\n", 1, 7, file);
+        else
+            fwrite ("1 1 1\n", 1, 6, file);
+    fclose (file);
+    ok (mmio_read_matrix (path, &A, error, sizeof (error)) == -1
+        && s_error_is (error, path, ":250003: line contains a NUL byte"),
+        "a NUL byte past the first megabyte names its line");
+    free (content);
+    unlink (path);
+}
+
+//  A 3D Poisson matrix written block by block, as jace-mmgen does, reads
+//  back to the generator's matrix, whole or from its lower triangle.
+static void
+s_test_generated (const char *dir)
+{
+    char path [512], error [512];
+    int32_t N = 30, n = N * N * N, block = 1000;
+    csr_t *P = NULL, *A = NULL, *part = NULL;
+    problems_poisson3d (N, 0, n, &P, NULL, 0);
+    snprintf (path, sizeof (path), "%s/poisson.mtx", dir);
+    for (int symmetric = 0; symmetric <= 1; symmetric++) {
+        int64_t entries = symmetric ? (P->nnz + n) / 2 : P->nnz;
+        mmio_writer_t *writer = mmio_writer_new (path, n, n, entries,
+                                                 symmetric, error,
+                                                 sizeof (error));
+        for (int32_t begin = 0; begin < n; begin += block) {
+            int32_t end = begin + block < n ? begin + block : n;
+            problems_poisson3d (N, begin, end, &part, NULL, 0);
+            mmio_writer_add (writer, part, begin);
+            csr_destroy (&part);
+        }
+        ok (mmio_writer_close (&writer, error, sizeof (error)) == 0
+            && writer == NULL, symmetric
+            ? "lower triangle of 3D Poisson (N = 30) written by blocks"
+            : "3D Poisson (N = 30) written by blocks");
+        double *b = NULL;
+        ok (mmio_read_system (path, NULL, &A, &b, error, sizeof (error)) == 0
+            && s_same_csr (A, P), symmetric
+            ? "the symmetric file expands to the generated matrix"
+            : "the general file reads back to the generated matrix");
+        csr_destroy (&A);
+        free (b);
+    }
+    mmio_writer_t *writer = mmio_writer_new (path, n, n, 5, false, error,
+                                             sizeof (error));
+    mmio_writer_add (writer, P, 0);
+    ok (mmio_writer_close (&writer, error, sizeof (error)) == -1
+        && strstr (error, " entries written, the size line announced 5"),
+        "a writer checks the count it announced");
+    csr_destroy (&P);
+    unlink (path);
+}
+
+//  A deterministic stream of test numbers (64-bit LCG, Knuth's MMIX)
+static uint64_t
+s_draw (uint64_t *state)
+{
+    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *state >> 11;
+}
+
+//  Every value reads to the bits strtod gives, through the fast path for
+//  plain decimals and through strtod for the rest.
+static void
+s_test_values (const char *dir)
+{
+    static const char *fixed [] = {
+        "0", "-0", "0.0", "-0.0", "+3", ".5", "5.", "1e22", "1e23", "1E-22",
+        "1e-23", "9007199254740992", "9007199254740993", "0.1", "4.35",
+        "123456789012345678", "2.2250738585072014e-308", "4.9e-324",
+        "1.7976931348623157e308", "0.000000000000000000000000001", "1e+0",
+        "-1.5E+02", "0x1p3", "00000000000000000000000012.5"
+    };
+    size_t count_fixed = sizeof (fixed) / sizeof (fixed [0]);
+    size_t count = 20000;
+    char path [512], error [512], token [64];
+    snprintf (path, sizeof (path), "%s/values.mtx", dir);
+    FILE *file = fopen (path, "w");
+    fprintf (file, "%%%%MatrixMarket matrix array real general\n%zu 1\n",
+             count);
+    double *want = malloc (count * sizeof (double));
+    uint64_t state = 42;
+    for (size_t k = 0; k < count; k++) {
+        if (k < count_fixed)
+            snprintf (token, sizeof (token), "%s", fixed [k]);
+        else {
+            //  1 to 19 digits, a point anywhere or none, maybe an exponent
+            int digits = 1 + (int) (s_draw (&state) % 19);
+            int point = (int) (s_draw (&state) % (uint64_t) (digits + 2));
+            char *out = token;
+            if (s_draw (&state) % 2)
+                *out++ = '-';
+            for (int d = 0; d < digits; d++) {
+                if (d == point)
+                    *out++ = '.';
+                *out++ = (char) ('0' + s_draw (&state) % 10);
+            }
+            if (s_draw (&state) % 2)
+                out += sprintf (out, "e%d", (int) (s_draw (&state) % 61) - 30);
+            *out = '\0';
+        }
+        want [k] = strtod (token, NULL);
+        fprintf (file, "%s\n", token);
+    }
+    fclose (file);
+    double *got = NULL;
+    int32_t n = 0;
+    ok (mmio_read_vector (path, &got, &n, error, sizeof (error)) == 0
+        && n == (int32_t) count
+        && memcmp (got, want, count * sizeof (double)) == 0,
+        "20000 decimal values read to strtod's bits");
+    if (got && memcmp (got, want, count * sizeof (double)) != 0)
+        for (size_t k = 0; k < count; k++)
+            if (memcmp (&got [k], &want [k], sizeof (double)) != 0) {
+                diag ("value %zu: got %a, want %a", k, got [k], want [k]);
+                break;
+            }
+    free (got);
+    free (want);
+    unlink (path);
+}
+
+//  Long rows in random order with duplicates sort and sum like the
+//  triplet builder (small integers, so the sums are exact in any order).
+static void
+s_test_unsorted (const char *dir)
+{
+    char path [512], error [512];
+    int32_t n = 40, per_row = 38;
+    snprintf (path, sizeof (path), "%s/unsorted.mtx", dir);
+    FILE *file = fopen (path, "w");
+    fprintf (file, "%s%" PRId32 " %" PRId32 " %" PRId32 "\n", BANNER, n, n,
+             n * per_row);
+    csr_builder_t *builder = csr_builder_new (n, n, n * per_row);
+    uint64_t state = 7;
+    for (int32_t k = 0; k < n * per_row; k++) {
+        int32_t row = (int32_t) (s_draw (&state) % (uint64_t) n);
+        int32_t col = (int32_t) (s_draw (&state) % (uint64_t) n);
+        double value = (double) (s_draw (&state) % 9) - 4.0;
+        fprintf (file, "%" PRId32 " %" PRId32 " %g\n", row + 1, col + 1,
+                 value);
+        csr_builder_add (builder, row, col, value);
+    }
+    fclose (file);
+    csr_t *want = csr_builder_build (builder);
+    csr_builder_destroy (&builder);
+    csr_t *A = NULL;
+    ok (mmio_read_matrix (path, &A, error, sizeof (error)) == 0
+        && s_same_csr (A, want) && csr_is_valid (A),
+        "rows in random order with duplicates equal the builder's matrix");
+    csr_destroy (&A);
+    csr_destroy (&want);
+    unlink (path);
+}
+
 int
 main (void)
 {
     openblas_set_num_threads (1);
     size_t cases = sizeof (matrix_cases) / sizeof (matrix_cases [0])
                  + sizeof (vector_cases) / sizeof (vector_cases [0]);
-    tap_plan ((int) cases + 3 + 6 + 9 + 13 + 2);
+    tap_plan ((int) cases + 3 + 6 + 9 + 13 + 2 + 5 + 3 + 5 + 1 + 1);
     const char *base = getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp";
     char dir [256];
     snprintf (dir, sizeof (dir), "%s/test_solvers_mmio.XXXXXX", base);
@@ -424,6 +695,11 @@ main (void)
     s_test_round_trips (dir);
     s_test_npy (dir);
     s_test_shipped_system ();
+    s_test_sizes (dir);
+    s_test_streaming (dir);
+    s_test_generated (dir);
+    s_test_values (dir);
+    s_test_unsorted (dir);
     if (rmdir (dir) != 0)
         diag ("temporary directory %s not empty", dir);
     return tap_done ();
