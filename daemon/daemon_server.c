@@ -44,6 +44,7 @@ typedef struct {
     jace_node_t self_node;      //  Our record: id, endpoints, attributes
     double speed;               //  Emulated speed factor
     size_t checkpoint_memory;   //  Limit on neighbours' copies kept
+    const jace_app_t *extra_app;    //  Borrowed: a test's application
     const char *platform;       //  Borrowed: platform file to emulate
     int heartbeat_msec;         //  HELLO / HEARTBEAT period
     int64_t last_welcome;       //  When the super-node last answered
@@ -98,7 +99,8 @@ s_start_worker (server_t *self, const char *bind, const char *advertise)
         .bind = data_bind, .cluster = self->self_node.cluster,
         .platform = self->platform, .security = self->security,
         .speed = self->speed, .verbose = self->verbose,
-        .checkpoint_memory = self->checkpoint_memory
+        .checkpoint_memory = self->checkpoint_memory,
+        .app = self->extra_app
     };
     self->worker = zactor_new (daemon_worker_actor, &worker_config);
     zstr_free (&data_bind);
@@ -209,6 +211,7 @@ s_server_new (zsock_t *pipe, daemon_config_t *config)
     zlist_autofree (self->supernodes);
     self->speed = config->speed > 0 && config->speed <= 1 ? config->speed : 1;
     self->checkpoint_memory = config->checkpoint_memory;
+    self->extra_app = config->app;
     self->heartbeat_msec = config->heartbeat_msec > 0
                            ? config->heartbeat_msec : 500;
     self->verbose = config->verbose;

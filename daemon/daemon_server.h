@@ -18,6 +18,8 @@
 #include <czmq.h>
 #include <stdbool.h>
 
+#include "jace_task.h"
+
 //  What a daemon is started with; read before zactor_new returns.
 typedef struct {
     const char **supernodes;    //  Super-node endpoints, in failover order
@@ -37,6 +39,8 @@ typedef struct {
     size_t checkpoint_memory;   //  Bytes of neighbours' checkpoints to keep
     uint64_t task_memory;       //  Most bytes of task data to take; 0:
                                 //  half the node's physical memory
+    const jace_app_t *app;      //  An application besides the table's
+                                //  (tests), or NULL; must outlive us
 } daemon_config_t;
 
 //  The actor; args is a daemon_config_t.

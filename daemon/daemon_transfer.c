@@ -121,9 +121,10 @@ daemon_transfer_check (const jace_msg_t *assign, uint64_t limit,
         total += (uint64_t) blocks [i].length * blocks [i].element;
     if (total > limit) {
         *code = JACE_REFUSE_BUSY;
-        snprintf (reason, reason_size, "task data of %.1f MiB in %d blocks "
-                  "exceeds this daemon's limit of %.1f MiB",
-                  total / 1048576.0, count, limit / 1048576.0);
+        snprintf (reason, reason_size, "task data of %" PRIu64 " bytes "
+                  "(%.1f MiB) in %d blocks exceeds this daemon's limit of %"
+                  PRIu64 " bytes (%.1f MiB)", total, total / 1048576.0,
+                  count, limit, limit / 1048576.0);
         return -1;
     }
     *bytes = total;

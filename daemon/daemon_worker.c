@@ -59,6 +59,7 @@ typedef struct {
                                 //  drained messages compares it to know
                                 //  its task is still the one it had
     const jace_app_t *app;      //  Application of the task
+    const jace_app_t *extra_app;    //  Borrowed: a test's application
     jace_task_t *task;          //  The task, or NULL
     void *app_state;            //  Application's state for the task
     char sender [JACE_ID_MAX];  //  Daemon id, for messages we emit
@@ -155,6 +156,7 @@ s_worker_new (zsock_t *pipe, daemon_worker_config_t *config)
     self->security = config->security;
     self->speed = config->speed > 0 && config->speed <= 1 ? config->speed : 1;
     self->verbose = config->verbose;
+    self->extra_app = config->app;
     self->poller = zpoller_new (pipe, NULL);
     zpoller_set_nonstop (self->poller, true);
     self->copies = daemon_checkpoints_new (config->checkpoint_memory);
@@ -268,7 +270,9 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
     s_drop_task (self);
     snprintf (self->sender, sizeof self->sender, "%s",
               jace_msg_sender (assign));
-    self->app = app_table_find (jace_msg_app (assign));
+    self->app = self->extra_app
+                && streq (self->extra_app->name, jace_msg_app (assign))
+              ? self->extra_app : app_table_find (jace_msg_app (assign));
     if (!self->app) {
         snprintf (reason, sizeof reason, "unknown application '%s' "
                   "(known: %s)", jace_msg_app (assign), app_table_names ());
