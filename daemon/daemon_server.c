@@ -5,11 +5,22 @@
     FAILOVER_HEARTBEATS heartbeats (at least FAILOVER_MIN_MSEC) is given up
     for the next one in the list, so with the default 500 ms heartbeat a
     daemon is registered elsewhere about 2 s after its super-node dies.
+
+    Orphans: the spawner of our job sends a HEARTBEAT every second; any
+    message of its for our job counts as a sign of life.  Silent for
+    job/orphan_timeout seconds (default 600), it is presumed dead and its
+    job failed: we stop the task as a STOP would and are free again,
+    rather than iterate for nobody until someone kills us.
+
+    Task data arrives in CHUNKs (daemon_transfer) here, not in the worker:
+    this thread answers each with a CHUNK_ACK and keeps heartbeating, and
+    the worker gets the ASSIGN whole, once, when the last byte is in.
     =========================================================================
 */
 #include "daemon_server.h"
 #include "daemon_worker.h"
 #include "daemon_power.h"
+#include "daemon_transfer.h"
 #include "jace_msg.h"
 #include "jace_security.h"
 
@@ -17,6 +28,8 @@
 #define FAILOVER_MIN_MSEC 1500
 //  How long the start-up benchmark runs.
 #define POWER_BUDGET_MSEC 200
+//  Silence of a spawner after which its job is abandoned, by default.
+#define ORPHAN_TIMEOUT_SEC 600
 
 typedef struct {
     zsock_t *pipe;              //  Actor command pipe
@@ -31,6 +44,7 @@ typedef struct {
     jace_node_t self_node;      //  Our record: id, endpoints, attributes
     double speed;               //  Emulated speed factor
     size_t checkpoint_memory;   //  Limit on neighbours' copies kept
+    const jace_app_t *extra_app;    //  Borrowed: a test's application
     const char *platform;       //  Borrowed: platform file to emulate
     int heartbeat_msec;         //  HELLO / HEARTBEAT period
     int64_t last_welcome;       //  When the super-node last answered
@@ -38,6 +52,10 @@ typedef struct {
     int64_t next_heartbeat;     //  When to send the next HELLO
     zframe_t *spawner;          //  Routing id of our spawner, or NULL
     char job [JACE_ID_MAX];     //  Job we work for, or ""
+    int64_t spawner_heard;      //  When our spawner last spoke (msec)
+    int64_t orphan_msec;        //  Its silence that ends the job
+    uint64_t task_memory;       //  Most bytes of task data we take
+    daemon_transfer_t *transfer;    //  Task data arriving, or NULL
     uint64_t malformed;         //  Bad messages dropped
     bool verbose;               //  Log every message
     bool terminated;            //  $TERM received
@@ -81,7 +99,8 @@ s_start_worker (server_t *self, const char *bind, const char *advertise)
         .bind = data_bind, .cluster = self->self_node.cluster,
         .platform = self->platform, .security = self->security,
         .speed = self->speed, .verbose = self->verbose,
-        .checkpoint_memory = self->checkpoint_memory
+        .checkpoint_memory = self->checkpoint_memory,
+        .app = self->extra_app
     };
     self->worker = zactor_new (daemon_worker_actor, &worker_config);
     zstr_free (&data_bind);
@@ -192,10 +211,16 @@ s_server_new (zsock_t *pipe, daemon_config_t *config)
     zlist_autofree (self->supernodes);
     self->speed = config->speed > 0 && config->speed <= 1 ? config->speed : 1;
     self->checkpoint_memory = config->checkpoint_memory;
+    self->extra_app = config->app;
     self->heartbeat_msec = config->heartbeat_msec > 0
                            ? config->heartbeat_msec : 500;
     self->verbose = config->verbose;
     self->platform = config->platform;
+    //  Half the node's memory: the application's set-up builds its own
+    //  structures from the data, and the neighbours' copies need room.
+    int64_t memory_mib = daemon_power_memory_mib ();
+    self->task_memory = config->task_memory ? config->task_memory
+                      : (uint64_t) (memory_mib > 0 ? memory_mib : 2048) << 19;
     s_start (self, config);
     return self;
 }
@@ -214,6 +239,7 @@ s_server_destroy (server_t **self_p)
     zsock_destroy (&self->supernode);
     zsock_destroy (&self->router);
     zframe_destroy (&self->spawner);
+    daemon_transfer_destroy (&self->transfer);
     jace_security_destroy (&self->security);
     zlist_destroy (&self->supernodes);
     free (self->current);
@@ -308,36 +334,44 @@ s_leave_job (server_t *self)
     self->self_node.task = -1;
     self->self_node.epoch = 0;
     zframe_destroy (&self->spawner);
+    daemon_transfer_destroy (&self->transfer);
     //  Tell the super-node now, not at the next heartbeat: a spawner
     //  waiting for daemons gets this one at once.
     s_send_hello (self);
 }
 
+//  The worker drops the task (and the copies it kept for the job) as on
+//  the spawner's STOP; we are free.
 static void
-s_refuse (server_t *self, jace_msg_t *assign, const char *reason)
+s_stop_job (server_t *self, const char *reason)
+{
+    jace_msg_t *stop = jace_msg_new (JACE_MSG_STOP);
+    jace_msg_set_job (stop, self->job);
+    jace_msg_set_reason (stop, reason);
+    jace_msg_send (&stop, zactor_sock (self->worker));
+    s_leave_job (self);
+}
+
+//  Answer a request (ASSIGN, CHUNK) with REFUSE, through its routing id.
+static void
+s_refuse (server_t *self, const jace_msg_t *request, jace_refuse_code_t code,
+          const char *reason)
 {
     jace_msg_t *refuse = jace_msg_new (JACE_MSG_REFUSE);
     jace_msg_set_sender (refuse, self->self_node.id);
-    jace_msg_set_job (refuse, jace_msg_job (assign));
-    jace_msg_set_task (refuse, jace_msg_task (assign));
-    jace_msg_set_epoch (refuse, jace_msg_epoch (assign));
+    jace_msg_set_job (refuse, jace_msg_job (request));
+    jace_msg_set_task (refuse, jace_msg_task (request));
+    jace_msg_set_epoch (refuse, jace_msg_epoch (request));
+    jace_msg_set_code (refuse, code);
     jace_msg_set_reason (refuse, reason);
-    jace_msg_set_routing_id (refuse, jace_msg_routing_id (assign));
+    jace_msg_set_routing_id (refuse, jace_msg_routing_id (request));
     jace_msg_send (&refuse, self->router);
 }
 
+//  Work for the ASSIGN's job from now on.
 static void
-s_on_assign (server_t *self, jace_msg_t **msg_p)
+s_take_job (server_t *self, const jace_msg_t *assign)
 {
-    jace_msg_t *assign = *msg_p;
-    if (*self->job) {
-        s_refuse (self, assign, "busy with another task");
-        return;
-    }
-    if (!*jace_msg_job (assign)) {
-        s_refuse (self, assign, "ASSIGN without a job id");
-        return;
-    }
     snprintf (self->job, sizeof self->job, "%s", jace_msg_job (assign));
     snprintf (self->self_node.job, sizeof self->self_node.job, "%s",
               self->job);
@@ -345,37 +379,183 @@ s_on_assign (server_t *self, jace_msg_t **msg_p)
     self->self_node.state = JACE_NODE_WORKING;
     self->self_node.task = jace_msg_task (assign);
     self->self_node.epoch = jace_msg_epoch (assign);
+    self->spawner_heard = zclock_mono ();
+    const char *text = jace_msg_param (assign, "job/orphan_timeout");
+    char *end = NULL;
+    double seconds = text ? strtod (text, &end) : ORPHAN_TIMEOUT_SEC;
+    if (text && (end == text || *end || !(seconds > 0 && seconds < 1e9))) {
+        zsys_warning ("daemon %s: job/orphan_timeout = '%s' of job %s is "
+                      "not a positive number of seconds, using %d",
+                      self->self_node.id, text, self->job,
+                      ORPHAN_TIMEOUT_SEC);
+        seconds = ORPHAN_TIMEOUT_SEC;
+    }
+    self->orphan_msec = (int64_t) (seconds * 1000);
     zsys_notice ("daemon %s: assigned task %" PRId64 " of job %s",
                  self->self_node.id, jace_msg_task (assign), self->job);
-    jace_msg_set_sender (assign, self->self_node.id);
-    jace_msg_send (msg_p, zactor_sock (self->worker));
 }
 
+//  The task's data is all here (or it had none): the worker sets it up.
+static void
+s_hand_over (server_t *self, jace_msg_t **assign_p)
+{
+    jace_msg_set_sender (*assign_p, self->self_node.id);
+    if (jace_msg_send (assign_p, zactor_sock (self->worker))) {
+        zsys_error ("daemon %s: cannot hand task of job %s to the worker",
+                    self->self_node.id, self->job);
+        jace_msg_t *ids = jace_msg_new (JACE_MSG_ASSIGN);
+        jace_msg_set_job (ids, self->job);
+        jace_msg_set_task (ids, self->self_node.task);
+        jace_msg_set_epoch (ids, self->self_node.epoch);
+        jace_msg_set_routing_id (ids, self->spawner);
+        s_refuse (self, ids, JACE_REFUSE_BUSY, "worker unreachable");
+        jace_msg_destroy (&ids);
+        s_leave_job (self);
+    }
+}
+
+static void
+s_on_assign (server_t *self, jace_msg_t **msg_p)
+{
+    jace_msg_t *assign = *msg_p;
+    char reason [256];
+    if (*self->job) {
+        snprintf (reason, sizeof reason, "busy with task %" PRId64 " of job "
+                  "%s", self->self_node.task, self->job);
+        s_refuse (self, assign, JACE_REFUSE_BUSY, reason);
+        return;
+    }
+    if (!*jace_msg_job (assign)) {
+        s_refuse (self, assign, JACE_REFUSE_FAILED, "ASSIGN without a job id");
+        return;
+    }
+    if (!daemon_transfer_declared (assign)) {
+        s_take_job (self, assign);
+        s_hand_over (self, msg_p);
+        return;
+    }
+    uint64_t bytes = 0;
+    jace_refuse_code_t code;
+    if (daemon_transfer_check (assign, self->task_memory, &bytes, &code,
+                               reason, sizeof reason)) {
+        zsys_warning ("daemon %s: task %" PRId64 " of job %s refused: %s",
+                      self->self_node.id, jace_msg_task (assign),
+                      jace_msg_job (assign), reason);
+        s_refuse (self, assign, code, reason);
+        return;
+    }
+    s_take_job (self, assign);
+    self->transfer = daemon_transfer_new (msg_p);
+    if (daemon_transfer_complete (self->transfer)) {
+        jace_msg_t *whole = daemon_transfer_finish (&self->transfer);
+        s_hand_over (self, &whole);
+    }
+}
+
+static void
+s_acknowledge_chunk (server_t *self, const jace_msg_t *chunk)
+{
+    jace_msg_t *ack = jace_msg_new (JACE_MSG_CHUNK_ACK);
+    jace_msg_set_sender (ack, self->self_node.id);
+    jace_msg_set_job (ack, self->job);
+    jace_msg_set_task (ack, self->self_node.task);
+    jace_msg_set_epoch (ack, self->self_node.epoch);
+    jace_msg_set_received (ack,
+        (int64_t) daemon_transfer_received (self->transfer));
+    jace_msg_set_routing_id (ack, jace_msg_routing_id (chunk));
+    jace_msg_send (&ack, self->router);
+}
+
+//  A piece of our task's data (the job is ours: s_on_job_message checked).
+static void
+s_on_chunk (server_t *self, jace_msg_t *chunk)
+{
+    char reason [256];
+    daemon_chunk_result_t result = self->transfer
+        ? daemon_transfer_add (self->transfer, chunk, reason, sizeof reason)
+        : DAEMON_CHUNK_DROPPED;
+    if (!self->transfer)
+        snprintf (reason, sizeof reason, "CHUNK of job %s while no data is "
+                  "expected", self->job);
+    if (result == DAEMON_CHUNK_DROPPED) {
+        self->malformed++;
+        zsys_warning ("daemon %s: dropped %s", self->self_node.id, reason);
+        return;
+    }
+    if (result == DAEMON_CHUNK_OUT_OF_ORDER) {
+        zsys_warning ("daemon %s: %s; giving up task %" PRId64 " of job %s",
+                      self->self_node.id, reason, self->self_node.task,
+                      self->job);
+        s_refuse (self, daemon_transfer_assign (self->transfer),
+                  JACE_REFUSE_BUSY, "task data arrived out of order");
+        s_leave_job (self);
+        return;
+    }
+    s_acknowledge_chunk (self, chunk);
+    if (daemon_transfer_complete (self->transfer)) {
+        if (self->verbose)
+            zsys_debug ("daemon %s: %" PRIu64 " bytes of task data in",
+                        self->self_node.id,
+                        daemon_transfer_total (self->transfer));
+        jace_msg_t *assign = daemon_transfer_finish (&self->transfer);
+        s_hand_over (self, &assign);
+    }
+}
+
+//  Any message of our job's spawner proves it alive.  A HEARTBEAT says
+//  nothing else; one for a job we left (we refused, or gave it up) is
+//  expected until its spawner notices, and needs no warning.
 static void
 s_on_job_message (server_t *self, jace_msg_t **msg_p)
 {
     jace_msg_t *msg = *msg_p;
-    if (!*self->job || !streq (jace_msg_job (msg), self->job)) {
+    jace_msg_type_t type = jace_msg_type (msg);
+    bool ours = *self->job && streq (jace_msg_job (msg), self->job);
+    if (ours)
+        self->spawner_heard = zclock_mono ();
+    if (type == JACE_MSG_HEARTBEAT) {
+        if (!ours && self->verbose)
+            zsys_debug ("daemon %s: HEARTBEAT of job '%s' we do not run",
+                        self->self_node.id, jace_msg_job (msg));
+        return;
+    }
+    if (!ours) {
         self->malformed++;
         zsys_warning ("daemon %s: %s for job '%s' we do not run, dropped",
-                      self->self_node.id, jace_msg_type_name (
-                      jace_msg_type (msg)), jace_msg_job (msg));
+                      self->self_node.id, jace_msg_type_name (type),
+                      jace_msg_job (msg));
+        return;
+    }
+    if (type == JACE_MSG_CHUNK) {
+        s_on_chunk (self, msg);
         return;
     }
     //  A resumed spawner says so with ADOPT: answer where it speaks from
     //  now.  Nothing else moves our reports: a stale link of the spawner's
     //  (to a dead daemon whose port we reuse) may still reach us.
-    if (jace_msg_type (msg) == JACE_MSG_ADOPT) {
+    if (type == JACE_MSG_ADOPT) {
         zframe_destroy (&self->spawner);
         self->spawner = zframe_dup (jace_msg_routing_id (msg));
     }
-    bool stop = jace_msg_type (msg) == JACE_MSG_STOP;
-    jace_msg_send (msg_p, zactor_sock (self->worker));
-    if (stop) {
+    if (type == JACE_MSG_STOP) {
         zsys_notice ("daemon %s: job %s over", self->self_node.id, self->job);
-        s_leave_job (self);
-        s_send_hello (self);
+        s_stop_job (self, jace_msg_reason (msg));
+        return;
     }
+    jace_msg_send (msg_p, zactor_sock (self->worker));
+}
+
+//  Our spawner has been silent too long: its job is presumed failed.
+static void
+s_check_orphan (server_t *self)
+{
+    int64_t silent = zclock_mono () - self->spawner_heard;
+    if (!*self->job || silent <= self->orphan_msec)
+        return;
+    zsys_notice ("daemon %s: spawner of job %s silent for %" PRId64 " s, "
+                 "abandoning the job", self->self_node.id, self->job,
+                 silent / 1000);
+    s_stop_job (self, "spawner silent");
 }
 
 //  The crash tools' power cut: die at once, no BYE, nothing flushed.
@@ -417,6 +597,8 @@ s_recv_router (server_t *self)
         case JACE_MSG_STOP:
         case JACE_MSG_REMAP:
         case JACE_MSG_ADOPT:
+        case JACE_MSG_CHUNK:
+        case JACE_MSG_HEARTBEAT:
             s_on_job_message (self, &msg);
             break;
         case JACE_MSG_CRASH:
@@ -432,13 +614,28 @@ s_recv_router (server_t *self)
     jace_msg_destroy (&msg);
 }
 
-//  The worker's ACCEPT, REFUSE, PROGRESS and RESULT go to the spawner.
+//  True if a worker's message is about the task we run now: one about a
+//  task we already left (stopped, abandoned) crossed our STOP.
+static bool
+s_is_current (server_t *self, const jace_msg_t *msg)
+{
+    return *self->job && streq (jace_msg_job (msg), self->job)
+        && jace_msg_task (msg) == self->self_node.task
+        && jace_msg_epoch (msg) == self->self_node.epoch;
+}
+
+//  The worker's ACCEPT, REFUSE, PROGRESS, RESULT, RESTORED and ASSIGN go to
+//  the spawner.
 static void
 s_recv_worker (server_t *self)
 {
     jace_msg_t *msg = jace_msg_recv (zactor_sock (self->worker), NULL, 0,
                                      NULL, 0);
     assert (msg);
+    if (!s_is_current (self, msg)) {
+        jace_msg_destroy (&msg);
+        return;
+    }
     if (jace_msg_type (msg) == JACE_MSG_REFUSE) {
         zsys_warning ("daemon %s: task of job %s refused: %s",
                       self->self_node.id, jace_msg_job (msg),
@@ -479,6 +676,7 @@ s_heartbeat (server_t *self)
     &&  zlist_size (self->supernodes) > 1)
         s_connect_supernode (self);
     s_send_hello (self);
+    s_check_orphan (self);
     if (*self->job) {
         jace_msg_t *beat = jace_msg_new (JACE_MSG_HEARTBEAT);
         jace_msg_set_sender (beat, self->self_node.id);

@@ -2,12 +2,14 @@
     daemon_server - a daemon: registers, heartbeats, runs one task
 
     An actor.  It binds a ROUTER (control endpoint) where spawners send
-    ASSIGN, START, COLLECT and STOP, and starts a daemon_worker that owns
+    ASSIGN (with the task's data in CHUNKs), START, COLLECT, REMAP, ADOPT,
+    STOP and HEARTBEAT, and starts a daemon_worker that owns
     the data endpoint and runs the task.  It registers with the first
     super-node of its list by sending HELLO every heartbeat; when WELCOMEs
     stop for a failover period it moves on to the next super-node.  While
     it works for a spawner it sends it HEARTBEATs and forwards the worker's
-    ACCEPT, REFUSE, PROGRESS and RESULT.
+    ACCEPT, REFUSE, PROGRESS and RESULT; a spawner silent for the job's
+    job/orphan_timeout loses the daemon, which frees itself.
     =========================================================================
 */
 #ifndef DAEMON_SERVER_H_INCLUDED
@@ -15,6 +17,8 @@
 
 #include <czmq.h>
 #include <stdbool.h>
+
+#include "jace_task.h"
 
 //  What a daemon is started with; read before zactor_new returns.
 typedef struct {
@@ -33,6 +37,10 @@ typedef struct {
     int heartbeat_msec;         //  HELLO and HEARTBEAT period
     bool verbose;               //  Log every message
     size_t checkpoint_memory;   //  Bytes of neighbours' checkpoints to keep
+    uint64_t task_memory;       //  Most bytes of task data to take; 0:
+                                //  half the node's physical memory
+    const jace_app_t *app;      //  An application besides the table's
+                                //  (tests), or NULL; must outlive us
 } daemon_config_t;
 
 //  The actor; args is a daemon_config_t.

@@ -55,7 +55,11 @@ typedef struct {
     bool verbose;               //  Log every message
     bool terminated;            //  $TERM received
     worker_state_t state;       //  What we are doing
+    uint64_t task_serial;       //  Bumped whenever a task goes: code that
+                                //  drained messages compares it to know
+                                //  its task is still the one it had
     const jace_app_t *app;      //  Application of the task
+    const jace_app_t *extra_app;    //  Borrowed: a test's application
     jace_task_t *task;          //  The task, or NULL
     void *app_state;            //  Application's state for the task
     char sender [JACE_ID_MAX];  //  Daemon id, for messages we emit
@@ -152,6 +156,7 @@ s_worker_new (zsock_t *pipe, daemon_worker_config_t *config)
     self->security = config->security;
     self->speed = config->speed > 0 && config->speed <= 1 ? config->speed : 1;
     self->verbose = config->verbose;
+    self->extra_app = config->app;
     self->poller = zpoller_new (pipe, NULL);
     zpoller_set_nonstop (self->poller, true);
     self->copies = daemon_checkpoints_new (config->checkpoint_memory);
@@ -170,6 +175,7 @@ s_drop_task (worker_t *self)
     self->fetching = false;
     self->app = NULL;
     self->state = WORKER_IDLE;
+    self->task_serial++;
 }
 
 static void
@@ -202,15 +208,41 @@ s_task_msg (worker_t *self, jace_msg_type_t type)
 }
 
 static void
-s_refuse (worker_t *self, jace_msg_t *request, const char *reason)
+s_refuse (worker_t *self, jace_msg_t *request, jace_refuse_code_t code,
+          const char *reason)
 {
     jace_msg_t *refuse = jace_msg_new (JACE_MSG_REFUSE);
     jace_msg_set_sender (refuse, self->sender);
     jace_msg_set_job (refuse, jace_msg_job (request));
     jace_msg_set_task (refuse, jace_msg_task (request));
     jace_msg_set_epoch (refuse, jace_msg_epoch (request));
+    jace_msg_set_code (refuse, code);
     jace_msg_set_reason (refuse, reason);
     jace_msg_send (&refuse, self->pipe);
+}
+
+//  The running task gives up: tell the spawner why, then drop it.
+static void
+s_give_up (worker_t *self, jace_refuse_code_t code, const char *reason)
+{
+    jace_msg_t *failed = s_task_msg (self, JACE_MSG_REFUSE);
+    jace_msg_set_code (failed, code);
+    jace_msg_set_reason (failed, reason);
+    jace_msg_send (&failed, self->pipe);
+    s_drop_task (self);
+}
+
+//  Append our sources (the tasks we ask for values) as one int64 payload:
+//  ACCEPT carries them, and the ASSIGN answering ADOPT, so the spawner can
+//  tell every task its sinks.
+static void
+s_add_sources (worker_t *self, jace_msg_t *msg)
+{
+    int64_t *ranks = (int64_t *) zmalloc (
+        (size_t) jace_task_count (self->task) * sizeof (int64_t));
+    size_t count = jace_task_sources (self->task, ranks);
+    jace_msg_add_payload (msg, JACE_PAYLOAD_I64, ranks, count);
+    free (ranks);
 }
 
 static void
@@ -238,11 +270,13 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
     s_drop_task (self);
     snprintf (self->sender, sizeof self->sender, "%s",
               jace_msg_sender (assign));
-    self->app = app_table_find (jace_msg_app (assign));
+    self->app = self->extra_app
+                && streq (self->extra_app->name, jace_msg_app (assign))
+              ? self->extra_app : app_table_find (jace_msg_app (assign));
     if (!self->app) {
         snprintf (reason, sizeof reason, "unknown application '%s' "
                   "(known: %s)", jace_msg_app (assign), app_table_names ());
-        s_refuse (self, assign, reason);
+        s_refuse (self, assign, JACE_REFUSE_FAILED, reason);
         return;
     }
     //  The refusal needs the ASSIGN's ids; keep a header-only copy.
@@ -256,7 +290,7 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
         self->app_state = self->app->setup (self->task, reason,
                                             sizeof reason);
     if (!self->app_state) {
-        s_refuse (self, ids, reason);
+        s_refuse (self, ids, JACE_REFUSE_FAILED, reason);
         jace_msg_destroy (&ids);
         s_drop_task (self);
         return;
@@ -289,6 +323,7 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
     self->received_before = 0;
     self->state = WORKER_READY;
     jace_msg_t *accept = s_task_msg (self, JACE_MSG_ACCEPT);
+    s_add_sources (self, accept);
     jace_msg_send (&accept, self->pipe);
 }
 
@@ -326,35 +361,64 @@ s_on_remap (worker_t *self, jace_msg_t *remap)
                    node->epoch);
 }
 
-//  A replacement asks every other task for the copies of its state; the
-//  FETCH carries our record so a holder that has not heard of the move
-//  yet answers here, not to the dead daemon.
+//  A replacement asks the tasks that may hold copies of its state (the
+//  holders' own rule, jace_task_fetch_targets) for them; the FETCH carries
+//  our record so a holder that has not heard of the move yet answers
+//  here, not to the dead daemon.
 static void
 s_begin_fetch (worker_t *self)
 {
     int64_t rank = jace_task_rank (self->task);
+    int64_t *targets = (int64_t *) zmalloc (
+        (size_t) jace_task_count (self->task) * sizeof (int64_t));
+    size_t count = jace_task_fetch_targets (self->task,
+                                            self->checkpoint_copies, targets);
     self->fetch_pending = 0;
-    for (int64_t to = 0; to < jace_task_count (self->task); to++) {
-        if (to == rank)
-            continue;
+    for (size_t i = 0; i < count; i++) {
         jace_msg_t *fetch = s_task_msg (self, JACE_MSG_FETCH);
         jace_msg_add_node (fetch, jace_task_node (self->task, rank));
-        if (jace_task_send_msg (self->task, to, &fetch) == 0)
+        if (jace_task_send_msg (self->task, targets [i], &fetch) == 0)
             self->fetch_pending++;
     }
+    free (targets);
     self->fetch_started = zclock_mono ();
     self->fetch_deadline = self->fetch_started + FETCH_WAIT_MSEC;
     self->best_holder = -1;
     self->fetching = true;
 }
 
-//  Every task tells every other what it needs from it, so owners know
+//  START lists our sinks (one int64 payload): we await their request
+//  lists only.  Without it (an older spawner) every other task is a sink
+//  and hears our list, so no task waits for a list that never comes.
+static void
+s_read_sinks (worker_t *self, jace_msg_t *start)
+{
+    if (jace_msg_payload_count (start) == 0)
+        return;
+    char reason [256] = "START payload is not one int64 list";
+    size_t count = jace_msg_payload_length (start, 0);
+    int64_t *sinks = (int64_t *) zmalloc ((count + 1) * sizeof (int64_t));
+    int rc = -1;
+    if (jace_msg_payload_count (start) == 1
+    &&  jace_msg_payload_kind (start, 0) == JACE_PAYLOAD_I64) {
+        jace_msg_payload_copy (start, 0, sinks);
+        rc = jace_task_set_sinks (self->task, sinks, count, reason,
+                                  sizeof reason);
+    }
+    if (rc)
+        zsys_warning ("daemon %s: %s; waiting for every task's request "
+                      "list", self->sender, reason);
+    free (sinks);
+}
+
+//  Every task tells its sources what it needs from them, so owners know
 //  what to send before the first iteration.
 static void
-s_on_start (worker_t *self)
+s_on_start (worker_t *self, jace_msg_t *start)
 {
     if (self->state != WORKER_READY)
         return;
+    s_read_sinks (self, start);
     size_t failed = jace_task_send_requests (self->task);
     if (failed)
         zsys_warning ("daemon %s: request lists to %zu tasks not sent",
@@ -374,6 +438,8 @@ s_on_adopt (worker_t *self)
 {
     if (!self->task)
         return;
+    //  The ASSIGN as it stands, but for its data: the spawner has that;
+    //  what it lacks is the graph, so our sources are the payload.
     jace_msg_t *assign = s_task_msg (self, JACE_MSG_ASSIGN);
     jace_msg_set_count (assign, jace_task_count (self->task));
     jace_msg_set_app (assign, self->app->name);
@@ -383,6 +449,7 @@ s_on_adopt (worker_t *self)
         jace_msg_set_param (assign, zhash_cursor (params), value);
     for (int64_t rank = 0; rank < jace_task_count (self->task); rank++)
         jace_msg_add_node (assign, jace_task_node (self->task, rank));
+    s_add_sources (self, assign);
     jace_msg_send (&assign, self->pipe);
     s_report_progress (self, s_task_state (self));
 }
@@ -402,6 +469,30 @@ s_on_stop (worker_t *self)
 }
 
 static void
+s_on_command (worker_t *self, jace_msg_t **msg_p)
+{
+    jace_msg_t *msg = *msg_p;
+    jace_msg_type_t type = jace_msg_type (msg);
+    if (type == JACE_MSG_ASSIGN) {
+        s_on_assign (self, msg_p);
+        return;
+    }
+    //  The control actor ends a job before it takes the next, but a
+    //  message for the old one may cross: never let it touch another
+    //  job's task.
+    if (!self->task || !streq (jace_msg_job (msg), jace_task_job (self->task)))
+        return;
+    switch (type) {
+        case JACE_MSG_START: s_on_start (self, msg); break;
+        case JACE_MSG_REMAP: s_on_remap (self, msg); break;
+        case JACE_MSG_COLLECT: s_on_collect (self, msg); break;
+        case JACE_MSG_ADOPT: s_on_adopt (self); break;
+        case JACE_MSG_STOP: s_on_stop (self); break;
+        default: assert (false);
+    }
+}
+
+static void
 s_recv_pipe (worker_t *self)
 {
     zmsg_t *zmsg = zmsg_recv (self->pipe);
@@ -417,15 +508,7 @@ s_recv_pipe (worker_t *self)
         //  Everything else is a Jace message the control actor checked.
         jace_msg_t *msg = jace_msg_decode (&zmsg, NULL, 0);
         assert (msg);
-        switch (jace_msg_type (msg)) {
-            case JACE_MSG_ASSIGN: s_on_assign (self, &msg); break;
-            case JACE_MSG_START: s_on_start (self); break;
-            case JACE_MSG_REMAP: s_on_remap (self, msg); break;
-            case JACE_MSG_COLLECT: s_on_collect (self, msg); break;
-            case JACE_MSG_ADOPT: s_on_adopt (self); break;
-            case JACE_MSG_STOP: s_on_stop (self); break;
-            default: assert (false);
-        }
+        s_on_command (self, &msg);
         jace_msg_destroy (&msg);
     }
     free (command);
@@ -610,14 +693,23 @@ s_wait_and_drain (worker_t *self, int msec)
     return s_drain (self, s_wait (self, msec));
 }
 
+//  True while the task that was running when `serial` was read still is:
+//  every drain may have ended it (STOP) or replaced it (STOP, ASSIGN).
+static bool
+s_still_running (worker_t *self, uint64_t serial)
+{
+    return self->task_serial == serial && self->state == WORKER_RUNNING
+        && !self->terminated;
+}
+
 //  Wait until a neighbour vector arrives, at most msec.
 static void
 s_wait_for_news (worker_t *self, int msec)
 {
     int64_t deadline = zclock_mono () + msec;
     uint64_t before = self->received;
-    while (self->received == before && self->state == WORKER_RUNNING
-           && !self->terminated) {
+    uint64_t serial = self->task_serial;
+    while (self->received == before && s_still_running (self, serial)) {
         int64_t left = deadline - zclock_mono ();
         if (left <= 0)
             break;
@@ -636,8 +728,8 @@ s_slow_down (worker_t *self, int64_t busy)
     if (self->speed >= 1)
         return;
     self->slowdown_debt += (double) busy * (1 / self->speed - 1);
-    while (self->slowdown_debt >= 1000 && self->state == WORKER_RUNNING
-           && !self->terminated) {
+    uint64_t serial = self->task_serial;
+    while (self->slowdown_debt >= 1000 && s_still_running (self, serial)) {
         int64_t slice = self->slowdown_debt < SLOWDOWN_SLICE_USEC
                         ? (int64_t) self->slowdown_debt : SLOWDOWN_SLICE_USEC;
         int64_t start = zclock_usecs ();
@@ -703,10 +795,7 @@ s_iterate (worker_t *self)
                   "values no longer finite or the inner solver broke down "
                   "(the method diverges on this system)",
                   jace_task_iteration (self->task) + 1);
-        jace_msg_t *failed = s_task_msg (self, JACE_MSG_REFUSE);
-        jace_msg_set_reason (failed, reason);
-        jace_msg_send (&failed, self->pipe);
-        s_drop_task (self);
+        s_give_up (self, JACE_REFUSE_DIVERGED, reason);
         return;
     }
     jace_task_count_iteration (self->task);
@@ -734,7 +823,7 @@ s_finish_fetch (worker_t *self)
     char reason [256] = "";
     int64_t iteration = 0;
     int64_t holder = -1;
-    if (self->best_copy) {
+    if (self->best_copy && self->app->restore) {
         size_t size = 0;
         const void *bytes = jace_checkpoint_bytes (self->best_copy, &size);
         if (self->app->restore (self->task, self->app_state, bytes, size,
@@ -768,13 +857,16 @@ s_finish_fetch (worker_t *self)
     self->last_checkpoint_iteration = iteration;
 }
 
-//  Wait for every task's request list, then iterate.
+//  Wait for our sinks' request lists (and a replacement's copies), then
+//  iterate.
 static void
 s_exchange (worker_t *self)
 {
+    uint64_t serial = self->task_serial;
     s_wait_and_drain (self, 100);
-    if (self->state != WORKER_EXCHANGING)
-        return;                 //  Stopped meanwhile
+    if (self->task_serial != serial || self->state != WORKER_EXCHANGING
+    ||  self->terminated)
+        return;                 //  Stopped or replaced meanwhile
     if (self->fetching && (self->fetch_pending == 0
                            || zclock_mono () >= self->fetch_deadline))
         s_finish_fetch (self);
@@ -782,13 +874,38 @@ s_exchange (worker_t *self)
         self->state = WORKER_RUNNING;
         return;
     }
-    if (zclock_mono () > self->exchange_deadline) {
-        jace_msg_t *failed = s_task_msg (self, JACE_MSG_REFUSE);
-        jace_msg_set_reason (failed, "request lists of the other tasks "
-                             "did not arrive within 30 s");
-        jace_msg_send (&failed, self->pipe);
-        s_drop_task (self);
+    //  Another daemon may well get through: the set-up of a replacement
+    //  goes the same way with fresh links.
+    if (zclock_mono () > self->exchange_deadline)
+        s_give_up (self, JACE_REFUSE_BUSY, "request lists of the other "
+                   "tasks did not arrive within 30 s");
+}
+
+//  One pass of a running task: take the news, wait a little for more when
+//  iterating now would only repeat the last answer, iterate.  Each drain
+//  may end the task or replace it, so the task is looked at again after
+//  every one, never through what was read before.
+static void
+s_run (worker_t *self)
+{
+    uint64_t serial = self->task_serial;
+    size_t news = s_drain (self, NULL);
+    if (!s_still_running (self, serial))
+        return;
+    //  A task that never hears from anyone has no news to wait for.
+    if (news == 0 && self->received > 0 && !self->synchronous) {
+        if (self->quiet_iterations >= self->converge_iterations)
+            s_wait_and_drain (self, IDLE_WAIT_MSEC);
+        else
+        if (self->app->idle_without_news
+        &&  self->received == self->received_before)
+            s_wait_for_news (self, NEWS_WAIT_MSEC);
+        if (!s_still_running (self, serial))
+            return;
     }
+    s_iterate (self);
+    if (self->shaper)
+        jace_shaper_flush (self->shaper);
 }
 
 //  --------------------------------------------------------------------------
@@ -809,20 +926,7 @@ daemon_worker_actor (zsock_t *pipe, void *args)
             continue;
         }
         if (self->state == WORKER_RUNNING) {
-            //  A task that never hears from anyone has no news to wait for.
-            if (s_drain (self, NULL) == 0 && self->received > 0
-            &&  !self->synchronous) {
-                if (self->quiet_iterations >= self->converge_iterations)
-                    s_wait_and_drain (self, IDLE_WAIT_MSEC);
-                else
-                if (self->app->idle_without_news
-                &&  self->received == self->received_before)
-                    s_wait_for_news (self, NEWS_WAIT_MSEC);
-            }
-            if (self->state == WORKER_RUNNING && !self->terminated)
-                s_iterate (self);
-            if (self->shaper)
-                jace_shaper_flush (self->shaper);
+            s_run (self);
             continue;
         }
         void *which = s_wait (self, -1);

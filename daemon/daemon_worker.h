@@ -34,6 +34,7 @@
 
 #include "jace_msg.h"
 #include "jace_security.h"
+#include "jace_task.h"
 
 //  What the worker is started with; read before zactor_new returns.
 typedef struct {
@@ -44,6 +45,8 @@ typedef struct {
     double speed;               //  Compute slow-down factor, (0, 1]
     bool verbose;               //  Log every message
     size_t checkpoint_memory;   //  Bytes of neighbours' copies to keep
+    const jace_app_t *app;      //  An application besides the table's
+                                //  (tests), or NULL; must outlive us
 } daemon_worker_config_t;
 
 //  The actor; args is a daemon_worker_config_t.

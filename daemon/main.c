@@ -42,6 +42,10 @@ s_usage (FILE *out)
 "      --checkpoint-memory MIB\n"
 "                        most memory for neighbours' checkpoints; a copy\n"
 "                        that would exceed it is refused (default 1024)\n"
+"      --max-task-memory MIB\n"
+"                        most task data (a matrix's rows) to accept; a task\n"
+"                        declaring more is refused, for another daemon\n"
+"                        (default: half the physical memory)\n"
 "  -v, --verbose         log every message\n"
 "  -h, --help            this help\n");
 }
@@ -64,6 +68,7 @@ s_parse (int argc, char *argv [], daemon_config_t *config,
         { "insecure", no_argument, 0, 'I' },
         { "heartbeat", required_argument, 0, 'H' },
         { "checkpoint-memory", required_argument, 0, 'M' },
+        { "max-task-memory", required_argument, 0, 'T' },
         { "verbose", no_argument, 0, 'v' },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 }
@@ -110,6 +115,12 @@ s_parse (int argc, char *argv [], daemon_config_t *config,
                                             optarg, 0, 1 << 30, &number))
                     return 2;
                 config->checkpoint_memory = (size_t) number << 20;
+                break;
+            case 'T':
+                if (jace_process_parse_int (PROGRAM, "--max-task-memory",
+                                            optarg, 1, 1 << 30, &number))
+                    return 2;
+                config->task_memory = (uint64_t) number << 20;
                 break;
             case 'v': config->verbose = true; break;
             case 'h': s_usage (stdout); exit (0);

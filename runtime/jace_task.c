@@ -48,6 +48,7 @@ typedef struct {
     int64_t row;                //  First row it owns
     request_t asked;            //  What we ask it for
     request_t requested;        //  What it asks us for
+    bool sink;                  //  START named it as asking us for values
 } peer_task_t;
 
 struct _jace_task_t {
@@ -68,6 +69,8 @@ struct _jace_task_t {
     jace_shaper_t *shaper;      //  Borrowed emulated network, or NULL
     uint64_t dropped;           //  Sends dropped on full links
     uint64_t stale;             //  Received vectors discarded as stale
+    bool sinks_given;           //  START listed our sinks: trade request
+                                //  lists with neighbours only
 };
 
 
@@ -551,15 +554,69 @@ s_send_request (jace_task_t *self, int64_t to)
     return s_send (self, to, link, &msg);
 }
 
+//  True if task `to` must hear our request list: one of our sources, or
+//  anyone when START did not say who our sinks are (the old exchange, in
+//  which every task waits for every other's list).
+static bool
+s_wants_request (const jace_task_t *self, int64_t to)
+{
+    return !self->sinks_given || self->peers [to].asked.count > 0;
+}
+
 size_t
 jace_task_send_requests (jace_task_t *self)
 {
     assert (self);
     size_t failed = 0;
     for (int64_t to = 0; to < self->count; to++)
-        if (to != self->rank && s_send_request (self, to))
+        if (to != self->rank && s_wants_request (self, to)
+        &&  s_send_request (self, to))
             failed++;
     return failed;
+}
+
+size_t
+jace_task_sources (const jace_task_t *self, int64_t *ranks)
+{
+    assert (self);
+    size_t count = 0;
+    for (int64_t rank = 0; rank < self->count; rank++)
+        if (rank != self->rank && self->peers [rank].asked.count > 0) {
+            if (ranks)
+                ranks [count] = rank;
+            count++;
+        }
+    return count;
+}
+
+int
+jace_task_set_sinks (jace_task_t *self, const int64_t *ranks, size_t count,
+                     char *reason, size_t reason_size)
+{
+    assert (self);
+    assert (ranks || count == 0);
+    for (size_t i = 0; i < count; i++)
+        if (ranks [i] < 0 || ranks [i] >= self->count
+        ||  ranks [i] == self->rank || (i > 0 && ranks [i] <= ranks [i - 1])) {
+            snprintf (reason, reason_size, "sink list of task %" PRId64
+                      " is not sorted ranks of other tasks (entry %zu is %"
+                      PRId64 ")", self->rank, i, ranks [i]);
+            return -1;
+        }
+    for (int64_t rank = 0; rank < self->count; rank++)
+        self->peers [rank].sink = false;
+    for (size_t i = 0; i < count; i++)
+        self->peers [ranks [i]].sink = true;
+    //  A task that is no sink asks us nothing: its list is known, empty,
+    //  unless one already came (then it is kept: we serve what it asked).
+    for (int64_t rank = 0; rank < self->count; rank++) {
+        request_t *requested = &self->peers [rank].requested;
+        if (rank != self->rank && !self->peers [rank].sink
+        &&  !requested->known)
+            requested->known = true;
+    }
+    self->sinks_given = true;
+    return 0;
 }
 
 int
@@ -576,7 +633,7 @@ jace_task_remap (jace_task_t *self, const jace_node_t *node)
     //  sends; anything still signed with the old epoch is dropped.
     peer->node = *node;
     zsock_destroy (&peer->link);
-    return s_send_request (self, rank);
+    return s_wants_request (self, rank) ? s_send_request (self, rank) : 0;
 }
 
 bool
@@ -646,12 +703,16 @@ jace_task_send_msg (jace_task_t *self, int64_t to, jace_msg_t **msg_p)
     return s_send (self, to, link, msg_p);
 }
 
+//  A neighbour asks us for values or is asked: a source or a sink.  START
+//  names the sinks, so they count before their request lists arrive (a
+//  replacement's FETCH goes out before them).
 static bool
 s_is_neighbour (const jace_task_t *self, int64_t rank)
 {
     const peer_task_t *peer = &self->peers [rank];
     return rank != self->rank
-        && (peer->asked.count > 0 || peer->requested.count > 0);
+        && (peer->asked.count > 0 || peer->requested.count > 0
+            || peer->sink);
 }
 
 //  Nearness for checkpoint holders: our own cluster first (its links are
@@ -710,6 +771,22 @@ jace_task_checkpoint_holders (const jace_task_t *self, size_t copies,
         holders [i] = candidates [(start + i) % length];
     free (candidates);
     return chosen;
+}
+
+size_t
+jace_task_fetch_targets (const jace_task_t *self, size_t copies,
+                         int64_t *targets)
+{
+    assert (self && targets);
+    if (copies == 0)
+        return 0;
+    //  Holders rotate over the neighbours when there are enough of them,
+    //  so any neighbour may hold a copy; with fewer, the holder set is
+    //  fixed and includes tasks that are no neighbours.
+    size_t neighbours = s_add_by_distance (self, true, targets, 0);
+    if (neighbours >= copies)
+        return neighbours;
+    return jace_task_checkpoint_holders (self, copies, 0, targets);
 }
 
 //  Per neighbour in a checkpoint: from, first, iteration, epoch, count.

@@ -56,19 +56,35 @@ void
 uint64_t
     jace_task_dropped (const jace_task_t *self);
 
-//  Send every other task what we ask of it (possibly nothing).  Returns
-//  the number of tasks that could not be sent to.
+//  Send our request list to each of our sources (every other task, with
+//  possibly an empty list, when jace_task_set_sinks was never called).
+//  Returns the number of tasks that could not be sent to.
 size_t
     jace_task_send_requests (jace_task_t *self);
 
+//  Our sources: the tasks we asked for values during setup, in rank order.
+//  Writes them to ranks (room for jace_task_count () entries, or NULL to
+//  count only) and returns how many there are.  ACCEPT carries them.
+size_t
+    jace_task_sources (const jace_task_t *self, int64_t *ranks);
+
+//  Our sinks, as START lists them (the tasks that will ask us for values):
+//  from now on only their request lists are awaited, every other task
+//  counts as asking nothing.  ranks must be sorted, distinct, other tasks'
+//  ranks; returns 0, or -1 with the reason (nothing changed) if not.
+int
+    jace_task_set_sinks (jace_task_t *self, const int64_t *ranks,
+                         size_t count, char *reason, size_t reason_size);
+
 //  Task node->task now runs on daemon `node` with epoch node->epoch: send
 //  to its new data endpoint, ignore its old epoch, and send it our request
-//  list again.  Returns 0, or -1 if the move is not newer than what we know
-//  (or the send failed).
+//  list again if it is one of our sources.  Returns 0, or -1 if the move
+//  is not newer than what we know (or the send failed).
 int
     jace_task_remap (jace_task_t *self, const jace_node_t *node);
 
-//  True once every other task's request list has arrived.
+//  True once the request list of every sink has arrived (of every other
+//  task, when jace_task_set_sinks was never called).
 bool
     jace_task_requests_complete (const jace_task_t *self);
 
@@ -92,6 +108,16 @@ int
 size_t
     jace_task_checkpoint_holders (const jace_task_t *self, size_t copies,
                                   int64_t round, int64_t *holders);
+
+//  The tasks a replacement asks for its checkpoint copies (FETCH): its
+//  neighbours (sources and sinks) when there are at least `copies` of
+//  them, as holders rotate over them, else the fixed holder set
+//  jace_task_checkpoint_holders gives.  targets has room for
+//  jace_task_count () entries; returns how many were written (none when
+//  copies is 0).  Call after jace_task_set_sinks.
+size_t
+    jace_task_fetch_targets (const jace_task_t *self, size_t copies,
+                             int64_t *targets);
 
 //  Append to checkpoint `copy` the newest values we hold from each
 //  neighbour (two payloads: int64 [from, first, iteration, epoch, count]

@@ -1,0 +1,743 @@
+/*  =========================================================================
+    test_daemon_protocol - play the spawner against a real daemon
+
+    One daemon_server actor in this process, a ROUTER playing its
+    super-node (we read the daemon's state in its HELLOs), a DEALER playing
+    its spawner, and a PULL standing for the data endpoints of the job's
+    other tasks.  The daemon runs a test application, "probe", whose
+    solution is a checksum of the data it was given.
+
+    Covered: 20 MiB of task data in 1 MiB CHUNKs reaching the application
+    intact while the daemon keeps heartbeating; a chunk out of order
+    (REFUSE BUSY); data over --max-task-memory (REFUSE BUSY) and nonsense
+    declarations (REFUSE FAILED); ACCEPT's sources; the orphan timeout
+    freeing the daemon; and STOP, REMAP, COLLECT, ADOPT, ASSIGN, START and
+    neighbour data fired at random moments of set-up, exchange, fetch and
+    iterations, hundreds of times, with the daemon usable after each.
+    =========================================================================
+*/
+#include "daemon_server.h"
+#include "jace_task.h"
+#include "tap.h"
+
+#include <inttypes.h>
+
+//  Rounds of the random storm; each ends with a STOP.
+#define STORM_ROUNDS 300
+//  Tasks in the storm's job: the daemon runs task 0, we stand for 1 and 2.
+#define STORM_TASKS 3
+
+//  --------------------------------------------------------------------------
+//  The probe application: checksums its blocks, iterates a little.
+
+typedef struct {
+    double answer [4];          //  FNV-1a high and low 32 bits, bytes, blocks
+    double x;                   //  Our one unknown
+} probe_t;
+
+static uint64_t
+s_fnv (uint64_t hash, const uint8_t *bytes, size_t size)
+{
+    for (size_t i = 0; i < size; i++)
+        hash = (hash ^ bytes [i]) * 1099511628211ULL;
+    return hash;
+}
+
+static void *
+s_probe_setup (jace_task_t *task, char *reason, size_t reason_size)
+{
+    if (jace_task_param (task, "probe/fail")) {
+        snprintf (reason, reason_size, "probe told to fail");
+        return NULL;
+    }
+    probe_t *probe = (probe_t *) zmalloc (sizeof *probe);
+    uint64_t hash = 14695981039346656037ULL, bytes = 0;
+    for (size_t i = 0; i < jace_task_block_count (task); i++) {
+        size_t element = jace_task_block_kind (task, i) == 3 ? 1 : 8;
+        size_t size = jace_task_block_length (task, i) * element;
+        uint8_t *data = (uint8_t *) malloc (size + 1);
+        jace_task_block_copy (task, i, data);
+        hash = s_fnv (hash, data, size);
+        bytes += size;
+        free (data);
+    }
+    probe->answer [0] = (double) (hash >> 32);
+    probe->answer [1] = (double) (hash & 0xffffffffu);
+    probe->answer [2] = (double) bytes;
+    probe->answer [3] = (double) jace_task_block_count (task);
+    //  Ask the task after us for its unknown: task 0 has source 1.
+    int64_t from = (jace_task_rank (task) + 1) % jace_task_count (task);
+    if (from != jace_task_rank (task)) {
+        int64_t unknown = jace_task_row_of (task, from);
+        jace_task_request (task, from, &unknown, 1);
+    }
+    return probe;
+}
+
+static int
+s_probe_iterate (jace_task_t *task, void *state)
+{
+    probe_t *probe = (probe_t *) state;
+    double sum = 0;
+    for (int64_t from = 0; from < jace_task_count (task); from++) {
+        size_t count = 0;
+        const double *values = from == jace_task_rank (task) ? NULL
+            : jace_task_newest (task, from, &count, NULL, NULL);
+        for (size_t i = 0; values && i < count; i++)
+            sum += values [i];
+    }
+    //  A little work, so that messages land in the middle of iterations.
+    for (int i = 0; i < 20000; i++)
+        sum = sum * 0.999999 + 1e-9 * i;
+    probe->x = 0.5 * probe->x + 1e-3 * sum;
+    for (int64_t to = 0; to < jace_task_count (task); to++) {
+        size_t count = 0;
+        if (to != jace_task_rank (task)
+        &&  jace_task_requested (task, to, &count))
+            jace_task_send (task, to, &probe->x, 1,
+                            jace_task_first_row (task));
+    }
+    jace_task_set_change (task, 1.0);
+    return 0;
+}
+
+static const double *
+s_probe_solution (void *state, int64_t *first, size_t *count)
+{
+    *first = 0;
+    *count = 4;
+    return ((probe_t *) state)->answer;
+}
+
+static void
+s_probe_destroy (void **state_p)
+{
+    free (*state_p);
+    *state_p = NULL;
+}
+
+static const void *
+s_probe_checkpoint (void *state, size_t *size)
+{
+    *size = sizeof (probe_t);
+    return state;
+}
+
+static int
+s_probe_restore (jace_task_t *task, void *state, const void *bytes,
+                 size_t size, char *reason, size_t reason_size)
+{
+    if (size != sizeof (probe_t)) {
+        snprintf (reason, reason_size, "probe state of %zu bytes", size);
+        return -1;
+    }
+    memcpy (state, bytes, size);
+    return 0;
+}
+
+static const jace_app_t s_probe = {
+    .name = "probe",
+    .setup = s_probe_setup,
+    .iterate = s_probe_iterate,
+    .solution = s_probe_solution,
+    .destroy = s_probe_destroy,
+    .checkpoint = s_probe_checkpoint,
+    .restore = s_probe_restore,
+    .idle_without_news = true
+};
+
+//  --------------------------------------------------------------------------
+//  The rig: a daemon and the sockets that play everyone else
+
+typedef struct {
+    zactor_t *daemon;           //  The daemon under test
+    zsock_t *supernode;         //  ROUTER: its super-node
+    zsock_t *spawner;           //  DEALER to its control endpoint
+    zsock_t *others;            //  PULL: data endpoint of tasks 1, 2
+    zsock_t *push;              //  PUSH to its data endpoint
+    char others_endpoint [256]; //  Where others is bound
+    jace_node_t node;           //  Its record, from its last HELLO
+    int64_t hellos;             //  HELLOs received
+    int64_t heartbeats;         //  HEARTBEATs it sent the spawner
+    int64_t refused_busy;       //  REFUSEs with code BUSY
+    int64_t refused_other;      //  REFUSEs with another code
+    int64_t results;            //  RESULTs received
+    int64_t adopt_answers;      //  ASSIGNs received (answers to ADOPT)
+    int64_t acked;              //  Highest CHUNK_ACK received
+    int64_t acks;               //  CHUNK_ACKs received
+    bool acks_grow;             //  Each CHUNK_ACK above the one before
+} rig_t;
+
+static void
+s_serve_supernode (rig_t *rig)
+{
+    while (zsock_events (rig->supernode) & ZMQ_POLLIN) {
+        jace_msg_t *msg = jace_msg_recv (rig->supernode, NULL, 0, NULL, 0);
+        if (msg && jace_msg_type (msg) == JACE_MSG_HELLO
+        &&  jace_msg_node_count (msg) == 1) {
+            rig->node = *jace_msg_node (msg, 0);
+            rig->hellos++;
+            jace_msg_t *welcome = jace_msg_new (JACE_MSG_WELCOME);
+            jace_msg_set_routing_id (welcome, jace_msg_routing_id (msg));
+            jace_msg_send (&welcome, rig->supernode);
+        }
+        jace_msg_destroy (&msg);
+    }
+    while (zsock_events (rig->others) & ZMQ_POLLIN) {
+        zmsg_t *data = zmsg_recv (rig->others);
+        zmsg_destroy (&data);
+    }
+}
+
+//  Count what a message from the daemon says about it.
+static void
+s_note (rig_t *rig, const jace_msg_t *msg)
+{
+    switch (jace_msg_type (msg)) {
+        case JACE_MSG_HEARTBEAT: rig->heartbeats++; break;
+        case JACE_MSG_RESULT: rig->results++; break;
+        case JACE_MSG_ASSIGN: rig->adopt_answers++; break;
+        case JACE_MSG_CHUNK_ACK:
+            rig->acks++;
+            rig->acks_grow &= jace_msg_received (msg) > rig->acked;
+            rig->acked = jace_msg_received (msg);
+            break;
+        case JACE_MSG_REFUSE:
+            if (jace_msg_code (msg) == JACE_REFUSE_BUSY)
+                rig->refused_busy++;
+            else
+                rig->refused_other++;
+            break;
+        default: break;
+    }
+}
+
+//  Serve everyone for msec; returns the first message of `type` from the
+//  daemon (caller destroys), or NULL.  Other messages are counted only.
+static jace_msg_t *
+s_expect (rig_t *rig, jace_msg_type_t type, int msec)
+{
+    int64_t deadline = zclock_mono () + msec;
+    zpoller_t *poller = zpoller_new (rig->spawner, rig->supernode,
+                                     rig->others, NULL);
+    jace_msg_t *found = NULL;
+    while (!found) {
+        int64_t left = deadline - zclock_mono ();
+        if (left <= 0)
+            break;
+        void *which = zpoller_wait (poller, (int) left);
+        s_serve_supernode (rig);
+        if (which != rig->spawner)
+            continue;
+        jace_msg_t *msg = jace_msg_recv (rig->spawner, NULL, 0, NULL, 0);
+        if (!msg)
+            continue;
+        s_note (rig, msg);
+        if (jace_msg_type (msg) == type)
+            found = msg;
+        else
+            jace_msg_destroy (&msg);
+    }
+    zpoller_destroy (&poller);
+    return found;
+}
+
+static void
+s_pump (rig_t *rig, int msec)
+{
+    jace_msg_t *none = s_expect (rig, JACE_MSG_TYPE_COUNT, msec);
+    assert (!none);
+}
+
+static void
+s_send (rig_t *rig, jace_msg_t *msg)
+{
+    int rc = jace_msg_send (&msg, rig->spawner);
+    assert (rc == 0);
+}
+
+static int
+s_rig_start (rig_t *rig, uint64_t task_memory)
+{
+    memset (rig, 0, sizeof *rig);
+    rig->supernode = zsock_new (ZMQ_ROUTER);
+    jace_msg_prepare_socket (rig->supernode, JACE_MSG_HEADER_MAX);
+    zsock_bind (rig->supernode, "tcp://127.0.0.1:*");
+    char *supernode = zsock_last_endpoint (rig->supernode);
+    rig->others = zsock_new (ZMQ_PULL);
+    jace_msg_prepare_socket (rig->others, 0);
+    zsock_bind (rig->others, "tcp://127.0.0.1:*");
+    char *others = zsock_last_endpoint (rig->others);
+    snprintf (rig->others_endpoint, sizeof rig->others_endpoint, "%s",
+              others);
+    zstr_free (&others);
+    const char *supernodes [] = { supernode };
+    daemon_config_t config = {
+        .supernodes = supernodes, .supernode_count = 1, .id = "d-probe",
+        .power = 1, .speed = 0.5, .heartbeat_msec = 100,
+        .checkpoint_memory = 64 << 20, .task_memory = task_memory,
+        .app = &s_probe
+    };
+    rig->daemon = zactor_new (daemon_server_actor, &config);
+    char *control = daemon_server_endpoint (rig->daemon);
+    zstr_free (&supernode);
+    if (!control)
+        return -1;
+    rig->spawner = zsock_new (ZMQ_DEALER);
+    jace_msg_prepare_socket (rig->spawner, JACE_MSG_HEADER_MAX);
+    zsock_set_sndhwm (rig->spawner, 0);
+    zsock_connect (rig->spawner, "%s", control);
+    zstr_free (&control);
+    int64_t deadline = zclock_mono () + 10000;
+    while (rig->hellos == 0 && zclock_mono () < deadline)
+        s_pump (rig, 50);
+    if (rig->hellos == 0)
+        return -1;
+    rig->push = zsock_new (ZMQ_PUSH);
+    jace_msg_prepare_socket (rig->push, 0);
+    zsock_connect (rig->push, "%s", rig->node.data);
+    return 0;
+}
+
+static void
+s_rig_stop (rig_t *rig)
+{
+    zactor_destroy (&rig->daemon);
+    zsock_destroy (&rig->spawner);
+    zsock_destroy (&rig->push);
+    zsock_destroy (&rig->others);
+    zsock_destroy (&rig->supernode);
+}
+
+//  Wait until the daemon's HELLO says `state`; returns msec waited or -1.
+static int64_t
+s_wait_state (rig_t *rig, int64_t state, int msec)
+{
+    int64_t start = zclock_mono ();
+    while (zclock_mono () - start < msec) {
+        if (rig->node.state == state)
+            return zclock_mono () - start;
+        s_pump (rig, 20);
+    }
+    return rig->node.state == state ? zclock_mono () - start : -1;
+}
+
+//  --------------------------------------------------------------------------
+//  Messages of the spawner
+
+static jace_msg_t *
+s_assign (rig_t *rig, const char *job, int64_t tasks, int64_t epoch)
+{
+    jace_msg_t *assign = jace_msg_new (JACE_MSG_ASSIGN);
+    jace_msg_set_sender (assign, job);
+    jace_msg_set_job (assign, job);
+    jace_msg_set_task (assign, 0);
+    jace_msg_set_epoch (assign, epoch);
+    jace_msg_set_count (assign, tasks);
+    jace_msg_set_app (assign, "probe");
+    char value [32];
+    snprintf (value, sizeof value, "%" PRId64, tasks);
+    jace_msg_set_param (assign, "block/rows", value);
+    jace_msg_set_param (assign, "checkpoint/every_iterations", "5");
+    for (int64_t rank = 0; rank <= tasks; rank++) {
+        char key [32];
+        snprintf (key, sizeof key, "block/first/%" PRId64, rank);
+        snprintf (value, sizeof value, "%" PRId64, rank);
+        jace_msg_set_param (assign, key, value);
+    }
+    for (int64_t rank = 0; rank < tasks; rank++) {
+        jace_node_t node = rig->node;
+        node.task = rank;
+        node.epoch = rank == 0 ? epoch : 1;
+        if (rank > 0) {
+            snprintf (node.id, sizeof node.id, "fake-%" PRId64, rank);
+            snprintf (node.data, sizeof node.data, "%s",
+                      rig->others_endpoint);
+        }
+        jace_msg_add_node (assign, &node);
+    }
+    return assign;
+}
+
+static jace_msg_t *
+s_job_msg (jace_msg_type_t type, const char *job)
+{
+    jace_msg_t *msg = jace_msg_new (type);
+    jace_msg_set_sender (msg, job);
+    jace_msg_set_job (msg, job);
+    return msg;
+}
+
+static void
+s_declare (jace_msg_t *assign, int index, int kind, size_t length)
+{
+    char key [64], value [32];
+    snprintf (key, sizeof key, "block/data/%d/kind", index);
+    snprintf (value, sizeof value, "%d", kind);
+    jace_msg_set_param (assign, key, value);
+    snprintf (key, sizeof key, "block/data/%d/length", index);
+    snprintf (value, sizeof value, "%zu", length);
+    jace_msg_set_param (assign, key, value);
+}
+
+static jace_msg_t *
+s_chunk (const char *job, int64_t block, size_t offset, int kind,
+         const void *data, size_t count)
+{
+    jace_msg_t *chunk = s_job_msg (JACE_MSG_CHUNK, job);
+    jace_msg_set_task (chunk, 0);
+    jace_msg_set_epoch (chunk, 1);
+    jace_msg_set_block (chunk, block);
+    jace_msg_set_offset (chunk, (int64_t) offset);
+    jace_msg_add_payload (chunk, (jace_payload_kind_t) kind, data, count);
+    return chunk;
+}
+
+static jace_msg_t *
+s_start (const char *job, const int64_t *sinks, size_t count, bool payload)
+{
+    jace_msg_t *start = s_job_msg (JACE_MSG_START, job);
+    jace_msg_set_epoch (start, 1);
+    if (payload)
+        jace_msg_add_payload (start, JACE_PAYLOAD_I64, sinks, count);
+    return start;
+}
+
+static void
+s_stop (rig_t *rig, const char *job)
+{
+    jace_msg_t *stop = s_job_msg (JACE_MSG_STOP, job);
+    jace_msg_set_reason (stop, "test over");
+    s_send (rig, stop);
+}
+
+//  --------------------------------------------------------------------------
+//  20 MiB of data in 1 MiB chunks, a window of 4 MiB unacknowledged.
+
+#define DATA_BLOCKS 3
+
+static void
+s_test_chunks (rig_t *rig)
+{
+    size_t lengths [DATA_BLOCKS] = { 1500000, 500000, 4 * 1048576 + 123 };
+    int kinds [DATA_BLOCKS] = { 1, 2, 3 };
+    size_t sizes [DATA_BLOCKS], total = 0;
+    uint8_t *blocks [DATA_BLOCKS];
+    uint64_t hash = 14695981039346656037ULL;
+    uint64_t seed = 42;
+    for (int i = 0; i < DATA_BLOCKS; i++) {
+        sizes [i] = lengths [i] * (kinds [i] == 3 ? 1 : 8);
+        blocks [i] = (uint8_t *) malloc (sizes [i]);
+        for (size_t b = 0; b < sizes [i]; b++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            blocks [i][b] = (uint8_t) (seed >> 56);
+        }
+        hash = s_fnv (hash, blocks [i], sizes [i]);
+        total += sizes [i];
+    }
+    jace_msg_t *assign = s_assign (rig, "job-chunks", 1, 1);
+    jace_msg_set_param (assign, "block/data", "3");
+    for (int i = 0; i < DATA_BLOCKS; i++)
+        s_declare (assign, i, kinds [i], lengths [i]);
+    s_send (rig, assign);
+    int64_t started = zclock_mono ();
+    int64_t beats_before = rig->heartbeats;
+    size_t sent = 0, chunks = 0;
+    bool paused = false;
+    rig->acked = 0;
+    rig->acks_grow = true;
+    for (int i = 0; i < DATA_BLOCKS; i++) {
+        size_t element = kinds [i] == 3 ? 1 : 8;
+        size_t piece = JACE_CHUNK_BYTES / element;
+        for (size_t offset = 0; offset < lengths [i]; offset += piece) {
+            size_t count = lengths [i] - offset < piece
+                         ? lengths [i] - offset : piece;
+            while (sent - (size_t) rig->acked > 4 * JACE_CHUNK_BYTES) {
+                jace_msg_t *ack = s_expect (rig, JACE_MSG_CHUNK_ACK, 5000);
+                if (!ack)
+                    goto out_stalled;
+                jace_msg_destroy (&ack);
+            }
+            s_send (rig, s_chunk ("job-chunks", i, offset, kinds [i],
+                                  blocks [i] + offset * element, count));
+            sent += count * element;
+            chunks++;
+            //  A slow spawner half way: the daemon must keep beating.
+            if (!paused && sent > total / 2) {
+                s_pump (rig, 1000);
+                paused = true;
+            }
+        }
+    }
+    while ((size_t) rig->acked < total) {
+        jace_msg_t *ack = s_expect (rig, JACE_MSG_CHUNK_ACK, 5000);
+        if (!ack)
+            break;
+        jace_msg_destroy (&ack);
+    }
+out_stalled:
+    diag ("%zu bytes in %zu chunks, %" PRId64 " acknowledged in %" PRId64
+          " acks, %" PRId64 " ms (1 s of it paused), %" PRId64 " heartbeats "
+          "meanwhile", sent, chunks, rig->acked, rig->acks,
+          zclock_mono () - started, rig->heartbeats - beats_before);
+    ok ((size_t) rig->acked == total && rig->acks_grow
+        && rig->acks == (int64_t) chunks, "every chunk of 20 MiB "
+        "acknowledged, received growing");
+    ok (rig->heartbeats - beats_before >= 3, "the daemon kept sending "
+        "heartbeats during the transfer");
+    jace_msg_t *accept = s_expect (rig, JACE_MSG_ACCEPT, 10000);
+    ok (accept && jace_msg_payload_count (accept) == 1
+        && jace_msg_payload_length (accept, 0) == 0,
+        "task accepted, with no sources (a job of one task)");
+    jace_msg_destroy (&accept);
+    s_send (rig, s_start ("job-chunks", NULL, 0, true));
+    jace_msg_t *collect = s_job_msg (JACE_MSG_COLLECT, "job-chunks");
+    jace_msg_set_count (collect, 7);
+    s_send (rig, collect);
+    jace_msg_t *result = s_expect (rig, JACE_MSG_RESULT, 5000);
+    double answer [4] = { 0 };
+    if (result && jace_msg_payload_count (result) == 1
+    &&  jace_msg_payload_length (result, 0) == 4)
+        jace_msg_payload_copy (result, 0, answer);
+    ok (answer [0] == (double) (hash >> 32)
+        && answer [1] == (double) (hash & 0xffffffffu)
+        && answer [2] == (double) total && answer [3] == DATA_BLOCKS,
+        "the application's blocks hold the 20 MiB intact (checksum)");
+    jace_msg_destroy (&result);
+    s_stop (rig, "job-chunks");
+    ok (s_wait_state (rig, JACE_NODE_FREE, 5000) >= 0, "free after STOP");
+    for (int i = 0; i < DATA_BLOCKS; i++)
+        free (blocks [i]);
+}
+
+//  --------------------------------------------------------------------------
+
+static void
+s_test_refusals (rig_t *rig)
+{
+    //  Out of order: the second chunk skips one.
+    jace_msg_t *assign = s_assign (rig, "job-order", 1, 1);
+    jace_msg_set_param (assign, "block/data", "1");
+    s_declare (assign, 0, 3, 3 * 1024);
+    s_send (rig, assign);
+    char bytes [1024] = "";
+    s_send (rig, s_chunk ("job-order", 0, 0, 3, bytes, 1024));
+    s_send (rig, s_chunk ("job-order", 0, 2048, 3, bytes, 1024));
+    jace_msg_t *refuse = s_expect (rig, JACE_MSG_REFUSE, 5000);
+    ok (refuse && jace_msg_code (refuse) == JACE_REFUSE_BUSY
+        && strstr (jace_msg_reason (refuse), "out of order"),
+        "a chunk out of order: REFUSE BUSY");
+    jace_msg_destroy (&refuse);
+    ok (s_wait_state (rig, JACE_NODE_FREE, 5000) >= 0,
+        "free again after the out-of-order refusal");
+
+    //  More than --max-task-memory (64 MiB here).
+    assign = s_assign (rig, "job-huge", 1, 1);
+    jace_msg_set_param (assign, "block/data", "2");
+    s_declare (assign, 0, 1, 8 << 20);
+    s_declare (assign, 1, 3, 1 << 20);
+    s_send (rig, assign);
+    refuse = s_expect (rig, JACE_MSG_REFUSE, 5000);
+    ok (refuse && jace_msg_code (refuse) == JACE_REFUSE_BUSY
+        && strstr (jace_msg_reason (refuse), "MiB"),
+        "65 MiB declared against a 64 MiB limit: REFUSE BUSY with sizes");
+    if (refuse)
+        diag ("reason: %s", jace_msg_reason (refuse));
+    jace_msg_destroy (&refuse);
+
+    assign = s_assign (rig, "job-nonsense", 1, 1);
+    jace_msg_set_param (assign, "block/data", "99");
+    s_send (rig, assign);
+    refuse = s_expect (rig, JACE_MSG_REFUSE, 5000);
+    ok (refuse && jace_msg_code (refuse) == JACE_REFUSE_FAILED,
+        "block/data = 99: REFUSE FAILED");
+    jace_msg_destroy (&refuse);
+
+    assign = s_assign (rig, "job-setup", 1, 1);
+    jace_msg_set_param (assign, "probe/fail", "1");
+    s_send (rig, assign);
+    refuse = s_expect (rig, JACE_MSG_REFUSE, 5000);
+    ok (refuse && jace_msg_code (refuse) == JACE_REFUSE_FAILED,
+        "a failing set-up: REFUSE FAILED");
+    jace_msg_destroy (&refuse);
+    ok (s_wait_state (rig, JACE_NODE_FREE, 5000) >= 0,
+        "free after the refusals");
+}
+
+//  A spawner that heartbeats keeps the daemon; a silent one loses it.
+static void
+s_test_orphan (rig_t *rig)
+{
+    jace_msg_t *assign = s_assign (rig, "job-orphan", 3, 1);
+    jace_msg_set_param (assign, "job/orphan_timeout", "2");
+    s_send (rig, assign);
+    jace_msg_t *accept = s_expect (rig, JACE_MSG_ACCEPT, 5000);
+    int64_t source = -1;
+    if (accept && jace_msg_payload_count (accept) == 1
+    &&  jace_msg_payload_length (accept, 0) == 1)
+        jace_msg_payload_copy (accept, 0, &source);
+    ok (source == 1, "ACCEPT carries the sources the set-up asked: task 1");
+    jace_msg_destroy (&accept);
+    s_send (rig, s_start ("job-orphan", NULL, 0, true));
+    int64_t last_word = 0;
+    for (int beat = 0; beat < 6; beat++) {
+        s_send (rig, s_job_msg (JACE_MSG_HEARTBEAT, "job-orphan"));
+        last_word = zclock_mono ();
+        s_pump (rig, 500);
+    }
+    ok (rig->node.state == JACE_NODE_WORKING,
+        "3 s of spawner heartbeats keep a 2 s orphan timeout away");
+    int64_t waited = s_wait_state (rig, JACE_NODE_FREE, 10000);
+    if (waited >= 0)
+        waited = zclock_mono () - last_word;
+    diag ("free %" PRId64 " ms after the spawner's last word", waited);
+    ok (waited >= 1900, "the daemon waits out the orphan timeout");
+    ok (waited >= 0 && waited < 5000, "then frees itself (HELLO free)");
+    assign = s_assign (rig, "job-after", 1, 1);
+    s_send (rig, assign);
+    accept = s_expect (rig, JACE_MSG_ACCEPT, 5000);
+    ok (accept != NULL, "and takes the next task");
+    jace_msg_destroy (&accept);
+    s_stop (rig, "job-after");
+    s_wait_state (rig, JACE_NODE_FREE, 5000);
+}
+
+//  --------------------------------------------------------------------------
+//  The storm
+
+static void
+s_push_data (rig_t *rig, const char *job, int64_t from, bool request)
+{
+    jace_msg_t *data = jace_msg_new (JACE_MSG_DATA);
+    jace_msg_set_job (data, job);
+    jace_msg_set_task (data, from);
+    jace_msg_set_epoch (data, 1);
+    if (request) {
+        int64_t unknown = 0;
+        jace_msg_set_iteration (data, -1);
+        jace_msg_add_payload (data, JACE_PAYLOAD_I64, &unknown, 1);
+    }
+    else {
+        double value = (double) from;
+        jace_msg_set_iteration (data, 1 + (int64_t) zclock_usecs ());
+        jace_msg_set_first (data, from);
+        jace_msg_add_payload (data, JACE_PAYLOAD_F64, &value, 1);
+    }
+    jace_msg_send (&data, rig->push);
+}
+
+//  One random disturbance of the running round.
+static void
+s_disturb (rig_t *rig, const char *job, int64_t *remap_epoch)
+{
+    jace_msg_t *msg = NULL;
+    switch (randof (8)) {
+        case 0:
+            msg = s_job_msg (JACE_MSG_COLLECT, job);
+            jace_msg_set_count (msg, randof (1000));
+            break;
+        case 1: {
+            jace_node_t node = rig->node;
+            node.task = 1 + randof (STORM_TASKS - 1);
+            node.epoch = ++*remap_epoch;
+            snprintf (node.data, sizeof node.data, "%s",
+                      rig->others_endpoint);
+            msg = s_job_msg (JACE_MSG_REMAP, job);
+            jace_msg_set_task (msg, node.task);
+            jace_msg_set_epoch (msg, node.epoch);
+            jace_msg_add_node (msg, &node);
+            break;
+        }
+        case 2: msg = s_job_msg (JACE_MSG_ADOPT, job); break;
+        case 3: msg = s_assign (rig, "job-intruder", 1, 1); break;
+        case 4: msg = s_job_msg (JACE_MSG_HEARTBEAT, job); break;
+        case 5: s_push_data (rig, job, 2, true); break;
+        default: s_push_data (rig, job, 1 + randof (2), false); break;
+    }
+    if (msg)
+        s_send (rig, msg);
+}
+
+static void
+s_test_storm (rig_t *rig)
+{
+    int64_t accepted = 0, stopped_ready = 0, busy_before = rig->refused_busy;
+    int64_t other_before = rig->refused_other;
+    int64_t remap_epoch = 1;
+    int64_t started = zclock_mono ();
+    for (int round = 0; round < STORM_ROUNDS; round++) {
+        char job [32];
+        snprintf (job, sizeof job, "job-storm-%d", round);
+        //  A replacement (epoch 2) fetches its copies first.
+        s_send (rig, s_assign (rig, job, STORM_TASKS, 1 + randof (2)));
+        jace_msg_t *accept = s_expect (rig, JACE_MSG_ACCEPT, 5000);
+        if (!accept)
+            break;
+        accepted++;
+        jace_msg_destroy (&accept);
+        if (randof (10) == 0) {
+            s_stop (rig, job);          //  Before START
+            stopped_ready++;
+            continue;
+        }
+        int64_t sinks [] = { 1, 2 };
+        int variant = randof (4);
+        s_send (rig, s_start (job, sinks + (variant == 1), variant == 0
+                              ? 0 : variant == 1 ? 1 : 2, variant != 3));
+        int disturbances = randof (6);
+        for (int i = 0; i < disturbances; i++) {
+            s_pump (rig, randof (15));
+            s_disturb (rig, job, &remap_epoch);
+        }
+        s_pump (rig, randof (20));
+        s_stop (rig, job);
+    }
+    s_pump (rig, 200);
+    diag ("%" PRId64 " rounds in %" PRId64 " ms: %" PRId64 " stopped before "
+          "START, %" PRId64 " results, %" PRId64 " ADOPT answers, %" PRId64
+          " busy refusals, %" PRId64 " other refusals", accepted,
+          zclock_mono () - started, stopped_ready, rig->results,
+          rig->adopt_answers, rig->refused_busy - busy_before,
+          rig->refused_other - other_before);
+    is_int (accepted, STORM_ROUNDS, "every round's ASSIGN was accepted after "
+            "the previous round's STOP");
+    ok (rig->refused_busy > busy_before
+        && rig->refused_other == other_before,
+        "an ASSIGN while busy is refused BUSY, nothing else is refused");
+    ok (rig->results > 0 && rig->adopt_answers > 0,
+        "COLLECT and ADOPT were answered during the storm");
+    ok (s_wait_state (rig, JACE_NODE_FREE, 5000) >= 0, "free after the "
+        "storm");
+    s_send (rig, s_assign (rig, "job-last", 1, 1));
+    jace_msg_t *accept = s_expect (rig, JACE_MSG_ACCEPT, 5000);
+    s_send (rig, s_start ("job-last", NULL, 0, true));
+    s_pump (rig, 50);
+    jace_msg_t *collect = s_job_msg (JACE_MSG_COLLECT, "job-last");
+    s_send (rig, collect);
+    jace_msg_t *result = s_expect (rig, JACE_MSG_RESULT, 5000);
+    ok (accept && result, "the daemon still takes, runs and reports a task");
+    jace_msg_destroy (&accept);
+    jace_msg_destroy (&result);
+    s_stop (rig, "job-last");
+}
+
+int
+main (void)
+{
+    zsys_set_logstream (stderr);
+    zsys_init ();
+    zsys_set_logident ("test_daemon_protocol");
+    srandom (7);
+    tap_plan (22);
+    rig_t rig;
+    if (!ok (s_rig_start (&rig, 64 << 20) == 0, "daemon registered")) {
+        s_rig_stop (&rig);
+        return tap_done ();
+    }
+    s_test_chunks (&rig);
+    s_test_refusals (&rig);
+    s_test_orphan (&rig);
+    s_test_storm (&rig);
+    s_rig_stop (&rig);
+    return tap_done ();
+}

@@ -1,0 +1,192 @@
+/*  =========================================================================
+    test_runtime_task - the task graph: sources, sinks, request lists,
+    FETCH targets
+
+    Six tasks of one row each; we are task 2 and ask tasks 1 and 3 for
+    values.  Every other task's data endpoint is a PULL of ours on inproc,
+    so the test sees exactly which tasks a request list reaches.
+    =========================================================================
+*/
+#include "jace_task_runtime.h"
+#include "tap.h"
+
+#define TASKS 6
+#define RANK 2
+
+//  The ASSIGN of task RANK of a TASKS-task job, one row per task.
+static jace_msg_t *
+s_assign (void)
+{
+    jace_msg_t *assign = jace_msg_new (JACE_MSG_ASSIGN);
+    jace_msg_set_job (assign, "job-graph");
+    jace_msg_set_task (assign, RANK);
+    jace_msg_set_epoch (assign, 1);
+    jace_msg_set_count (assign, TASKS);
+    jace_msg_set_param (assign, "block/rows", "6");
+    for (int rank = 0; rank <= TASKS; rank++) {
+        char key [32], value [32];
+        snprintf (key, sizeof key, "block/first/%d", rank);
+        snprintf (value, sizeof value, "%d", rank);
+        jace_msg_set_param (assign, key, value);
+    }
+    for (int rank = 0; rank < TASKS; rank++) {
+        jace_node_t node = { .task = rank, .epoch = 1 };
+        snprintf (node.id, sizeof node.id, "d%d", rank);
+        snprintf (node.data, sizeof node.data, "inproc://graph-%d", rank);
+        snprintf (node.cluster, sizeof node.cluster, "c");
+        jace_msg_add_node (assign, &node);
+    }
+    return assign;
+}
+
+static jace_task_t *
+s_task (void)
+{
+    char reason [256] = "";
+    jace_msg_t *assign = s_assign ();
+    jace_task_t *task = jace_task_new (&assign, NULL, reason, sizeof reason);
+    if (!task)
+        diag ("jace_task_new: %s", reason);
+    int64_t row_of_1 = 1, row_of_3 = 3;
+    jace_task_request (task, 1, &row_of_1, 1);
+    jace_task_request (task, 3, &row_of_3, 1);
+    return task;
+}
+
+//  Bit r set when task r's PULL received a message (drains them all).
+static int
+s_reached (zsock_t **pulls)
+{
+    int mask = 0;
+    zclock_sleep (20);          //  inproc delivery is immediate; be kind
+    for (int rank = 0; rank < TASKS; rank++)
+        while (pulls [rank] && (zsock_events (pulls [rank]) & ZMQ_POLLIN)) {
+            zmsg_t *msg = zmsg_recv (pulls [rank]);
+            zmsg_destroy (&msg);
+            mask |= 1 << rank;
+        }
+    return mask;
+}
+
+//  A request list from task `from` asking for our only unknown.
+static int
+s_deliver_request (jace_task_t *task, int64_t from)
+{
+    char reason [256] = "";
+    int64_t unknown = RANK;
+    jace_msg_t *data = jace_msg_new (JACE_MSG_DATA);
+    jace_msg_set_job (data, "job-graph");
+    jace_msg_set_task (data, from);
+    jace_msg_set_epoch (data, 1);
+    jace_msg_set_iteration (data, -1);
+    jace_msg_add_payload (data, JACE_PAYLOAD_I64, &unknown, 1);
+    int rc = jace_task_deliver (task, data, reason, sizeof reason);
+    jace_msg_destroy (&data);
+    return rc;
+}
+
+static bool
+s_contains (const int64_t *list, size_t count, int64_t rank)
+{
+    for (size_t i = 0; i < count; i++)
+        if (list [i] == rank)
+            return true;
+    return false;
+}
+
+static void
+s_test_fetch_targets (jace_task_t *task)
+{
+    int64_t targets [TASKS], holders [TASKS];
+    //  Neighbours: sources 1, 3 and sinks 3, 4.
+    size_t count = jace_task_fetch_targets (task, 2, targets);
+    ok (count == 3 && s_contains (targets, count, 1)
+        && s_contains (targets, count, 3) && s_contains (targets, count, 4),
+        "with enough neighbours FETCH goes to all of them");
+    count = jace_task_fetch_targets (task, 4, targets);
+    size_t held = jace_task_checkpoint_holders (task, 4, 0, holders);
+    bool same = count == held;
+    for (size_t i = 0; same && i < count; i++)
+        same = s_contains (holders, held, targets [i]);
+    ok (same && count == 4, "with too few neighbours FETCH goes to the "
+        "fixed holder set");
+    bool covered = true;
+    for (size_t copies = 1; copies <= 5; copies++) {
+        count = jace_task_fetch_targets (task, copies, targets);
+        for (int64_t round = 0; round < 12; round++) {
+            held = jace_task_checkpoint_holders (task, copies, round,
+                                                 holders);
+            for (size_t i = 0; i < held; i++)
+                covered &= s_contains (targets, count, holders [i]);
+        }
+    }
+    ok (covered, "every holder of every round is a FETCH target, for 1 "
+        "to 5 copies");
+    ok (jace_task_fetch_targets (task, 0, targets) == 0,
+        "no checkpoints, no FETCH");
+}
+
+int
+main (void)
+{
+    zsys_set_logstream (stderr);
+    zsys_init ();
+    tap_plan (17);
+    zsock_t *pulls [TASKS] = { NULL };
+    for (int rank = 0; rank < TASKS; rank++)
+        if (rank != RANK) {
+            char endpoint [64];
+            snprintf (endpoint, sizeof endpoint, "@inproc://graph-%d", rank);
+            pulls [rank] = zsock_new_pull (endpoint);
+        }
+
+    //  An older spawner's START names no sinks: the old exchange.
+    jace_task_t *task = s_task ();
+    int64_t sources [TASKS];
+    size_t count = jace_task_sources (task, sources);
+    ok (count == 2 && sources [0] == 1 && sources [1] == 3,
+        "sources are the tasks asked during setup, sorted");
+    ok (jace_task_sources (task, NULL) == 2, "sources can be counted only");
+    is_int (jace_task_send_requests (task), 0, "request lists sent");
+    is_int (s_reached (pulls), 0x3b, "without sinks every other task "
+            "hears our list");
+    ok (!jace_task_requests_complete (task),
+        "without sinks every task's list is awaited");
+    jace_task_destroy (&task);
+
+    task = s_task ();
+    char reason [256] = "";
+    int64_t unsorted [] = { 4, 3 }, self_rank [] = { RANK },
+            outside [] = { 6 }, sinks [] = { 3, 4 };
+    ok (jace_task_set_sinks (task, unsorted, 2, reason, sizeof reason) == -1
+        && jace_task_set_sinks (task, self_rank, 1, reason, sizeof reason)
+           == -1
+        && jace_task_set_sinks (task, outside, 1, reason, sizeof reason)
+           == -1, "unsorted, own or unknown ranks are no sink list");
+    diag ("last reason: %s", reason);
+    ok (jace_task_set_sinks (task, sinks, 2, reason, sizeof reason) == 0,
+        "sinks 3 and 4 set");
+    is_int (jace_task_send_requests (task), 0, "request lists sent");
+    is_int (s_reached (pulls), 0x0a, "with sinks only sources 1 and 3 hear "
+            "our list");
+    ok (!jace_task_requests_complete (task), "sinks' lists are awaited");
+    s_deliver_request (task, 3);
+    ok (!jace_task_requests_complete (task), "one sink's list is not all");
+    s_deliver_request (task, 4);
+    ok (jace_task_requests_complete (task), "both sinks' lists complete "
+        "the exchange; the others count as asking nothing");
+
+    jace_node_t moved = *jace_task_node (task, 4);
+    moved.epoch = 2;
+    jace_task_remap (task, &moved);
+    moved = *jace_task_node (task, 1);
+    moved.epoch = 2;
+    jace_task_remap (task, &moved);
+    is_int (s_reached (pulls), 0x02, "REMAP resends our list to a moved "
+            "source only");
+    s_test_fetch_targets (task);
+    jace_task_destroy (&task);
+    for (int rank = 0; rank < TASKS; rank++)
+        zsock_destroy (&pulls [rank]);
+    return tap_done ();
+}
