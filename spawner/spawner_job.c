@@ -118,7 +118,7 @@ s_check_job_section (spawner_job_t *self, const char *path, char *reason,
                   "unknown (known: %s)", path, name, app_table_names ());
         return -1;
     }
-    double tasks, max_iterations, heartbeat_timeout;
+    double tasks, max_iterations, heartbeat_timeout, orphan_timeout;
     if (s_number (self, "job/tasks", 1, JACE_NODES_MAX, 1, &tasks, path,
                   reason, reason_size)
     ||  s_number (self, "job/tolerance", 1e-300, 1, 1e-6, &self->tolerance,
@@ -130,7 +130,9 @@ s_check_job_section (spawner_job_t *self, const char *path, char *reason,
     ||  s_number (self, "job/reserve_timeout", 0, 1e6, 30,
                   &self->reserve_timeout, path, reason, reason_size)
     ||  s_number (self, "job/heartbeat_timeout", 100, 1e8, 3000,
-                  &heartbeat_timeout, path, reason, reason_size))
+                  &heartbeat_timeout, path, reason, reason_size)
+    ||  s_number (self, "job/orphan_timeout", 2, 1e7, 600,
+                  &orphan_timeout, path, reason, reason_size))
         return -1;
     if (tasks != floor (tasks) || max_iterations != floor (max_iterations)) {
         snprintf (reason, reason_size, "%s: job/tasks and "
