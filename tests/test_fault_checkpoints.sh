@@ -56,7 +56,7 @@ events () {         #  events NAME EVENT: the lines of that event
 submit storm "$JOB" "$SN_sn" --set job/tasks=8 $EXACT --set problem/n=48 \
     --set job/tolerance=1e-9 --set job/heartbeat_timeout=800 \
     --set checkpoint/every_seconds=0.5 --set faults/every=$((2 * SLOW)) \
-    --set faults/first=1 --set faults/count=2 --set report/sample_seconds=1 \
+    --set faults/first_iteration=10 --set faults/count=2 --set report/sample_seconds=1 \
     --report "$RUN/storm.report" --plot "$RUN/storm.svg" &
 storm=$!
 keep_pool $storm
@@ -81,7 +81,7 @@ for row in $(events storm crash | jq -r '"\(.task):\(.daemon)"'); do
 done
 [ "$missing" -eq 0 ]
 ok $? "the report lists every crash ($missing missing)"
-[ "$(grep -c -E 'from (checkpoint|initial)' "$RUN/storm.report")" \
+[ "$(grep -c -E 'from (checkpoint|the initial)' "$RUN/storm.report")" \
     -ge "$restored" ]
 ok $? "and every recovery"
 if command -v gnuplot >/dev/null; then
@@ -96,8 +96,9 @@ fi
 #  2's are 1 and 3: task 3 survives.
 submit holders "$JOB" "$SN_sn" --set job/tasks=4 $EXACT --set problem/n=40 \
     --set job/tolerance=1e-10 --set job/heartbeat_timeout=800 \
-    --set checkpoint/every_seconds=0.2 --set faults/tasks="1 0 2" \
-    --set faults/first=0.8 &
+    --set checkpoint/every_seconds=0.2 --set checkpoint/every_iterations=5 \
+    --set faults/tasks="1 0 2" \
+    --set faults/first_iteration=20 &
 holders=$!
 keep_pool $holders
 ok $? "a task and both holders of its copies crashed: the job exits 0"
@@ -119,7 +120,7 @@ ok $? "a task whose holder survived restarts from its copy"
 submit forged "$JOB" "$SN_sn" --set job/tasks=4 $EXACT --set problem/n=40 \
     --set job/tolerance=1e-10 --set job/heartbeat_timeout=800 \
     --set checkpoint/every_iterations=1 --set faults/tasks="3 2" \
-    --set faults/first=1 &
+    --set faults/first_iteration=20 &
 forged=$!
 wait_for 20 grep -q '"event":"start"' "$RUN/forged.events"
 forged_job=$(head -n 1 "$RUN/forged.events" | jq -r .job)
@@ -149,7 +150,6 @@ submit killed "$JOB" "$SN_sn" --set job/tasks=4 $EXACT --set problem/n=40 \
 killed=$!
 wait_for 20 grep -q '"event":"start"' "$RUN/killed.events"
 killed_job=$(head -n 1 "$RUN/killed.events" | jq -r .job)
-sleep 1
 "$BIN/jace-spawner" kill --job "$killed_job" --supernode "$SN_sn" --task 2 \
     >"$RUN/kill.out" 2>"$RUN/kill.err"
 ok $? "kill --task crashes the task's daemon"

@@ -25,14 +25,16 @@ done
 check "10 daemons register across two super-nodes" \
     wait_for 15 count_is 10 "$SN_b"
 
-#  1. Super-node a dies at 1 s, task 1's daemon at 3 s.
+#  1. Super-node a dies as soon as the job has started, task 1's daemon
+#  when a task reaches iteration 150.  The job needs several hundred
+#  iterations whatever the machine's speed, so both crashes land while it
+#  runs, in that order.
 submit supernode "$JOB" "$SN_a" --supernode "$SN_b" --set job/tasks=4 $EXACT \
     --set problem/n=44 --set job/tolerance=1e-10 \
     --set job/heartbeat_timeout=800 --set checkpoint/every_seconds=0.3 \
-    --set faults/tasks=1 --set faults/first=3 &
+    --set faults/tasks=1 --set faults/first_iteration=150 &
 job=$!
 wait_for 20 grep -q '"event":"start"' "$RUN/supernode.events"
-sleep 1
 "$BIN/jace-spawner" kill --crash-supernode --supernode "$SN_a" \
     >"$RUN/kill-a.out" 2>&1
 ok $? "kill --crash-supernode crashes a super-node started with --allow-crash"
@@ -52,12 +54,12 @@ wait "$PID_a" 2>/dev/null
 lib_pids=$(echo "$lib_pids" | tr ' ' '\n' | grep -vx "$PID_a" | tr '\n' ' ')
 reap_dead
 
-#  2. The spawner dies 1.5 s after the start and is resumed.
+#  2. The spawner dies as soon as the job has started (hundreds of
+#  iterations before it could end) and is resumed.
 submit orphan "$JOB" "$SN_b" --set job/tasks=4 $EXACT --set problem/n=44 \
     --set job/tolerance=1e-10 --set job/heartbeat_timeout=800 &
 submitted=$!
 wait_for 20 grep -q '"event":"start"' "$RUN/orphan.events"
-sleep 1.5
 #  The spawner itself, not the shell around it (nor its timeout).
 pkill -KILL -f -- "--events $RUN/orphan.events"
 wait $submitted 2>/dev/null

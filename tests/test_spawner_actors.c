@@ -86,7 +86,7 @@ s_write_job (const char *path)
              "    spares = 2\n"
              "problem\n"
              "    kind = \"poisson3d\"\n"
-             "    n = 24\n"
+             "    n = 40\n"
              "solver\n"
              "    inner_tolerance = 1e-12\n"
              "checkpoint\n"
@@ -151,8 +151,10 @@ main (void)
     zactor_t *spawner = zactor_new (spawner_server_actor, &config);
 
     //  Crash two working daemons once the job is certainly iterating.
-    while (s_max_iteration (events) < CRASH_AT && zclock_mono () < deadline)
-        zclock_sleep (50);
+    zpoller_t *poller = zpoller_new (spawner, NULL);
+    while (s_max_iteration (events) < CRASH_AT && zclock_mono () < deadline
+           && !zpoller_wait (poller, 50))
+        ;
     ok (s_max_iteration (events) >= CRASH_AT,
         "the job passes iteration 20 (progress, not time, triggers crashes)");
     size_t working = s_working (endpoint, ids, DAEMONS);
@@ -166,7 +168,6 @@ main (void)
                 break;
             }
 
-    zpoller_t *poller = zpoller_new (spawner, NULL);
     int rc = -1;
     if (zpoller_wait (poller, WAIT_MSEC) == spawner) {
         char *event = zstr_recv (spawner);

@@ -1,0 +1,119 @@
+#!/bin/sh
+#  tests/test_scale_load.sh - a busy machine and a big job
+#
+#  96 daemons on 6 peered super-nodes, on a 2-core machine with two
+#  CPU-bound processes beside them; a 64-task 3D Poisson job.  Once the job
+#  certainly runs (a task has passed iteration 10), 4 of its daemons are
+#  SIGKILLed and one is SIGSTOPped until it has been replaced, then
+#  resumed.  The job must still return a verified answer, no daemon may
+#  ever hold two tasks, every live daemon must be free 10 s after the job,
+#  and the idle super-nodes must use under 5% of one core together.
+. "$(dirname "$0")/lib.sh"
+lib_init
+plan 11
+
+SUPERNODES=6
+PER_SUPERNODE=16
+JOB=$JACE_SRCDIR/examples/poisson3d.job
+
+#  Two CPU hogs, bounded: they die with the test at the latest.
+hogs=""
+for _ in 1 2; do
+    timeout 600 sh -c 'while :; do :; done' &
+    hogs="$hogs $!"
+done
+stop_hogs () { for pid in $hogs; do kill "$pid" 2>/dev/null; done; }
+trap 'stop_hogs; lib_cleanup' EXIT
+
+#  A full mesh of super-nodes: each new one peers with all before it.
+peers=""
+for s in $(seq 1 $SUPERNODES); do
+    start_supernode "sn$s" $peers
+    peers="$peers --peer $SN"
+done
+daemon=0
+for s in $(seq 1 $SUPERNODES); do
+    eval "own=\$SN_sn$s"
+    next=$(( s % SUPERNODES + 1 ))
+    eval "backup=\$SN_sn$next"
+    for _ in $(seq 1 $PER_SUPERNODE); do
+        daemon=$((daemon + 1))
+        "$BIN/jace-daemon" --id "d$daemon" --power 1 --supernode "$own" \
+            --supernode "$backup" --cluster "c$s" 2>"$RUN/d$daemon.log" &
+        lib_pids="$lib_pids $!"
+        eval "PID_d$daemon=$!"
+    done
+done
+total=$((SUPERNODES * PER_SUPERNODE))
+check "the first super-node lists all $total daemons, once each" \
+    wait_for 60 count_is "$total" "$SN_sn1"
+check "and so does the last one" \
+    wait_for 60 count_is "$total" "$SN_sn$SUPERNODES"
+
+submit big "$JOB" "$SN_sn1" --set job/tasks=64 --set problem/n=32 \
+    --set job/tolerance=1e-7 --set job/max_seconds=110 &
+job=$!
+#  Progress, not time: crash when a task has passed iteration 10.
+past_iteration () {
+    jq -s -e "map(select(.event == \"progress\" and .iteration >= $1)) \
+              | length > 0" "$RUN/big.events" >/dev/null 2>&1
+}
+wait_for 240 past_iteration 10
+ok $? "the 64-task job starts and iterates beside two CPU hogs"
+working=$(nodes_json "$SN_sn1" | jq -r '.[] | select(.state == "working")
+                                        | .id' | head -n 5)
+victims=$(echo "$working" | head -n 4)
+frozen=$(echo "$working" | tail -n 1)
+for victim in $victims; do
+    eval "crash \$PID_$victim"
+done
+eval "frozen_pid=\$PID_$frozen"
+kill -STOP "$frozen_pid"
+diag "killed $(echo $victims), stopped $frozen"
+wait_for 120 grep -q "\"event\":\"replace\".*" "$RUN/big.events"
+frozen_replaced () {
+    jq -s -e "map(select(.event == \"dead\" and .daemon == \"$frozen\")) \
+              | length > 0" "$RUN/big.events" >/dev/null 2>&1
+}
+wait_for 120 frozen_replaced
+kill -CONT "$frozen_pid"
+
+wait $job
+ok $? "the job exits 0 after 4 SIGKILLs and a SIGSTOP"
+job_residual big >/dev/null
+ok $? "with a verified residual"
+#  Each daemon id appears in one placement at most: none ever held two
+#  tasks (a fenced daemon is never placed again in the same job).
+twice=$(jq -r 'select(.event == "assign" or .event == "replace") | .daemon' \
+        "$RUN/big.events" | sort | uniq -d | wc -l)
+[ "$twice" -eq 0 ]
+ok $? "no daemon held two tasks ($twice did)"
+dead=$(jq -r 'select(.event == "dead") | .daemon' "$RUN/big.events" \
+       | sort -u | wc -l)
+[ "$dead" -ge 5 ]
+ok $? "all 5 lost daemons were detected ($dead declared dead)"
+
+live=$((total - 4))
+check "10 s after the job every live daemon is free" \
+    wait_for 10 count_is "$live" "$SN_sn1" '.state == "free"'
+
+#  Idle cost of the overlay, from /proc: utime + stime over 10 s.
+cpu_ticks () {
+    t=0
+    for s in $(seq 1 $SUPERNODES); do
+        eval "pid=\$PID_sn$s"
+        t=$((t + $(awk '{ print $14 + $15 }' "/proc/$pid/stat")))
+    done
+    echo "$t"
+}
+before=$(cpu_ticks)
+sleep 10
+after=$(cpu_ticks)
+hz=$(getconf CLK_TCK)
+percent=$(awk "BEGIN { printf \"%.2f\", ($after - $before) * 100 / $hz / 10 }")
+diag "idle super-nodes: $percent% of one core together"
+awk "BEGIN { exit !($percent < 5) }"
+ok $? "the idle super-nodes use under 5% of one core together"
+
+stop_hogs
+lib_finish
