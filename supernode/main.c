@@ -28,6 +28,10 @@ s_usage (FILE *out)
 "      --heartbeat MS       heartbeat period asked of daemons (default 500)\n"
 "      --timeout MS         silence before a daemon or peer is dropped\n"
 "                           (default 4 heartbeats)\n"
+"      --max-peers N        most peer super-nodes, configured or learned from\n"
+"                           their PEER_STATE (default 32); others are refused\n"
+"      --max-lease MS       longest lease granted; a RESERVE asking more, or\n"
+"                           0 or less, gets this (default 60000)\n"
 "      --endpoint-file PATH write the bound endpoint there once serving\n"
 "      --allow-crash        obey CRASH messages (jace-spawner kill\n"
 "                           --crash-supernode): for crash tests only\n"
@@ -51,6 +55,8 @@ main (int argc, char *argv [])
         { "insecure", no_argument, 0, 'I' },
         { "heartbeat", required_argument, 0, 'H' },
         { "timeout", required_argument, 0, 'T' },
+        { "max-peers", required_argument, 0, 'P' },
+        { "max-lease", required_argument, 0, 'L' },
         { "endpoint-file", required_argument, 0, 'E' },
         { "verbose", no_argument, 0, 'v' },
         { "allow-crash", no_argument, 0, 'X' },
@@ -83,6 +89,18 @@ main (int argc, char *argv [])
                     return 2;
                 config.timeout_msec = (int) number;
                 break;
+            case 'P':
+                if (jace_process_parse_int (PROGRAM, "--max-peers", optarg,
+                                            1, 256, &number))
+                    return 2;
+                config.max_peers = (size_t) number;
+                break;
+            case 'L':
+                if (jace_process_parse_int (PROGRAM, "--max-lease", optarg,
+                                            1, 86400000, &number))
+                    return 2;
+                config.max_lease_msec = number;
+                break;
             case 'E': endpoint_file = optarg; break;
             case 'v': config.verbose = true; break;
             case 'X': config.allow_crash = true; break;
@@ -94,6 +112,11 @@ main (int argc, char *argv [])
         fprintf (stderr, PROGRAM ": %s\n", config.bind
                  ? "unexpected arguments" : "--bind EP is required");
         s_usage (stderr);
+        return 2;
+    }
+    if (config.max_peers && config.peer_count > config.max_peers) {
+        fprintf (stderr, PROGRAM ": %zu --peer but --max-peers %zu\n",
+                 config.peer_count, config.max_peers);
         return 2;
     }
     config.peers = peers;

@@ -9,6 +9,9 @@ typedef struct {
     jace_node_t node;               //  As last reported; state is derived
     int64_t reported_state;         //  State the daemon itself reported
     int64_t expires_at;             //  Forgotten after this (msec)
+    int64_t appeared_at;            //  Registered (or came back) then
+    int64_t heard_at;               //  Its last HELLO (msec)
+    int64_t period;                 //  Time between its last two HELLOs
     char lease [JACE_ID_MAX];       //  Lease holding it, or ""
     int64_t lease_expires_at;       //  Lease lapses after this (msec)
 } entry_t;
@@ -69,7 +72,8 @@ s_derive_state (entry_t *entry)
 
 bool
 supernode_registry_refresh (supernode_registry_t *self,
-                            const jace_node_t *node, int64_t expires_at)
+                            const jace_node_t *node, int64_t now,
+                            int64_t expires_at, int64_t newest_elsewhere)
 {
     assert (self);
     assert (node);
@@ -78,7 +82,14 @@ supernode_registry_refresh (supernode_registry_t *self,
     if (is_new) {
         entry = (entry_t *) zmalloc (sizeof *entry);
         zhashx_insert (self->entries, node->id, entry);
+        entry->appeared_at = now;
     }
+    else
+        entry->period = now - entry->heard_at;
+    //  A peer listed it after we did, yet it talks to us: it came back.
+    if (entry->appeared_at < newest_elsewhere)
+        entry->appeared_at = now;
+    entry->heard_at = now;
     entry->node = *node;
     snprintf (entry->node.supernode, sizeof entry->node.supernode, "%s",
               self->endpoint);
@@ -86,6 +97,15 @@ supernode_registry_refresh (supernode_registry_t *self,
     entry->expires_at = expires_at;
     s_derive_state (entry);
     return is_new;
+}
+
+int64_t
+supernode_registry_appeared_at (supernode_registry_t *self, const char *id)
+{
+    assert (self);
+    assert (id);
+    entry_t *entry = (entry_t *) zhashx_lookup (self->entries, id);
+    return entry ? entry->appeared_at : -1;
 }
 
 bool
@@ -100,6 +120,55 @@ supernode_registry_remove (supernode_registry_t *self, const char *id)
 }
 
 //  --------------------------------------------------------------------------
+
+//  Ids (borrowed) of the silent entries for which `moved` holds.
+static zlist_t *
+s_select_moved (supernode_registry_t *self, int64_t now,
+                supernode_registry_filter_fn *moved, void *arg)
+{
+    zlist_t *selected = zlist_new ();
+    for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
+         entry = (entry_t *) zhashx_next (self->entries)) {
+        //  A daemon that missed no HELLO still talks to us, whatever a
+        //  peer says; the period floor absorbs a single late HELLO.
+        int64_t period = entry->period > 100 ? entry->period : 100;
+        if (now - entry->heard_at > 2 * period
+        &&  moved (entry->node.id, entry->appeared_at, arg))
+            zlist_append (selected, entry->node.id);
+    }
+    return selected;
+}
+
+//  Delete the entries named in ids; copy each to `removed` if not NULL.
+static size_t
+s_delete (supernode_registry_t *self, zlist_t *ids, zlist_t *removed)
+{
+    size_t count = 0;
+    for (char *id = (char *) zlist_first (ids); id;
+         id = (char *) zlist_next (ids)) {
+        if (removed)
+            zlist_append (removed, id);     //  Copied if autofree
+        //  The id lives in the entry: copy it before deleting.
+        char key [JACE_ID_MAX];
+        snprintf (key, sizeof key, "%s", id);
+        zhashx_delete (self->entries, key);
+        count++;
+    }
+    return count;
+}
+
+size_t
+supernode_registry_drop_moved (supernode_registry_t *self, int64_t now,
+                               supernode_registry_filter_fn *moved,
+                               void *arg, zlist_t *dropped)
+{
+    assert (self);
+    assert (moved);
+    zlist_t *ids = s_select_moved (self, now, moved, arg);
+    size_t count = s_delete (self, ids, dropped);
+    zlist_destroy (&ids);
+    return count;
+}
 
 size_t
 supernode_registry_expire (supernode_registry_t *self, int64_t now,
@@ -117,17 +186,7 @@ supernode_registry_expire (supernode_registry_t *self, int64_t now,
             s_derive_state (entry);
         }
     }
-    size_t removed = 0;
-    for (char *id = (char *) zlist_first (dead); id;
-         id = (char *) zlist_next (dead)) {
-        if (expired)
-            zlist_append (expired, id);     //  Copied if autofree
-        //  The id lives in the entry: copy it before deleting.
-        char key [JACE_ID_MAX];
-        snprintf (key, sizeof key, "%s", id);
-        zhashx_delete (self->entries, key);
-        removed++;
-    }
+    size_t removed = s_delete (self, dead, expired);
     zlist_destroy (&dead);
     return removed;
 }
@@ -179,7 +238,9 @@ s_compare_for_lease (const void *a, const void *b)
 size_t
 supernode_registry_lease (supernode_registry_t *self, const char *lease,
                           size_t count, int64_t expires_at,
-                          const char *preferred, jace_msg_t *msg)
+                          const char *preferred,
+                          supernode_registry_filter_fn *exclude, void *arg,
+                          jace_msg_t *msg)
 {
     assert (self);
     assert (lease && *lease);
@@ -191,7 +252,8 @@ supernode_registry_lease (supernode_registry_t *self, const char *lease,
     size_t found = 0;
     for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
          entry = (entry_t *) zhashx_next (self->entries))
-        if (entry->node.state == JACE_NODE_FREE)
+        if (entry->node.state == JACE_NODE_FREE
+        &&  !(exclude && exclude (entry->node.id, entry->appeared_at, arg)))
             candidates [found++] = (candidate_t) { entry, preferred
                 && *preferred && streq (entry->node.cluster, preferred) };
     qsort (candidates, found, sizeof (candidate_t), s_compare_for_lease);
@@ -206,6 +268,18 @@ supernode_registry_lease (supernode_registry_t *self, const char *lease,
     }
     free (candidates);
     return leased;
+}
+
+bool
+supernode_registry_holds (supernode_registry_t *self, const char *lease)
+{
+    assert (self);
+    assert (lease);
+    for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
+         entry = (entry_t *) zhashx_next (self->entries))
+        if (*lease && streq (entry->lease, lease))
+            return true;
+    return false;
 }
 
 size_t
@@ -247,11 +321,14 @@ supernode_registry_release (supernode_registry_t *self, const char *lease,
 //  --------------------------------------------------------------------------
 
 void
-supernode_registry_describe (supernode_registry_t *self, jace_msg_t *msg)
+supernode_registry_describe (supernode_registry_t *self,
+                             supernode_registry_filter_fn *exclude,
+                             void *arg, jace_msg_t *msg)
 {
     assert (self);
     assert (msg);
     for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
          entry = (entry_t *) zhashx_next (self->entries))
-        jace_msg_add_node (msg, &entry->node);
+        if (!(exclude && exclude (entry->node.id, entry->appeared_at, arg)))
+            jace_msg_add_node (msg, &entry->node);
 }

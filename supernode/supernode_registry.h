@@ -22,11 +22,35 @@ supernode_registry_t *
 void
     supernode_registry_destroy (supernode_registry_t **self_p);
 
-//  Insert or refresh the daemon `node` (as its HELLO describes it), alive
-//  until expires_at (msec).  Returns true if it was not registered.
+//  Decides, for the daemon `id` whose record here appeared at
+//  appeared_at (msec), whether a peer's record supersedes ours.
+typedef bool
+    (supernode_registry_filter_fn) (const char *id, int64_t appeared_at,
+                                    void *arg);
+
+//  Insert or refresh the daemon `node` (as its HELLO describes it), heard
+//  at now, alive until expires_at (msec).  newest_elsewhere is when a peer
+//  last began to list it (-1 if none): a HELLO after that means the daemon
+//  came back to us, so our record counts as new again.  Returns true if it
+//  was not registered.
 bool
     supernode_registry_refresh (supernode_registry_t *self,
-                                const jace_node_t *node, int64_t expires_at);
+                                const jace_node_t *node, int64_t now,
+                                int64_t expires_at, int64_t newest_elsewhere);
+
+//  When daemon id's record appeared here (msec), or -1 if not registered.
+int64_t
+    supernode_registry_appeared_at (supernode_registry_t *self,
+                                    const char *id);
+
+//  Remove daemons that moved away: those for which `moved` holds and that
+//  missed their last HELLO (silent over twice their HELLO period) at time
+//  now.  Appends their ids to `dropped` (autofree list) when not NULL.
+//  Returns the number removed.
+size_t
+    supernode_registry_drop_moved (supernode_registry_t *self, int64_t now,
+                                   supernode_registry_filter_fn *moved,
+                                   void *arg, zlist_t *dropped);
 
 //  Forget a daemon (it said BYE).  Returns true if it was registered.
 bool
@@ -48,11 +72,18 @@ size_t
 
 //  Lease up to `count` free daemons to `lease` until expires_at: those of
 //  cluster `preferred` first (when not empty), then the fastest; adds each
-//  to msg's node list.  Returns the number leased.
+//  to msg's node list.  Skips daemons for which `exclude` (may be NULL)
+//  holds.  Returns the number leased.
 size_t
     supernode_registry_lease (supernode_registry_t *self, const char *lease,
                               size_t count, int64_t expires_at,
-                              const char *preferred, jace_msg_t *msg);
+                              const char *preferred,
+                              supernode_registry_filter_fn *exclude,
+                              void *arg, jace_msg_t *msg);
+
+//  True if some daemon here is held by `lease`.
+bool
+    supernode_registry_holds (supernode_registry_t *self, const char *lease);
 
 //  Extend every daemon held by `lease` until expires_at.  Returns how many.
 size_t
@@ -65,9 +96,11 @@ size_t
     supernode_registry_release (supernode_registry_t *self,
                                 const char *lease, const char *id);
 
-//  Append every registered daemon to msg's node list.
+//  Append every registered daemon to msg's node list, but those for which
+//  `exclude` (may be NULL) holds.
 void
     supernode_registry_describe (supernode_registry_t *self,
-                                 jace_msg_t *msg);
+                                 supernode_registry_filter_fn *exclude,
+                                 void *arg, jace_msg_t *msg);
 
 #endif

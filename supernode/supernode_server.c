@@ -4,26 +4,47 @@
     Timing: daemons send HELLO every heartbeat; one silent for `timeout` is
     dropped.  Peers send PEER_STATE every heartbeat; a peer silent for
     `timeout` has its daemons dropped from our view (they fail over to a
-    live super-node and reappear).  A reservation waits at most
-    PEER_WAIT_MSEC for its peers' grants before it is answered with what
-    was gathered.
+    live super-node and reappear), and is itself dropped unless it was
+    configured.  A reservation waits at most PEER_WAIT_MSEC for its peers'
+    grants before it is answered with what was gathered.
+
+    Loops: a lease message (RESERVE, RELEASE, HEARTBEAT) forwarded to a
+    peer carries forwarded = 1 and is never forwarded again, so one
+    spawner message costs at most one message per peer.
+
+    One record per daemon: a daemon talks to one super-node at a time, so
+    of several records of a daemon the one that appeared last is the
+    freshest (supernode_overlay).  Listings, PEER_STATEs and leases use
+    only the freshest record; a record of ours that a peer's fresher one
+    supersedes is dropped once its daemon misses a HELLO.
     =========================================================================
 */
 #include "supernode_server.h"
 #include "supernode_registry.h"
+#include "supernode_overlay.h"
+#include "supernode_leases.h"
 #include "jace_msg.h"
 #include "jace_security.h"
 
 //  Longest a reservation waits for peers before it is answered.
 #define PEER_WAIT_MSEC 1000
-//  RESERVE.state marking a request forwarded by a peer (never forwarded on).
-#define RESERVE_FROM_PEER 1
+//  `forwarded` of a lease message sent on by a super-node (never again).
+#define FROM_PEER 1
+//  Peer dealers queue at most this many messages: a peer that stops
+//  reading costs us little memory, and what it missed is resent anyway.
+#define PEER_SNDHWM 64
+//  Super-nodes we refused to peer with and remember, so that each refusal
+//  is logged once; past this many, refusals are only counted.
+#define REFUSED_MAX 256
+//  Leases listed in one STATUS_REPLY or PEER_STATE (two params each).
+#define LEASES_LISTED_MAX (JACE_PARAMS_MAX / 2)
 
 //  One peer super-node.
 typedef struct {
     char *endpoint;             //  Its ROUTER endpoint
     zsock_t *dealer;            //  Our connection to it
-    jace_msg_t *state;          //  Its last PEER_STATE, or NULL
+    bool configured;            //  From --peer: kept when silent
+    bool heard;                 //  Its state is in the overlay
     int64_t expires_at;         //  Its state is stale after this
 } peer_t;
 
@@ -33,6 +54,7 @@ typedef struct {
     zframe_t *routing_id;       //  Spawner to answer
     jace_msg_t *grant;          //  Grant gathered so far
     size_t wanted;              //  Daemons asked for
+    int64_t lease_msec;         //  Lease time, capped
     size_t outstanding;         //  Peers yet to answer
     int64_t deadline;           //  Answer by then whatever happens
 } pending_t;
@@ -46,10 +68,17 @@ typedef struct {
     char id [JACE_ID_MAX];      //  Our id in messages
     jace_security_t *security;  //  Keys, or plain links
     supernode_registry_t *registry;  //  Our daemons
+    supernode_overlay_t *overlay;    //  Our peers' daemons and leases
+    supernode_leases_t *leases; //  Our leases, by job
     zlistx_t *peers;            //  peer_t items, owned
     zlistx_t *pending;          //  pending_t items, owned
+    zhashx_t *refused;          //  Endpoints refused as peers (no values)
+    uint64_t refusals;          //  Peerings refused, logged or not
+    size_t max_peers;           //  Most peers at once
+    int64_t max_lease_msec;     //  Longest lease granted
     int heartbeat_msec;         //  HELLO / PEER_STATE period
     int timeout_msec;           //  Silence before expiry
+    bool leases_cut_logged;     //  Told once that listings were cut
     int64_t next_tick;          //  Next housekeeping (msec)
     uint64_t malformed;         //  Malformed messages dropped
     bool verbose;               //  Log every message
@@ -67,7 +96,6 @@ s_peer_destroy (void **item_p)
     peer_t *peer = (peer_t *) *item_p;
     if (peer) {
         zsock_destroy (&peer->dealer);
-        jace_msg_destroy (&peer->state);
         free (peer->endpoint);
         free (peer);
         *item_p = NULL;
@@ -84,41 +112,87 @@ s_peer_find (server_t *self, const char *endpoint)
     return NULL;
 }
 
+//  Log a refused peering once per endpoint; after REFUSED_MAX endpoints,
+//  only count, so that a stream of fake peers cannot fill the log.
+static void
+s_refuse_peer (server_t *self, const char *endpoint, const char *why)
+{
+    self->refusals++;
+    if (zhashx_lookup (self->refused, endpoint))
+        return;
+    if (zhashx_size (self->refused) == REFUSED_MAX) {
+        if (self->refusals % 1000 == 1)
+            zsys_warning ("supernode: %" PRIu64 " peerings refused so far, "
+                          "no longer logged one by one", self->refusals);
+        return;
+    }
+    zhashx_insert (self->refused, endpoint, (void *) "");
+    zsys_warning ("supernode: not peering with %s: %s", endpoint, why);
+}
+
+//  The peer at endpoint, connected now if it is new and within the bound;
+//  NULL if it is us or refused.
 static peer_t *
-s_peer_add (server_t *self, const char *endpoint)
+s_peer_add (server_t *self, const char *endpoint, bool configured)
 {
     peer_t *peer = s_peer_find (self, endpoint);
-    if (peer || (self->endpoint && streq (endpoint, self->endpoint)))
+    if (peer || !*endpoint
+    ||  (self->endpoint && streq (endpoint, self->endpoint)))
         return peer;
+    if (zlistx_size (self->peers) >= self->max_peers) {
+        s_refuse_peer (self, endpoint, "--max-peers reached");
+        return NULL;
+    }
     zsock_t *dealer = zsock_new (ZMQ_DEALER);
     jace_msg_prepare_socket (dealer, JACE_MSG_HEADER_MAX);
+    //  Nothing queues for a peer we are not connected to.
+    zsock_set_immediate (dealer, 1);
+    zsock_set_sndhwm (dealer, PEER_SNDHWM);
     if (jace_security_apply_client (self->security, dealer,
             jace_security_supernode_key (self->security))
     ||  zsock_connect (dealer, "%s", endpoint)) {
-        zsys_warning ("supernode: cannot connect to peer %s", endpoint);
         zsock_destroy (&dealer);
+        s_refuse_peer (self, endpoint, "cannot connect");
         return NULL;
     }
     peer = (peer_t *) zmalloc (sizeof *peer);
     peer->endpoint = strdup (endpoint);
     peer->dealer = dealer;
+    peer->configured = configured;
     zlistx_add_end (self->peers, peer);
     zpoller_add (self->poller, dealer);
-    zsys_notice ("supernode: peering with %s", endpoint);
+    zsys_notice ("supernode: peering with %s (%zu peers)", endpoint,
+                 zlistx_size (self->peers));
     return peer;
 }
 
-//  Free daemons a peer last said it has.
-static size_t
-s_peer_free_count (peer_t *peer)
+//  Drop a peer (a learned one that fell silent): frees its slot.
+static void
+s_peer_remove (server_t *self, peer_t *peer)
 {
-    size_t count = 0;
-    if (!peer->state)
-        return 0;
-    for (size_t i = 0; i < jace_msg_node_count (peer->state); i++)
-        if (jace_msg_node (peer->state, i)->state == JACE_NODE_FREE)
-            count++;
-    return count;
+    zpoller_remove (self->poller, peer->dealer);
+    void *handle = zlistx_find (self->peers, peer);
+    assert (handle);
+    zlistx_delete (self->peers, handle);
+}
+
+//  Filters over our records (supernode_registry_filter_fn).  A peer
+//  lists the daemon from a record fresher than ours: it moved there.
+static bool
+s_moved_away (const char *id, int64_t appeared_at, void *arg)
+{
+    server_t *self = (server_t *) arg;
+    return supernode_overlay_newest (self->overlay, id) > appeared_at;
+}
+
+//  Not ours to lease: it moved away, or a peer still has it leased or
+//  working (a lease it granted before the daemon failed over to us).
+static bool
+s_not_leasable (const char *id, int64_t appeared_at, void *arg)
+{
+    server_t *self = (server_t *) arg;
+    return s_moved_away (id, appeared_at, arg)
+        || supernode_overlay_is_busy (self->overlay, id);
 }
 
 //  --------------------------------------------------------------------------
@@ -148,7 +222,7 @@ s_start (server_t *self, supernode_config_t *config)
     self->registry = supernode_registry_new (self->endpoint);
     zpoller_add (self->poller, self->router);
     for (size_t i = 0; i < config->peer_count; i++)
-        s_peer_add (self, config->peers [i]);
+        s_peer_add (self, config->peers [i], true);
     zsys_notice ("supernode: serving on %s", self->endpoint);
     return 0;
 
@@ -168,6 +242,13 @@ s_server_new (zsock_t *pipe, supernode_config_t *config)
     self->peers = zlistx_new ();
     zlistx_set_destructor (self->peers, s_peer_destroy);
     self->pending = zlistx_new ();
+    self->refused = zhashx_new ();
+    self->overlay = supernode_overlay_new ();
+    self->leases = supernode_leases_new ();
+    self->max_peers = config->max_peers > 0 ? config->max_peers
+                                            : SUPERNODE_MAX_PEERS;
+    self->max_lease_msec = config->max_lease_msec > 0
+                           ? config->max_lease_msec : SUPERNODE_MAX_LEASE_MSEC;
     self->heartbeat_msec = config->heartbeat_msec > 0
                            ? config->heartbeat_msec : 500;
     self->timeout_msec = config->timeout_msec > 0
@@ -202,6 +283,9 @@ s_server_destroy (server_t **self_p)
         s_pending_destroy (&pending);
     zlistx_destroy (&self->pending);
     zlistx_destroy (&self->peers);
+    zhashx_destroy (&self->refused);
+    supernode_overlay_destroy (&self->overlay);
+    supernode_leases_destroy (&self->leases);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->router);
     supernode_registry_destroy (&self->registry);
@@ -248,8 +332,10 @@ s_on_hello (server_t *self, jace_msg_t *msg)
         return;
     }
     const jace_node_t *node = jace_msg_node (msg, 0);
-    int64_t expires_at = zclock_mono () + self->timeout_msec;
-    if (supernode_registry_refresh (self->registry, node, expires_at))
+    int64_t now = zclock_mono ();
+    if (supernode_registry_refresh (self->registry, node, now,
+            now + self->timeout_msec,
+            supernode_overlay_newest (self->overlay, node->id)))
         zsys_notice ("supernode: daemon %s joined (cluster %s, power %.2f, "
                      "%s)", node->id, node->cluster, node->power,
                      node->endpoint);
@@ -269,25 +355,29 @@ s_on_bye (server_t *self, jace_msg_t *msg)
 //  --------------------------------------------------------------------------
 //  Leases
 
-//  Ask peers for what we lack; returns the number of peers asked.
+//  Ask peers for what we lack; returns the number of peers asked.  Each
+//  is asked only for daemons whose freshest record it holds, so a daemon
+//  that just failed over is asked of the super-node it talks to.
 static size_t
-s_ask_peers (server_t *self, const char *job, size_t missing,
-             int64_t lease_msec, const char *cluster)
+s_ask_peers (server_t *self, jace_msg_t *request, size_t missing,
+             int64_t lease_msec)
 {
     size_t asked = 0;
     for (peer_t *peer = (peer_t *) zlistx_first (self->peers);
          peer && missing > 0; peer = (peer_t *) zlistx_next (self->peers)) {
-        size_t available = s_peer_free_count (peer);
+        size_t available = supernode_overlay_free_count (self->overlay,
+                                                         peer->endpoint);
         if (available == 0)
             continue;
         size_t count = available < missing ? available : missing;
         jace_msg_t *reserve = jace_msg_new (JACE_MSG_RESERVE);
         jace_msg_set_sender (reserve, self->id);
-        jace_msg_set_job (reserve, job);
+        jace_msg_set_job (reserve, jace_msg_job (request));
+        jace_msg_set_endpoint (reserve, jace_msg_endpoint (request));
         jace_msg_set_count (reserve, (int64_t) count);
         jace_msg_set_interval (reserve, lease_msec);
-        jace_msg_set_forwarded (reserve, RESERVE_FROM_PEER);
-        jace_msg_set_cluster (reserve, cluster);
+        jace_msg_set_forwarded (reserve, FROM_PEER);
+        jace_msg_set_cluster (reserve, jace_msg_cluster (request));
         if (jace_msg_send (&reserve, peer->dealer) == 0) {
             missing -= count;
             asked++;
@@ -296,19 +386,35 @@ s_ask_peers (server_t *self, const char *job, size_t missing,
     return asked;
 }
 
+//  The lease time asked for, within (0, max_lease_msec]: a lease of
+//  INT64_MAX ms would overflow every deadline computed from it.
+static int64_t
+s_lease_msec (server_t *self, jace_msg_t *msg)
+{
+    int64_t lease_msec = jace_msg_interval (msg);
+    if (lease_msec > 0 && lease_msec <= self->max_lease_msec)
+        return lease_msec;
+    zsys_warning ("supernode: %s asks a lease of %" PRId64 " ms for %s, "
+                  "capped to %" PRId64 " ms", jace_msg_sender (msg),
+                  lease_msec, jace_msg_job (msg), self->max_lease_msec);
+    return self->max_lease_msec;
+}
+
 static void
 s_on_reserve (server_t *self, jace_msg_t *msg)
 {
     const char *job = jace_msg_job (msg);
     int64_t count = jace_msg_count (msg);
-    int64_t lease_msec = jace_msg_interval (msg);
-    if (!*job || count < 0 || count > JACE_NODES_MAX || lease_msec <= 0) {
+    if (!*job || count < 0 || count > JACE_NODES_MAX) {
         zsys_warning ("supernode: RESERVE from %s with job '%s', count "
-                      "%" PRId64 ", lease %" PRId64 " ms, dropped",
-                      jace_msg_sender (msg), job, count, lease_msec);
+                      "%" PRId64 ", dropped", jace_msg_sender (msg), job,
+                      count);
         self->malformed++;
         return;
     }
+    int64_t lease_msec = s_lease_msec (self, msg);
+    int64_t now = zclock_mono ();
+    bool forwarded = jace_msg_forwarded (msg) != 0;
     pending_t *pending = (pending_t *) zmalloc (sizeof *pending);
     snprintf (pending->job, sizeof pending->job, "%s", job);
     pending->routing_id = zframe_dup (jace_msg_routing_id (msg));
@@ -317,13 +423,18 @@ s_on_reserve (server_t *self, jace_msg_t *msg)
     jace_msg_set_job (pending->grant, job);
     jace_msg_set_count (pending->grant, count);
     pending->wanted = (size_t) count;
+    pending->lease_msec = lease_msec;
     size_t leased = supernode_registry_lease (self->registry, job,
-        (size_t) count, zclock_mono () + lease_msec, jace_msg_cluster (msg),
-        pending->grant);
-    if (leased < (size_t) count && jace_msg_forwarded (msg) != RESERVE_FROM_PEER)
-        pending->outstanding = s_ask_peers (self, job, (size_t) count - leased,
-                                            lease_msec,
-                                            jace_msg_cluster (msg));
+        (size_t) count, now + lease_msec, jace_msg_cluster (msg),
+        s_not_leasable, self, pending->grant);
+    //  A peer's part of a lease is listed only while it holds daemons.
+    if (!forwarded || leased > 0)
+        supernode_leases_begin (self->leases, job, jace_msg_endpoint (msg),
+                                now, now + lease_msec);
+    if (leased < (size_t) count && !forwarded)
+        pending->outstanding = s_ask_peers (self, msg,
+                                            (size_t) count - leased,
+                                            lease_msec);
     zsys_info ("supernode: %s asks %" PRId64 " daemons for %s, %zu here, "
                "%zu peers asked", jace_msg_sender (msg), count, job, leased,
                pending->outstanding);
@@ -332,7 +443,7 @@ s_on_reserve (server_t *self, jace_msg_t *msg)
         s_pending_destroy (&pending);
         return;
     }
-    pending->deadline = zclock_mono () + PEER_WAIT_MSEC;
+    pending->deadline = now + PEER_WAIT_MSEC;
     zlistx_add_end (self->pending, pending);
 }
 
@@ -356,40 +467,61 @@ s_pending_finish (server_t *self, pending_t *pending)
     s_pending_destroy (&pending);
 }
 
-//  A peer's grant: add it to the waiting reservation, or give the daemons
-//  back if that reservation was already answered.
+static bool
+s_grant_names (jace_msg_t *grant, const char *id)
+{
+    for (size_t i = 0; i < jace_msg_node_count (grant); i++)
+        if (streq (jace_msg_node (grant, i)->id, id))
+            return true;
+    return false;
+}
+
+//  A peer's grant: add it to the waiting reservation, but for daemons it
+//  already names (one that failed over is listed twice for a while) or
+//  beyond what was asked; give those back, and the whole grant if that
+//  reservation was already answered.  The RELEASE is marked forwarded:
+//  the peer must not pass it on.
 static void
 s_on_peer_grant (server_t *self, peer_t *peer, jace_msg_t *msg)
 {
     pending_t *pending = s_pending_find (self, jace_msg_job (msg));
-    if (!pending) {
-        if (jace_msg_node_count (msg) == 0)
-            return;
-        jace_msg_t *release = jace_msg_new (JACE_MSG_RELEASE);
-        jace_msg_set_sender (release, self->id);
-        jace_msg_set_job (release, jace_msg_job (msg));
-        for (size_t i = 0; i < jace_msg_node_count (msg); i++)
-            jace_msg_add_node (release, jace_msg_node (msg, i));
-        jace_msg_send (&release, peer->dealer);
-        return;
+    jace_msg_t *release = jace_msg_new (JACE_MSG_RELEASE);
+    jace_msg_set_sender (release, self->id);
+    jace_msg_set_job (release, jace_msg_job (msg));
+    jace_msg_set_forwarded (release, FROM_PEER);
+    for (size_t i = 0; i < jace_msg_node_count (msg); i++) {
+        const jace_node_t *node = jace_msg_node (msg, i);
+        if (pending && *node->id
+        &&  jace_msg_node_count (pending->grant) < pending->wanted
+        &&  !s_grant_names (pending->grant, node->id))
+            jace_msg_add_node (pending->grant, node);
+        else
+            jace_msg_add_node (release, node);
     }
-    for (size_t i = 0; i < jace_msg_node_count (msg)
-         && jace_msg_node_count (pending->grant) < pending->wanted; i++)
-        jace_msg_add_node (pending->grant, jace_msg_node (msg, i));
-    if (--pending->outstanding == 0)
+    if (jace_msg_node_count (release) > 0) {
+        zsys_info ("supernode: %zu daemons of peer %s's grant for %s given "
+                   "back", jace_msg_node_count (release), peer->endpoint,
+                   jace_msg_job (msg));
+        jace_msg_send (&release, peer->dealer);
+    }
+    jace_msg_destroy (&release);
+    if (pending && --pending->outstanding == 0)
         s_pending_finish (self, pending);
 }
 
 //  Forward a lease message (HEARTBEAT or RELEASE) from a spawner to every
-//  peer, which may hold some of the lease's daemons.
+//  peer, which may hold some of the lease's daemons; marked forwarded, so
+//  that no peer passes it on.
 static void
 s_forward_to_peers (server_t *self, jace_msg_t *msg)
 {
+    assert (jace_msg_forwarded (msg) == 0);
     for (peer_t *peer = (peer_t *) zlistx_first (self->peers); peer;
          peer = (peer_t *) zlistx_next (self->peers)) {
         zmsg_t *zmsg = jace_msg_encode (msg);
         jace_msg_t *copy = jace_msg_decode (&zmsg, NULL, 0);
-        jace_msg_set_forwarded (copy, RESERVE_FROM_PEER);
+        assert (copy);
+        jace_msg_set_forwarded (copy, FROM_PEER);
         jace_msg_send (&copy, peer->dealer);
     }
 }
@@ -398,69 +530,100 @@ static void
 s_on_lease_heartbeat (server_t *self, jace_msg_t *msg)
 {
     int64_t expires_at = zclock_mono () + self->timeout_msec;
-    supernode_registry_renew (self->registry, jace_msg_job (msg), expires_at);
-    if (jace_msg_forwarded (msg) != RESERVE_FROM_PEER)
+    const char *job = jace_msg_job (msg);
+    supernode_registry_renew (self->registry, job, expires_at);
+    if (*job)
+        supernode_leases_renew (self->leases, job, expires_at);
+    if (jace_msg_forwarded (msg) == 0)
         s_forward_to_peers (self, msg);
 }
 
 static void
 s_on_release (server_t *self, jace_msg_t *msg)
 {
+    const char *job = jace_msg_job (msg);
     size_t released = 0;
     for (size_t i = 0; i < jace_msg_node_count (msg); i++)
-        released += supernode_registry_release (self->registry,
-            jace_msg_job (msg), jace_msg_node (msg, i)->id);
+        released += supernode_registry_release (self->registry, job,
+                                                jace_msg_node (msg, i)->id);
     if (released)
-        zsys_info ("supernode: %zu daemons of %s released", released,
-                   jace_msg_job (msg));
-    if (jace_msg_forwarded (msg) != RESERVE_FROM_PEER)
+        zsys_info ("supernode: %zu daemons of %s released", released, job);
+    //  The lease as a job ends here with its last daemon here.
+    if (*job && !supernode_registry_holds (self->registry, job)
+    &&  supernode_leases_end (self->leases, job))
+        zsys_info ("supernode: lease %s ended", job);
+    if (jace_msg_forwarded (msg) == 0)
         s_forward_to_peers (self, msg);
 }
 
 //  --------------------------------------------------------------------------
 //  Status and peering
 
+//  Our leases, and with_peers our peers' too, into msg's params.
+static void
+s_describe_leases (server_t *self, jace_msg_t *msg, bool with_peers)
+{
+    int64_t now = zclock_mono ();
+    size_t left_out = supernode_leases_describe (self->leases, msg, now,
+                                                 LEASES_LISTED_MAX);
+    if (with_peers)
+        left_out += supernode_overlay_describe_leases (self->overlay, msg,
+                                                       now, LEASES_LISTED_MAX);
+    if (left_out && !self->leases_cut_logged) {
+        zsys_warning ("supernode: %zu leases left out of a listing (at most "
+                      "%d listed)", left_out, LEASES_LISTED_MAX);
+        self->leases_cut_logged = true;
+    }
+}
+
 static void
 s_on_status (server_t *self, jace_msg_t *msg)
 {
     jace_msg_t *reply = jace_msg_new (JACE_MSG_STATUS_REPLY);
     jace_msg_set_sender (reply, self->id);
-    supernode_registry_describe (self->registry, reply);
-    for (peer_t *peer = (peer_t *) zlistx_first (self->peers); peer;
-         peer = (peer_t *) zlistx_next (self->peers))
-        for (size_t i = 0; peer->state
-             && i < jace_msg_node_count (peer->state); i++)
-            jace_msg_add_node (reply, jace_msg_node (peer->state, i));
+    supernode_registry_describe (self->registry, s_moved_away, self, reply);
+    supernode_overlay_describe (self->overlay, self->registry, reply);
+    s_describe_leases (self, reply, true);
     s_reply (self, msg, &reply);
 }
 
 static void
-s_on_peer_state (server_t *self, jace_msg_t **msg_p)
+s_on_peer_state (server_t *self, jace_msg_t *msg)
 {
-    jace_msg_t *msg = *msg_p;
-    peer_t *peer = s_peer_add (self, jace_msg_endpoint (msg));
+    peer_t *peer = s_peer_add (self, jace_msg_endpoint (msg), false);
     if (!peer)
         return;
-    if (!peer->state)
+    if (!peer->heard)
         zsys_notice ("supernode: peer %s reports %zu daemons",
                      peer->endpoint, jace_msg_node_count (msg));
-    jace_msg_destroy (&peer->state);
-    peer->state = msg;
-    *msg_p = NULL;
-    peer->expires_at = zclock_mono () + self->timeout_msec;
+    int64_t now = zclock_mono ();
+    supernode_overlay_update (self->overlay, peer->endpoint, msg, now);
+    peer->heard = true;
+    peer->expires_at = now + self->timeout_msec;
 }
 
+//  Every peer gets our daemons (but those a fresher record elsewhere
+//  supersedes) and our leases.
 static void
 s_send_peer_states (server_t *self)
 {
+    if (zlistx_size (self->peers) == 0)
+        return;
+    jace_msg_t *state = jace_msg_new (JACE_MSG_PEER_STATE);
+    jace_msg_set_sender (state, self->id);
+    jace_msg_set_endpoint (state, self->endpoint);
+    supernode_registry_describe (self->registry, s_moved_away, self, state);
+    s_describe_leases (self, state, false);
+    //  Encoded once for all peers: a header frame and no payload.
+    zmsg_t *encoded = jace_msg_encode (state);
+    jace_msg_destroy (&state);
+    assert (zmsg_size (encoded) == 1);
+    zframe_t *header = zmsg_first (encoded);
     for (peer_t *peer = (peer_t *) zlistx_first (self->peers); peer;
-         peer = (peer_t *) zlistx_next (self->peers)) {
-        jace_msg_t *state = jace_msg_new (JACE_MSG_PEER_STATE);
-        jace_msg_set_sender (state, self->id);
-        jace_msg_set_endpoint (state, self->endpoint);
-        supernode_registry_describe (self->registry, state);
-        jace_msg_send (&state, peer->dealer);
-    }
+         peer = (peer_t *) zlistx_next (self->peers))
+        zmq_send (zsock_resolve (peer->dealer), zframe_data (header),
+                  zframe_size (header), ZMQ_DONTWAIT);
+    zmsg_destroy (&encoded);
 }
 
 //  --------------------------------------------------------------------------
@@ -497,7 +660,7 @@ s_on_router_message (server_t *self, jace_msg_t **msg_p)
         case JACE_MSG_RELEASE:      s_on_release (self, msg); break;
         case JACE_MSG_STATUS:       s_on_status (self, msg); break;
         case JACE_MSG_CRASH:        s_on_crash (self, msg); break;
-        case JACE_MSG_PEER_STATE:   s_on_peer_state (self, msg_p); break;
+        case JACE_MSG_PEER_STATE:   s_on_peer_state (self, msg); break;
         default:
             self->malformed++;
             zsys_warning ("supernode: unexpected %s from %s, dropped "
@@ -543,6 +706,12 @@ s_recv_peer (server_t *self, zsock_t *dealer)
     }
     if (jace_msg_type (msg) == JACE_MSG_GRANT)
         s_on_peer_grant (self, peer, msg);
+    else {
+        self->malformed++;
+        zsys_warning ("supernode: unexpected %s from peer %s, dropped",
+                      jace_msg_type_name (jace_msg_type (msg)),
+                      peer->endpoint);
+    }
     jace_msg_destroy (&msg);
 }
 
@@ -565,17 +734,45 @@ s_recv_api (server_t *self)
 //  --------------------------------------------------------------------------
 //  Housekeeping, every heartbeat
 
+//  A silent peer's daemons are forgotten (they fail over and reappear);
+//  a silent peer we only learned of is dropped, freeing its slot.
 static void
 s_expire_peers (server_t *self, int64_t now)
 {
-    for (peer_t *peer = (peer_t *) zlistx_first (self->peers); peer;
-         peer = (peer_t *) zlistx_next (self->peers))
-        if (peer->state && peer->expires_at < now) {
+    peer_t *peer = (peer_t *) zlistx_first (self->peers);
+    while (peer) {
+        peer_t *next = (peer_t *) zlistx_next (self->peers);
+        if (peer->heard && peer->expires_at < now) {
             zsys_notice ("supernode: peer %s silent, forgetting its %zu "
-                         "daemons", peer->endpoint,
-                         jace_msg_node_count (peer->state));
-            jace_msg_destroy (&peer->state);
+                         "daemons", peer->endpoint, supernode_overlay_forget (
+                         self->overlay, peer->endpoint));
+            peer->heard = false;
+            if (!peer->configured)
+                s_peer_remove (self, peer);
         }
+        peer = next;
+    }
+}
+
+//  Our leases not renewed in time, and our records of daemons that moved
+//  to a peer.
+static void
+s_expire_leases_and_moves (server_t *self, int64_t now)
+{
+    zlist_t *gone = zlist_new ();
+    zlist_autofree (gone);
+    supernode_leases_expire (self->leases, now, gone);
+    for (char *job = (char *) zlist_first (gone); job;
+         job = (char *) zlist_next (gone))
+        zsys_info ("supernode: lease %s not renewed, ended", job);
+    zlist_purge (gone);
+    supernode_registry_drop_moved (self->registry, now, s_moved_away, self,
+                                   gone);
+    for (char *id = (char *) zlist_first (gone); id;
+         id = (char *) zlist_next (gone))
+        zsys_notice ("supernode: daemon %s moved to another super-node, "
+                     "removed", id);
+    zlist_destroy (&gone);
 }
 
 static void
@@ -603,6 +800,7 @@ s_tick (server_t *self)
                      self->timeout_msec);
     zlist_destroy (&expired);
     s_expire_peers (self, now);
+    s_expire_leases_and_moves (self, now);
     s_expire_pending (self, now);
     s_send_peer_states (self);
     self->next_tick = now + self->heartbeat_msec;

@@ -7,8 +7,9 @@
     a DEALER to every peer super-node, tells each what it holds
     (PEER_STATE, every heartbeat) and completes a reservation it cannot fill
     alone from its peers.  A status reply lists its own daemons and its
-    peers'.  Peering is symmetric: a PEER_STATE from an unknown super-node
-    makes it a peer.
+    peers', each daemon once, and every lease (job) with its owner and
+    age.  Peering is symmetric: a PEER_STATE from an unknown super-node
+    makes it a peer, up to max_peers.
 
     Usage:
         supernode_config_t config = { .bind = "tcp://127.0.0.1:*", ... };
@@ -24,6 +25,12 @@
 #include <czmq.h>
 #include <stdbool.h>
 
+//  Most peers by default: a full mesh of this many super-nodes costs each
+//  one PEER_STATE per peer and heartbeat.
+#define SUPERNODE_MAX_PEERS 32
+//  Longest lease by default (msec); longer or non-positive ones are capped.
+#define SUPERNODE_MAX_LEASE_MSEC 60000
+
 //  What a super-node is started with; read before zactor_new returns.
 typedef struct {
     const char *bind;           //  Endpoint to bind (ROUTER)
@@ -36,6 +43,8 @@ typedef struct {
     int timeout_msec;           //  Silence after which a daemon is dropped
     bool verbose;               //  Log every message
     bool allow_crash;           //  Obey CRASH (crash tests on remote grids)
+    size_t max_peers;           //  Most peers, or 0 for SUPERNODE_MAX_PEERS
+    int64_t max_lease_msec;     //  Longest lease, 0: SUPERNODE_MAX_LEASE_MSEC
 } supernode_config_t;
 
 //  The actor; args is a supernode_config_t.
