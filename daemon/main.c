@@ -38,7 +38,7 @@ s_usage (FILE *out)
 "  -k, --keys DIR        CURVE keys from jace-keygen: encrypt every link\n"
 "  -c, --cert NAME       our certificate in DIR (default: daemon)\n"
 "      --insecure        allow binding a non-loopback endpoint without keys\n"
-"      --heartbeat MS    heartbeat period (default 500)\n"
+"      --heartbeat MS    heartbeat period (default 1000)\n"
 "      --checkpoint-memory MIB\n"
 "                        most memory for neighbours' checkpoints; a copy\n"
 "                        that would exceed it is refused (default 1024)\n"

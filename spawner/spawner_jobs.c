@@ -20,7 +20,7 @@ typedef struct {
     size_t daemons;             //  Daemons working for it
     char owner [JACE_ENDPOINT_MAX];     //  Owner's status endpoint, or ""
     int64_t lease_age;          //  Lease age (msec), or -1
-    char state [32];            //  Owner's word, or "orphaned"/"unknown"
+    char state [32];            //  Owner's word, or "orphaned"
     int64_t tasks;              //  Tasks, as the owner says, or -1
 } job_row_t;
 
@@ -97,8 +97,9 @@ s_group_jobs (jace_msg_t *registry, size_t *count)
 static void
 s_ask_owner (job_row_t *row, jace_security_t *security)
 {
-    snprintf (row->state, sizeof row->state, "%s",
-              *row->owner ? "orphaned" : "unknown");
+    //  Daemons at work and no spawner that answers for them (none holds
+    //  the lease any more, or the one that did is gone): orphans.
+    snprintf (row->state, sizeof row->state, "orphaned");
     if (!*row->owner)
         return;
     jace_msg_t *status = jace_msg_new (JACE_MSG_STATUS);
@@ -275,6 +276,7 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
     }
     jace_security_destroy (&security);
     if (before == 0 && !reply) {
+        //  Neither a daemon nor a spawner knows the job.
         fprintf (stderr, "jace-spawner: no job %s on the grid of %s\n",
                  job_id, supernode);
         return 1;

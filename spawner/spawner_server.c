@@ -1108,7 +1108,7 @@ s_heartbeat_daemons (server_t *self, int64_t now)
 static void
 s_progress_events (server_t *self, int64_t now)
 {
-    if (now < self->next_progress_event)
+    if (now < self->next_progress_event || self->state < JOB_RUNNING)
         return;
     for (size_t i = 0; i < self->task_count; i++) {
         spawner_task_t *task = &self->tasks [i];

@@ -25,7 +25,7 @@ s_usage (FILE *out)
 "                           and accept only certificates found in DIR\n"
 "  -c, --cert NAME          our certificate in DIR (default: supernode)\n"
 "      --insecure           allow binding a non-loopback endpoint without keys\n"
-"      --heartbeat MS       heartbeat period asked of daemons (default 500)\n"
+"      --heartbeat MS       heartbeat period asked of daemons (default 1000)\n"
 "      --timeout MS         silence before a daemon or peer is dropped\n"
 "                           (default 4 heartbeats)\n"
 "      --max-peers N        most peer super-nodes, configured or learned from\n"

@@ -250,7 +250,7 @@ s_server_new (zsock_t *pipe, supernode_config_t *config)
     self->max_lease_msec = config->max_lease_msec > 0
                            ? config->max_lease_msec : SUPERNODE_MAX_LEASE_MSEC;
     self->heartbeat_msec = config->heartbeat_msec > 0
-                           ? config->heartbeat_msec : 500;
+                           ? config->heartbeat_msec : 1000;
     self->timeout_msec = config->timeout_msec > 0
                          ? config->timeout_msec : 4 * self->heartbeat_msec;
     self->verbose = config->verbose;

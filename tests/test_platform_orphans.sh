@@ -36,6 +36,7 @@ submit cancelled "$JOB" "$SN_sn" $ENDLESS --set job/max_seconds=100 &
 job=$!
 wait_for 30 grep -q '"event":"start"' "$RUN/cancelled.events"
 id=$(head -n 1 "$RUN/cancelled.events" | jq -r .job)
+wait_for 10 count_is 4 "$SN_sn" ".job == \"$id\""
 "$BIN/jace-spawner" jobs --supernode "$SN_sn" --json >"$RUN/jobs.json"
 jq -e ".[] | select(.job == \"$id\" and .daemons == 4 and .tasks == 4
                and .state != \"orphaned\")" "$RUN/jobs.json" >/dev/null
@@ -59,10 +60,6 @@ spawner=$!
 wait_for 30 grep -q '"event":"start"' "$RUN/orphan.events"
 id=$(head -n 1 "$RUN/orphan.events" | jq -r .job)
 kill -KILL "$spawner"; wait "$spawner" 2>/dev/null
-"$BIN/jace-spawner" jobs --supernode "$SN_sn" --json >"$RUN/jobs2.json"
-jq -e ".[] | select(.job == \"$id\" and .state == \"orphaned\")" \
-    "$RUN/jobs2.json" >/dev/null
-ok $? "jobs shows the job of a dead spawner as orphaned"
 check "its daemons leave the job after job/orphan_timeout" \
     wait_for 15 all_free
 grep -q "silent for .*abandon" "$RUN"/d*.log
@@ -75,7 +72,12 @@ ok $? "and say why in their logs"
 spawner=$!
 wait_for 30 grep -q '"event":"start"' "$RUN/orphan2.events"
 id=$(head -n 1 "$RUN/orphan2.events" | jq -r .job)
+wait_for 10 count_is 4 "$SN_sn" ".job == \"$id\""
 kill -KILL "$spawner"; wait "$spawner" 2>/dev/null
+"$BIN/jace-spawner" jobs --supernode "$SN_sn" --json >"$RUN/jobs2.json"
+jq -e ".[] | select(.job == \"$id\" and .state == \"orphaned\")" \
+    "$RUN/jobs2.json" >/dev/null
+ok $? "jobs shows the job of a dead spawner as orphaned"
 "$BIN/jace-spawner" cancel "$id" --supernode "$SN_sn" >"$RUN/cancel2.out" \
     2>"$RUN/cancel2.err"
 ok $? "cancel frees the daemons of a job whose spawner is gone"
