@@ -47,8 +47,8 @@ done
 total=$((SUPERNODES * PER_SUPERNODE))
 check "the first super-node lists all $total daemons, once each" \
     wait_for 60 count_is "$total" "$SN_sn1"
-check "and so does the last one" \
-    wait_for 60 count_is "$total" "$SN_sn$SUPERNODES"
+eval "last=\$SN_sn$SUPERNODES"
+check "and so does the last one" wait_for 60 count_is "$total" "$last"
 
 submit big "$JOB" "$SN_sn1" --set job/tasks=64 --set problem/n=32 \
     --set job/tolerance=1e-7 --set job/max_seconds=110 &
