@@ -32,13 +32,14 @@ struct _spawner_detector_t {
     int64_t floor_msec;         //  Never suspect before this silence
     int64_t last_tick;          //  End of the previous loop pass, or 0
     int64_t stalled;            //  Milliseconds the spawner slept through
+    bool adaptive;              //  Else the plain timeout
 };
 
 
 //  --------------------------------------------------------------------------
 
 spawner_detector_t *
-spawner_detector_new (size_t slots, int64_t floor_msec)
+spawner_detector_new (size_t slots, int64_t floor_msec, bool adaptive)
 {
     assert (floor_msec > 0);
     spawner_detector_t *self = (spawner_detector_t *) calloc (1, sizeof *self);
@@ -47,6 +48,7 @@ spawner_detector_new (size_t slots, int64_t floor_msec)
     assert (self->slots);
     self->slot_count = slots;
     self->floor_msec = floor_msec;
+    self->adaptive = adaptive;
     return self;
 }
 
@@ -95,7 +97,7 @@ spawner_detector_tick (spawner_detector_t *self, int64_t now,
                        int64_t planned_msec)
 {
     assert (self);
-    if (self->last_tick) {
+    if (self->last_tick && self->adaptive) {
         int64_t late = now - self->last_tick - planned_msec;
         if (late > STALL_MARGIN_MSEC)
             self->stalled += late;
@@ -118,7 +120,7 @@ spawner_detector_bound (spawner_detector_t *self, size_t slot)
 {
     assert (self && slot < self->slot_count);
     const slot_t *entry = &self->slots [slot];
-    double adaptive = entry->measured
+    double adaptive = entry->measured && self->adaptive
                     ? entry->mean_gap + DEVIATIONS * entry->deviation : 0;
     return adaptive > (double) self->floor_msec ? (int64_t) adaptive
                                                 : self->floor_msec;

@@ -27,9 +27,11 @@
 typedef struct _spawner_detector_t spawner_detector_t;
 
 //  A detector for `slots` daemons that suspects none before `floor_msec`
-//  of silence.
+//  of silence.  Not adaptive: the bound is floor_msec and every
+//  millisecond of silence counts, stalls of the spawner's included (the
+//  plain timeout, for comparison).
 spawner_detector_t *
-    spawner_detector_new (size_t slots, int64_t floor_msec);
+    spawner_detector_new (size_t slots, int64_t floor_msec, bool adaptive);
 
 //  Destroy the detector; nullifies the reference. Safe on NULL.
 void

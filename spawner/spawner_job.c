@@ -25,6 +25,7 @@ struct _spawner_job_t {
     double sample_seconds;      //  report/sample_seconds, 0 = none
     spawner_faults_t *faults;   //  Crashes the job schedules
     const spawner_replacement_t *replacement;   //  job/replacement
+    bool adaptive_detector;     //  job/detector = adaptive (or fixed)
     int64_t rows;               //  Rows of the problem
     int64_t unknowns_per_row;   //  Unknowns in each row
 };
@@ -180,6 +181,15 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
                   spawner_replacement_names ());
         return -1;
     }
+    const char *detector = (const char *) zhash_lookup (self->params,
+                                                        "job/detector");
+    if (detector && !streq (detector, "adaptive") && !streq (detector,
+                                                             "fixed")) {
+        snprintf (reason, reason_size, "%s: job/detector = '%s' is unknown "
+                  "(known: adaptive, fixed)", path, detector);
+        return -1;
+    }
+    self->adaptive_detector = !detector || streq (detector, "adaptive");
     char why [512];
     self->faults = spawner_faults_new (self->params, self->tasks, why,
                                        sizeof why);
@@ -303,6 +313,8 @@ spawner_faults_t *spawner_job_faults (spawner_job_t *self)
     { assert (self); return self->faults; }
 const spawner_replacement_t *spawner_job_replacement (spawner_job_t *self)
     { assert (self); return self->replacement; }
+bool spawner_job_adaptive_detector (spawner_job_t *self)
+    { assert (self); return self->adaptive_detector; }
 int64_t spawner_job_rows (spawner_job_t *self)
     { assert (self); return self->rows; }
 int64_t spawner_job_unknowns_per_row (spawner_job_t *self)

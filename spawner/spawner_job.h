@@ -83,6 +83,11 @@ spawner_faults_t *spawner_job_faults (spawner_job_t *self);
 //  The replacement policy job/replacement names (default same-cluster).
 const spawner_replacement_t *spawner_job_replacement (spawner_job_t *self);
 
+//  True unless job/detector = fixed: failure detection adapts to measured
+//  gaps and ignores the spawner's own stalls (spawner_detector.h); fixed
+//  is the plain job/heartbeat_timeout, kept to measure the difference.
+bool spawner_job_adaptive_detector (spawner_job_t *self);
+
 //  Rows and unknowns per row of the problem.
 int64_t spawner_job_rows (spawner_job_t *self);
 int64_t spawner_job_unknowns_per_row (spawner_job_t *self);

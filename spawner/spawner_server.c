@@ -210,7 +210,8 @@ s_server_new (zsock_t *pipe, spawner_server_config_t *config)
                                            * sizeof (int64_t));
     self->fenced = (zsock_t **) zmalloc (sizeof (zsock_t *));
     self->detector = spawner_detector_new (self->task_count,
-        spawner_job_heartbeat_timeout (self->job));
+        spawner_job_heartbeat_timeout (self->job),
+        spawner_job_adaptive_detector (self->job));
     self->verify = spawner_verify_new (self->job, self->task_count,
                                        self->first_row);
     self->console = spawner_console_new (self->id, self->options->quiet);
@@ -750,7 +751,8 @@ s_check_liveness (server_t *self, int64_t now)
     }
     if (suspected == 0)
         return;
-    bool mass = suspected >= 2 && 2 * suspected > judged;
+    bool mass = suspected >= 2 && 2 * suspected > judged
+             && spawner_job_adaptive_detector (self->job);
     if (mass && !self->mass_silence)
         zsys_warning ("spawner: %zu of %zu daemons silent at once: a stall "
                       "of the machine or network?  waiting %d times longer "

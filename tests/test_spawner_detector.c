@@ -10,8 +10,8 @@
 int
 main (void)
 {
-    tap_plan (9);
-    spawner_detector_t *detector = spawner_detector_new (2, 3000);
+    tap_plan (10);
+    spawner_detector_t *detector = spawner_detector_new (2, 3000, true);
     int64_t now = 1000;
     spawner_detector_reset (detector, 0, now);
     spawner_detector_reset (detector, 1, now);
@@ -56,6 +56,15 @@ main (void)
     ok (spawner_detector_suspects (detector, 1, now),
         "silence while the spawner is awake still counts");
     spawner_detector_destroy (&detector);
+    spawner_detector_destroy (&detector);
+
+    //  The plain timeout, for comparison: a stall counts.
+    detector = spawner_detector_new (1, 3000, false);
+    spawner_detector_reset (detector, 0, 1000);
+    spawner_detector_tick (detector, 1000, 100);
+    spawner_detector_tick (detector, 11000, 100);
+    ok (spawner_detector_suspects (detector, 0, 11000),
+        "a fixed detector counts the spawner's own stall as silence");
     spawner_detector_destroy (&detector);
     return tap_done ();
 }
