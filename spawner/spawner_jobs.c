@@ -24,37 +24,6 @@ typedef struct {
     int64_t tasks;              //  Tasks, as the owner says, or -1
 } job_row_t;
 
-//  One request to `endpoint` (a ROUTER), one answer of type `wanted`, or
-//  NULL after timeout_msec.
-static jace_msg_t *
-s_ask (const char *endpoint, const char *server_key,
-       jace_security_t *security, jace_msg_t **request_p,
-       jace_msg_type_t wanted, int timeout_msec)
-{
-    zsock_t *dealer = zsock_new (ZMQ_DEALER);
-    jace_msg_prepare_socket (dealer, JACE_MSG_HEADER_MAX);
-    jace_msg_t *reply = NULL;
-    if (jace_security_apply_client (security, dealer, server_key)
-    ||  zsock_connect (dealer, "%s", endpoint)) {
-        jace_msg_destroy (request_p);
-        zsock_destroy (&dealer);
-        return NULL;
-    }
-    jace_msg_send (request_p, dealer);
-    zpoller_t *poller = zpoller_new (dealer, NULL);
-    int64_t deadline = zclock_mono () + timeout_msec;
-    while (!reply && zclock_mono () < deadline && !zsys_interrupted) {
-        if (zpoller_wait (poller, 100) != dealer)
-            continue;
-        reply = jace_msg_recv (dealer, NULL, 0, NULL, 0);
-        if (reply && jace_msg_type (reply) != wanted)
-            jace_msg_destroy (&reply);
-    }
-    zpoller_destroy (&poller);
-    zsock_destroy (&dealer);
-    return reply;
-}
-
 static const char *
 s_lease_param (jace_msg_t *registry, const char *job, const char *what)
 {
@@ -104,7 +73,7 @@ s_ask_owner (job_row_t *row, jace_security_t *security)
         return;
     jace_msg_t *status = jace_msg_new (JACE_MSG_STATUS);
     jace_msg_set_sender (status, "jace-spawner-jobs");
-    jace_msg_t *reply = s_ask (row->owner,
+    jace_msg_t *reply = spawner_nodes_ask (row->owner,
         jace_security_public_key (security), security, &status,
         JACE_MSG_STATUS_REPLY, OWNER_WAIT_MSEC);
     if (!reply)
@@ -156,13 +125,9 @@ int
 spawner_jobs_list (const char *supernode, const char *keys_dir,
                    const char *cert, bool json, int timeout_msec)
 {
-    char reason [512] = "";
-    jace_security_t *security = jace_security_new (keys_dir,
-        cert ? cert : "spawner", reason, sizeof reason);
-    if (!security) {
-        fprintf (stderr, "jace-spawner: %s\n", reason);
+    jace_security_t *security = spawner_nodes_security (keys_dir, cert);
+    if (!security)
         return 1;
-    }
     jace_msg_t *registry = spawner_nodes_query (supernode, security,
                                                 timeout_msec);
     int rc = 1;
@@ -235,13 +200,9 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
                      const char *keys_dir, const char *cert,
                      int timeout_msec)
 {
-    char reason [512] = "";
-    jace_security_t *security = jace_security_new (keys_dir,
-        cert ? cert : "spawner", reason, sizeof reason);
-    if (!security) {
-        fprintf (stderr, "jace-spawner: %s\n", reason);
+    jace_security_t *security = spawner_nodes_security (keys_dir, cert);
+    if (!security)
         return 1;
-    }
     jace_msg_t *registry = NULL;
     int64_t before = s_working_for (supernode, security, job_id, &registry);
     if (before < 0) {
@@ -255,8 +216,9 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
         jace_msg_set_sender (cancel, "jace-spawner-cancel");
         jace_msg_set_job (cancel, job_id);
         jace_msg_set_reason (cancel, "jace-spawner cancel");
-        reply = s_ask (owner, jace_security_public_key (security), security,
-                       &cancel, JACE_MSG_STATUS_REPLY, OWNER_WAIT_MSEC);
+        reply = spawner_nodes_ask (owner,
+            jace_security_public_key (security), security, &cancel,
+            JACE_MSG_STATUS_REPLY, OWNER_WAIT_MSEC);
     }
     if (reply)
         printf ("job %s: cancelled by its spawner at %s\n", job_id, owner);

@@ -67,57 +67,75 @@ s_print_table (const jace_node_t *nodes, size_t count)
 }
 
 jace_msg_t *
-spawner_nodes_query (const char *supernode, jace_security_t *security,
-                     int timeout_msec)
+spawner_nodes_ask (const char *endpoint, const char *server_key,
+                   jace_security_t *security, jace_msg_t **request_p,
+                   jace_msg_type_t wanted, int timeout_msec)
 {
     zsock_t *dealer = zsock_new (ZMQ_DEALER);
     jace_msg_prepare_socket (dealer, JACE_MSG_HEADER_MAX);
     jace_msg_t *reply = NULL;
-    if (jace_security_apply_client (security, dealer,
-            jace_security_supernode_key (security))
-    ||  zsock_connect (dealer, "%s", supernode)) {
-        fprintf (stderr, "jace-spawner: cannot connect to '%s'\n", supernode);
+    if (jace_security_apply_client (security, dealer, server_key)
+    ||  zsock_connect (dealer, "%s", endpoint)) {
+        jace_msg_destroy (request_p);
         zsock_destroy (&dealer);
         return NULL;
     }
-    jace_msg_t *status = jace_msg_new (JACE_MSG_STATUS);
-    jace_msg_set_sender (status, "jace-spawner-nodes");
-    jace_msg_send (&status, dealer);
+    jace_msg_send (request_p, dealer);
     zpoller_t *poller = zpoller_new (dealer, NULL);
     int64_t deadline = zclock_mono () + timeout_msec;
     while (!reply && zclock_mono () < deadline && !zsys_interrupted) {
         if (zpoller_wait (poller, 100) != dealer)
             continue;
         reply = jace_msg_recv (dealer, NULL, 0, NULL, 0);
-        if (reply && jace_msg_type (reply) != JACE_MSG_STATUS_REPLY)
+        if (reply && jace_msg_type (reply) != wanted)
             jace_msg_destroy (&reply);
     }
-    if (!reply)
-        fprintf (stderr, "jace-spawner: no answer from super-node %s within "
-                 "%d ms\n", supernode, timeout_msec);
     zpoller_destroy (&poller);
     zsock_destroy (&dealer);
     return reply;
+}
+
+jace_msg_t *
+spawner_nodes_query (const char *supernode, jace_security_t *security,
+                     int timeout_msec)
+{
+    jace_msg_t *status = jace_msg_new (JACE_MSG_STATUS);
+    jace_msg_set_sender (status, "jace-spawner-nodes");
+    jace_msg_t *reply = spawner_nodes_ask (supernode,
+        jace_security_supernode_key (security), security, &status,
+        JACE_MSG_STATUS_REPLY, timeout_msec);
+    if (!reply)
+        fprintf (stderr, "jace-spawner: no answer from super-node %s within "
+                 "%d ms\n", supernode, timeout_msec);
+    return reply;
+}
+
+jace_security_t *
+spawner_nodes_security (const char *keys_dir, const char *cert)
+{
+    char reason [512] = "";
+    jace_security_t *security = jace_security_new (keys_dir,
+        cert ? cert : "spawner", reason, sizeof reason);
+    if (!security)
+        fprintf (stderr, "jace-spawner: %s\n", reason);
+    return security;
 }
 
 int
 spawner_nodes_list (const char *supernode, const char *keys_dir,
                     const char *cert, bool json, int timeout_msec)
 {
-    char reason [512] = "";
-    jace_security_t *security = jace_security_new (keys_dir,
-        cert ? cert : "spawner", reason, sizeof reason);
-    if (!security) {
-        fprintf (stderr, "jace-spawner: %s\n", reason);
+    jace_security_t *security = spawner_nodes_security (keys_dir, cert);
+    if (!security)
         return 1;
-    }
     jace_msg_t *reply = spawner_nodes_query (supernode, security,
                                             timeout_msec);
     jace_security_destroy (&security);
     if (!reply)
         return 1;
     size_t count = jace_msg_node_count (reply);
-    jace_node_t *nodes = (jace_node_t *) zmalloc ((count + 1) * sizeof (jace_node_t));
+    jace_node_t *nodes = (jace_node_t *) zmalloc ((count + 1)
+                                                  * sizeof (jace_node_t));
     for (size_t i = 0; i < count; i++)
         nodes [i] = *jace_msg_node (reply, i);
     qsort (nodes, count, sizeof (jace_node_t), s_compare_nodes);

@@ -20,6 +20,19 @@ jace_msg_t *
     spawner_nodes_query (const char *supernode, jace_security_t *security,
                          int timeout_msec);
 
+//  Send *request_p (consumed) to the ROUTER at endpoint, reached with
+//  server_key (CURVE, or "" for plain links), and return the first answer
+//  of type `wanted`, or NULL after timeout_msec.
+jace_msg_t *
+    spawner_nodes_ask (const char *endpoint, const char *server_key,
+                       jace_security_t *security, jace_msg_t **request_p,
+                       jace_msg_type_t wanted, int timeout_msec);
+
+//  The keys a command-line client uses (cert default "spawner"), or NULL
+//  with the reason on stderr.
+jace_security_t *
+    spawner_nodes_security (const char *keys_dir, const char *cert);
+
 //  Query and print.  Returns 0, or 1 with the reason on stderr.
 int
     spawner_nodes_list (const char *supernode, const char *keys_dir,
