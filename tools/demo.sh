@@ -94,11 +94,13 @@ echo "$victim is gone: $before daemons before, $after now"
 #  Kill working daemons once the job has started, if asked to.
 if [ "$crashes" -gt 0 ]; then
     (
-        for attempt in $(seq 1 600); do
-            grep -q '"start"' "$run/events.jsonl" 2>/dev/null && break
+        #  On progress, not on the clock: once a task has done 10
+        #  iterations (hundreds remain), whatever the machine's speed.
+        for attempt in $(seq 1 1200); do
+            grep -q '"event":"progress".*"iteration":[0-9][0-9]' \
+                "$run/events.jsonl" 2>/dev/null && break
             sleep 0.1
         done
-        sleep 2
         job_id=$(head -n 1 "$run/events.jsonl" |
                  sed -n 's/.*"job":"\([^"]*\)".*/\1/p')
         echo "demo: crashing $crashes working daemons of $job_id" >&2
