@@ -545,6 +545,14 @@ s_on_job_message (server_t *self, jace_msg_t **msg_p)
     }
     if (type == JACE_MSG_STOP) {
         zsys_notice ("daemon %s: job %s over", self->self_node.id, self->job);
+        //  Say we dropped the task: a spawner that fenced us may then use
+        //  us again, knowing we hold none of its tasks.
+        jace_msg_t *left = jace_msg_new (JACE_MSG_HEARTBEAT);
+        jace_msg_set_sender (left, self->self_node.id);
+        jace_msg_set_job (left, self->job);
+        jace_msg_set_state (left, JACE_NODE_FREE);
+        jace_msg_set_routing_id (left, jace_msg_routing_id (msg));
+        jace_msg_send (&left, self->router);
         s_stop_job (self, jace_msg_reason (msg));
         return;
     }

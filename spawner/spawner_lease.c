@@ -349,6 +349,22 @@ spawner_lease_exclude (spawner_lease_t *self, const char *id)
             self->taken [i] = true;
 }
 
+bool
+spawner_lease_readmit (spawner_lease_t *self, const char *id)
+{
+    assert (self && id);
+    const char *known = (const char *) zhash_lookup (self->known, id);
+    if (!known || !streq (known, KNOWN_EXCLUDED))
+        return false;
+    for (size_t i = 0; i < self->held_count; i++)
+        if (streq (self->held [i].id, id)) {
+            self->taken [i] = false;
+            zhash_update (self->known, id, (void *) KNOWN_SPARE);
+            return true;
+        }
+    return false;
+}
+
 void
 spawner_lease_release_all (spawner_lease_t *self)
 {

@@ -94,6 +94,11 @@ void
 void
     spawner_lease_exclude (spawner_lease_t *self, const char *id);
 
+//  Daemon `id`, excluded, has said it dropped our task: it is a spare
+//  again (still held).  Returns true if it was excluded and held.
+bool
+    spawner_lease_readmit (spawner_lease_t *self, const char *id);
+
 //  Release every daemon held, taken or not (the job is over).  The
 //  message leaves even if the socket closes right after.
 void

@@ -81,6 +81,7 @@ typedef struct {
     size_t task_count;          //  Tasks in the job
     int64_t *first_row;         //  Block starts, task_count + 1
     zsock_t **fenced;           //  Links to daemons we fenced
+    char (*fenced_id) [JACE_ID_MAX];    //  Per fenced link: its daemon
     int64_t *fenced_told;       //  Per fenced link: last STOP sent (msec)
     size_t fenced_count;        //  Entries in fenced
     zmq_pollitem_t *items;      //  Poll set
@@ -245,6 +246,7 @@ s_server_destroy (server_t **self_p)
         zsock_destroy (&self->fenced [i]);
     free (self->fenced);
     free (self->fenced_told);
+    free (self->fenced_id);
     free (self->tasks);
     free (self->first_row);
     free (self->items);
@@ -306,7 +308,11 @@ s_fence (server_t *self, spawner_task_t *task, const char *reason)
             (self->fenced_count + 1) * sizeof (zsock_t *));
         self->fenced_told = (int64_t *) realloc (self->fenced_told,
             (self->fenced_count + 1) * sizeof (int64_t));
-        assert (self->fenced && self->fenced_told);
+        self->fenced_id = realloc (self->fenced_id,
+            (self->fenced_count + 1) * sizeof *self->fenced_id);
+        assert (self->fenced && self->fenced_told && self->fenced_id);
+        snprintf (self->fenced_id [self->fenced_count], JACE_ID_MAX, "%s",
+                  task->daemon.id);
         self->fenced_told [self->fenced_count] = 0;   //  Not heard since
         self->fenced [self->fenced_count++] = task->link;
         task->link = NULL;
@@ -917,10 +923,13 @@ s_recv_task (server_t *self, size_t rank)
     jace_msg_destroy (&msg);
 }
 
-//  A daemon we fenced speaks (it was only slow, or had not read our STOP
-//  yet): tell it again, and log it, at once and then at most once a
-//  second (a frozen daemon that wakes up has a backlog of reports, each
-//  of which would ask for a STOP).
+//  A daemon we fenced speaks.  If it says it dropped our task (its answer
+//  to our STOP), it is one of our spares again: it holds none of our
+//  tasks, so placing one there is safe, and the job does not lose a
+//  daemon to every false suspicion.  Otherwise (it was only slow, or had
+//  not read our STOP yet) we tell it again, and log it, at once and then
+//  at most once a second (a frozen daemon that wakes up has a backlog of
+//  reports, each of which would ask for a STOP).
 static void
 s_recv_fenced (server_t *self, size_t index)
 {
@@ -928,6 +937,17 @@ s_recv_fenced (server_t *self, size_t index)
     jace_msg_t *msg = jace_msg_recv (link, NULL, 0, NULL, 0);
     if (!msg)
         return;
+    bool ours = streq (jace_msg_job (msg), self->id)
+             && streq (jace_msg_sender (msg), self->fenced_id [index]);
+    if (ours && jace_msg_type (msg) == JACE_MSG_HEARTBEAT
+    &&  jace_msg_state (msg) != JACE_NODE_WORKING) {
+        if (spawner_lease_readmit (self->lease, self->fenced_id [index]))
+            spawner_events_write (self->events, "fenced", ",\"daemon\":"
+                                  "\"%s\",\"stopped\":true",
+                                  self->fenced_id [index]);
+        jace_msg_destroy (&msg);
+        return;
+    }
     int64_t now = zclock_mono ();
     if (self->fenced_told [index] == 0
     ||  now - self->fenced_told [index] >= 1000) {
@@ -940,7 +960,7 @@ s_recv_fenced (server_t *self, size_t index)
         spawner_events_write (self->events, "fenced", ",\"task\":%" PRId64
                               ",\"epoch\":%" PRId64 ",\"daemon\":\"%s\"",
                               jace_msg_task (msg), jace_msg_epoch (msg),
-                              jace_msg_sender (msg));
+                              self->fenced_id [index]);
     }
     jace_msg_destroy (&msg);
 }

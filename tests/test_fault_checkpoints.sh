@@ -56,7 +56,8 @@ events () {         #  events NAME EVENT: the lines of that event
 submit storm "$JOB" "$SN_sn" --set job/tasks=8 $EXACT --set problem/n=48 \
     --set job/tolerance=1e-9 --set job/heartbeat_timeout=800 \
     --set checkpoint/every_seconds=0.5 --set faults/every=$((2 * SLOW)) \
-    --set faults/first_iteration=10 --set faults/count=2 --set report/sample_seconds=1 \
+    --set faults/first_iteration=10 --set faults/count=2 \
+    --set report/sample_seconds=1 \
     --report "$RUN/storm.report" --plot "$RUN/storm.svg" &
 storm=$!
 keep_pool $storm

@@ -49,7 +49,12 @@ grep -q '"event":"start"' "$RUN/huge.events"
 ok $? "both tasks set up from the streamed rows and start"
 peak=$(tail -n 1 "$RUN/huge.events" | jq .peak_rss_mib)
 diag "spawner peak memory ${peak} MiB for a ${size_mib} MiB file"
-awk "BEGIN { exit !($peak < 2 * $size_mib) }"
-ok $? "the spawner never holds the file twice ($peak MiB)"
+if [ "$SLOW" -gt 1 ]; then
+    #  AddressSanitizer's shadow memory and redzones inflate every RSS.
+    skip "peak memory is not measured in a sanitizer build"
+else
+    awk "BEGIN { exit !($peak < 2 * $size_mib) }"
+    ok $? "the spawner never holds the file twice ($peak MiB)"
+fi
 rm -f "$RUN/p128.mtx" "$RUN/p60.mtx"
 lib_finish
