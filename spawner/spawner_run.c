@@ -7,9 +7,7 @@
     =========================================================================
 */
 #include "spawner_run.h"
-#include "spawner_nodes.h"
-#include "jace_msg.h"
-#include "jace_security.h"
+#include "spawner_resume.h"
 
 //  Run the actor described by config to the end; returns its exit code.
 static int
@@ -54,95 +52,17 @@ spawner_run (spawner_job_t *job, const spawner_options_t *options)
 }
 
 //  --------------------------------------------------------------------------
-//  Resuming a job whose spawner died
-
-#define ADOPT_WAIT_MSEC 5000
-
-//  Connect to every daemon working for the job and ask each what it runs.
-//  Returns the ASSIGN answers (a list of jace_msg_t), possibly empty.
-static zlist_t *
-s_adopt_daemons (const char *job_id, const spawner_options_t *options,
-                 jace_security_t *security, char *reason, size_t reason_size)
-{
-    zlist_t *answers = zlist_new ();
-    jace_msg_t *registry = spawner_nodes_query (options->supernode, security,
-                                                ADOPT_WAIT_MSEC);
-    if (!registry) {
-        snprintf (reason, reason_size, "super-node %s does not answer",
-                  options->supernode);
-        return answers;
-    }
-    zpoller_t *poller = zpoller_new (NULL);
-    zlist_t *links = zlist_new ();
-    for (size_t i = 0; i < jace_msg_node_count (registry); i++) {
-        const jace_node_t *node = jace_msg_node (registry, i);
-        if (node->state != JACE_NODE_WORKING || !streq (node->job, job_id))
-            continue;
-        zsock_t *link = zsock_new (ZMQ_DEALER);
-        jace_msg_prepare_socket (link, 0);
-        if (jace_security_apply_client (security, link, node->pubkey)
-        ||  zsock_connect (link, "%s", node->endpoint)) {
-            zsock_destroy (&link);
-            continue;
-        }
-        jace_msg_t *adopt = jace_msg_new (JACE_MSG_ADOPT);
-        jace_msg_set_sender (adopt, "jace-spawner-resume");
-        jace_msg_set_job (adopt, job_id);
-        jace_msg_send (&adopt, link);
-        zpoller_add (poller, link);
-        zlist_append (links, link);
-    }
-    size_t wanted = zlist_size (links);
-    int64_t deadline = zclock_mono () + ADOPT_WAIT_MSEC;
-    while (zlist_size (answers) < wanted && zclock_mono () < deadline
-           && !zsys_interrupted) {
-        zsock_t *which = (zsock_t *) zpoller_wait (poller, 100);
-        jace_msg_t *msg = which ? jace_msg_recv (which, NULL, 0, NULL, 0)
-                                : NULL;
-        if (msg && jace_msg_type (msg) == JACE_MSG_ASSIGN
-        &&  streq (jace_msg_job (msg), job_id))
-            zlist_append (answers, msg);
-        else
-            jace_msg_destroy (&msg);
-    }
-    if (wanted == 0)
-        snprintf (reason, reason_size, "no daemon works for job %s (as %s "
-                  "sees it)", job_id, options->supernode);
-    zpoller_destroy (&poller);
-    while (zlist_size (links)) {
-        zsock_t *link = (zsock_t *) zlist_pop (links);
-        zsock_destroy (&link);
-    }
-    zlist_destroy (&links);
-    jace_msg_destroy (&registry);
-    return answers;
-}
-
-static spawner_job_t *
-s_adopted_job (zlist_t *answers, const char *job_id, char *reason,
-               size_t reason_size)
-{
-    jace_msg_t *first = (jace_msg_t *) zlist_first (answers);
-    char what [128];
-    snprintf (what, sizeof what, "job %s (as its daemons describe it)",
-              job_id);
-    return spawner_job_adopt (jace_msg_params (first), what, reason,
-                              reason_size);
-}
+//  Resuming a job whose spawner died (spawner_resume.h)
 
 int
 spawner_resume (const char *job_id, const spawner_options_t *options)
 {
     assert (job_id && options && options->supernode);
     char reason [1024] = "";
-    jace_security_t *security = jace_security_new (options->keys_dir,
-        options->cert ? options->cert : "spawner", reason, sizeof reason);
-    zlist_t *answers = security ? s_adopt_daemons (job_id, options, security,
-                                                   reason, sizeof reason)
-                                : zlist_new ();
-    jace_security_destroy (&security);
-    spawner_job_t *job = zlist_size (answers)
-        ? s_adopted_job (answers, job_id, reason, sizeof reason) : NULL;
+    zlist_t *answers = spawner_resume_gather (job_id, options, reason,
+                                              sizeof reason);
+    spawner_job_t *job = spawner_resume_job (answers, job_id, reason,
+                                             sizeof reason);
     int rc = 1;
     if (job) {
         spawner_server_config_t config = { .job = job, .options = options,
@@ -154,10 +74,6 @@ spawner_resume (const char *job_id, const spawner_options_t *options)
     else
         fprintf (stderr, "jace-spawner: cannot resume job %s: %s\n", job_id,
                  reason);
-    while (zlist_size (answers)) {
-        jace_msg_t *answer = (jace_msg_t *) zlist_pop (answers);
-        jace_msg_destroy (&answer);
-    }
-    zlist_destroy (&answers);
+    spawner_resume_forget (&answers);
     return rc;
 }

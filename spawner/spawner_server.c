@@ -10,9 +10,8 @@
     tasks: each reports PROGRESS every 100 ms at most and a HEARTBEAT every
     heartbeat period.
 
-    Task data (a file matrix's rows) streams in CHUNKs of at most
-    JACE_CHUNK_BYTES with at most CHUNK_WINDOW bytes unacknowledged per
-    task, and at most STREAM_BUDGET bytes of tasks' data prepared at once,
+    Task data (a file matrix's rows) streams in chunks (spawner_stream),
+    with at most STREAM_BUDGET bytes of tasks' data prepared at once,
     so the spawner holds the problem once plus one task's data, or
     STREAM_BUDGET bytes of several tasks', being sent: with 2 tasks a
     file matrix costs the spawner about 1.6 times its CSR size, with 8
@@ -41,8 +40,7 @@
 #define DAEMON_HEARTBEAT_MSEC 1000
 //  Progress events (one per task) this often.
 #define PROGRESS_EVENT_MSEC 1000
-//  Unacknowledged task data per task, and prepared data in all.
-#define CHUNK_WINDOW (4 * JACE_CHUNK_BYTES)
+//  Tasks' data prepared and not yet acknowledged, in all.
 #define STREAM_BUDGET (64LL * 1024 * 1024)
 //  Daemons that may refuse one task in a row before the job gives up.
 #define REFUSALS_MAX 8
@@ -240,7 +238,7 @@ s_server_destroy (server_t **self_p)
     for (size_t i = 0; i < self->task_count; i++) {
         zsock_destroy (&self->tasks [i].link);
         free (self->tasks [i].sources);
-        jace_msg_destroy (&self->tasks [i].data);
+        spawner_stream_destroy (&self->tasks [i].stream);
     }
     for (size_t i = 0; i < self->fenced_count; i++)
         zsock_destroy (&self->fenced [i]);
@@ -356,10 +354,10 @@ s_set_number (jace_msg_t *msg, const char *key, int64_t value)
     jace_msg_set_param (msg, key, text);
 }
 
-//  The ASSIGN of task `rank`, declaring the blocks of `data` (may be
+//  The ASSIGN of task `rank`, declaring the blocks of `stream` (may be
 //  NULL) that follow in CHUNKs.
 static jace_msg_t *
-s_assign_msg (server_t *self, size_t rank, const jace_msg_t *data)
+s_assign_msg (server_t *self, size_t rank, spawner_stream_t *stream)
 {
     spawner_task_t *task = &self->tasks [rank];
     jace_msg_t *assign = s_job_msg (self, JACE_MSG_ASSIGN, task);
@@ -379,29 +377,15 @@ s_assign_msg (server_t *self, size_t rank, const jace_msg_t *data)
         snprintf (key, sizeof key, "block/first/%zu", i);
         s_set_number (assign, key, self->first_row [i]);
     }
-    size_t blocks = data ? jace_msg_payload_count (data) : 0;
-    if (blocks)
-        s_set_number (assign, "block/data", (int64_t) blocks);
-    for (size_t i = 0; i < blocks; i++) {
-        snprintf (key, sizeof key, "block/data/%zu/kind", i);
-        s_set_number (assign, key, jace_msg_payload_kind (data, i));
-        snprintf (key, sizeof key, "block/data/%zu/length", i);
-        s_set_number (assign, key,
-                      (int64_t) jace_msg_payload_length (data, i));
-    }
+    if (stream)
+        spawner_stream_declare (stream, assign);
     s_add_table (self, assign);
     return assign;
 }
 
-static size_t
-s_element_size (jace_payload_kind_t kind)
-{
-    return kind == JACE_PAYLOAD_BYTES ? 1 : 8;
-}
-
 //  The data task `rank` needs and cannot build itself (its rows of a
-//  file matrix), as payloads of a message; or NULL when it needs none.
-static jace_msg_t *
+//  file matrix), ready to stream; or NULL when it needs none.
+static spawner_stream_t *
 s_task_data (server_t *self, size_t rank)
 {
     const jace_app_t *app = spawner_job_app (self->job);
@@ -412,10 +396,9 @@ s_task_data (server_t *self, size_t rank)
                      (int64_t) self->task_count, (int64_t) rank, data)) {
         s_fail (self, "cannot prepare the data of task %zu", rank);
         jace_msg_destroy (&data);
+        return NULL;
     }
-    if (data && jace_msg_payload_count (data) == 0)
-        jace_msg_destroy (&data);
-    return data;
+    return spawner_stream_new (&data);
 }
 
 //  Send task `rank` its ASSIGN, and start streaming its data, if the
@@ -427,22 +410,16 @@ s_send_assign (server_t *self, size_t rank)
     spawner_task_t *task = &self->tasks [rank];
     if (self->stream_bytes >= STREAM_BUDGET)
         return false;           //  Others' data first; at least one flows
-    jace_msg_t *data = s_task_data (self, rank);
+    spawner_stream_t *stream = s_task_data (self, rank);
     if (*self->failure)
         return false;
-    int64_t total = 0;
-    for (size_t i = 0; data && i < jace_msg_payload_count (data); i++)
-        total += (int64_t) (jace_msg_payload_length (data, i)
-                 * s_element_size (jace_msg_payload_kind (data, i)));
-    jace_msg_t *assign = s_assign_msg (self, rank, data);
+    jace_msg_t *assign = s_assign_msg (self, rank, stream);
     jace_msg_send (&assign, task->link);
-    task->data = data;
-    task->data_block = task->data_offset = 0;
-    task->data_sent = task->data_acked = 0;
-    task->data_total = total;
-    self->stream_bytes += total;
+    task->stream = stream;
+    if (stream)
+        self->stream_bytes += spawner_stream_total (stream);
     task->assigned_at = zclock_mono ();
-    task->phase = data ? SPAWNER_TASK_SENDING : SPAWNER_TASK_ASSIGNED;
+    task->phase = stream ? SPAWNER_TASK_SENDING : SPAWNER_TASK_ASSIGNED;
     //  From now on the daemon reports to us: its silence counts.
     spawner_detector_reset (self->detector, rank, zclock_mono ());
     return true;
@@ -499,7 +476,6 @@ s_place_all (server_t *self)
                 spawner_lease_take (self->lease, i, &taken);
                 break;
             }
-        self->tasks [rank].ever_placed = true;
         s_place (self, rank, &nodes [rank]);
         spawner_events_write (self->events, "assign", ",\"task\":%zu,"
             "\"daemon\":\"%s\",\"cluster\":\"%s\",\"power\":%.3f,"
@@ -514,38 +490,6 @@ s_place_all (server_t *self)
 //  --------------------------------------------------------------------------
 //  Task data in chunks
 
-//  Send task `task` the chunks its window allows.
-static void
-s_stream_task (server_t *self, spawner_task_t *task)
-{
-    jace_msg_t *data = task->data;
-    while (task->data_sent - task->data_acked < CHUNK_WINDOW
-    &&     task->data_block < jace_msg_payload_count (data)) {
-        size_t block = task->data_block;
-        jace_payload_kind_t kind = jace_msg_payload_kind (data, block);
-        size_t element = s_element_size (kind);
-        size_t length = jace_msg_payload_length (data, block);
-        size_t count = length - task->data_offset;
-        if (count * element > JACE_CHUNK_BYTES)
-            count = JACE_CHUNK_BYTES / element;
-        jace_msg_t *chunk = s_job_msg (self, JACE_MSG_CHUNK, task);
-        jace_msg_set_task (chunk, task->daemon.task);
-        jace_msg_set_block (chunk, (int64_t) block);
-        jace_msg_set_offset (chunk, (int64_t) task->data_offset);
-        void *space = jace_msg_add_payload_space (chunk, kind, count);
-        memcpy (space, (const char *) jace_msg_payload_data (data, block)
-                       + task->data_offset * element, count * element);
-        if (jace_msg_send (&chunk, task->link))
-            return;             //  Queue full: the next pass goes on
-        task->data_sent += (int64_t) (count * element);
-        task->data_offset += count;
-        if (task->data_offset == length) {
-            task->data_block++;
-            task->data_offset = 0;
-        }
-    }
-}
-
 //  ASSIGNs waiting for the stream budget, and chunks the windows allow.
 static void
 s_stream_data (server_t *self)
@@ -556,24 +500,21 @@ s_stream_data (server_t *self)
             continue;
         if (!task->assigned_at && !s_send_assign (self, i))
             continue;
-        if (task->data)
-            s_stream_task (self, task);
+        if (task->stream)
+            spawner_stream_send (task->stream, self->id, (int64_t) i,
+                                 task->epoch, task->link);
     }
 }
 
 static void
 s_on_chunk_ack (server_t *self, spawner_task_t *task, jace_msg_t *msg)
 {
-    int64_t received = jace_msg_received (msg);
-    if (task->phase != SPAWNER_TASK_SENDING || received < task->data_acked
-    ||  received > task->data_sent)
+    if (task->phase != SPAWNER_TASK_SENDING || !task->stream
+    ||  !spawner_stream_ack (task->stream, jace_msg_received (msg)))
         return;
-    task->data_acked = received;
-    if (received == task->data_total) {
-        self->stream_bytes -= task->data_total;
-        jace_msg_destroy (&task->data);
-        task->phase = SPAWNER_TASK_ASSIGNED;
-    }
+    self->stream_bytes -= spawner_stream_total (task->stream);
+    spawner_stream_destroy (&task->stream);
+    task->phase = SPAWNER_TASK_ASSIGNED;
 }
 
 //  --------------------------------------------------------------------------
@@ -679,9 +620,9 @@ s_lose_daemon (server_t *self, size_t rank, int64_t silent, const char *why)
                           "\"daemon\":\"%s\",\"silent_ms\":%" PRId64, rank,
                           task->daemon.id, silent);
     s_fence (self, task, "fenced: your task runs elsewhere now");
-    if (task->data) {
-        self->stream_bytes -= task->data_total;
-        jace_msg_destroy (&task->data);
+    if (task->stream) {
+        self->stream_bytes -= spawner_stream_total (task->stream);
+        spawner_stream_destroy (&task->stream);
     }
     bool was_running = task->phase == SPAWNER_TASK_RUNNING;
     task->phase = SPAWNER_TASK_WAITING;
@@ -1523,7 +1464,6 @@ s_adopt_tasks (server_t *self, zlist_t *answers)
         jace_msg_send (&adopt, task->link);
         task->phase = SPAWNER_TASK_RUNNING;
         task->assigned_at = zclock_mono ();
-        task->ever_placed = true;
         if (jace_msg_payload_count (answer) == 1
         &&  jace_msg_payload_kind (answer, 0) == JACE_PAYLOAD_I64) {
             size_t count = jace_msg_payload_length (answer, 0);

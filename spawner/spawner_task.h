@@ -17,6 +17,7 @@
 #define SPAWNER_TASK_H_INCLUDED
 
 #include "jace_msg.h"
+#include "spawner_stream.h"
 
 typedef enum {
     SPAWNER_TASK_WAITING,
@@ -36,16 +37,10 @@ typedef struct {
     int64_t state;              //  Last reported jace_task_state_t, or -1
     int64_t held_bytes;         //  Neighbours' checkpoints its daemon keeps
     bool restoring;             //  A replacement not yet restarted
-    bool ever_placed;           //  Placed once: a new daemon replaces one
     int64_t *sources;           //  Tasks it asks values from (ACCEPT)
     size_t source_count;        //  Entries in sources
     bool sources_known;         //  An ACCEPT or ADOPT said them
-    jace_msg_t *data;           //  Its data, while streaming; or NULL
-    size_t data_block;          //  Next block to send
-    size_t data_offset;         //  Next element of that block
-    int64_t data_sent;          //  Bytes sent
-    int64_t data_acked;         //  Bytes the daemon said it received
-    int64_t data_total;         //  Bytes in all
+    spawner_stream_t *stream;   //  Its data, while streaming; or NULL
     int64_t assigned_at;        //  When the ASSIGN left (msec)
     int64_t refusals;           //  Daemons that refused it in a row
 } spawner_task_t;

@@ -1,0 +1,115 @@
+/*  =========================================================================
+    spawner_resume - what a resumed job is, as its daemons describe it
+    =========================================================================
+*/
+#include "spawner_resume.h"
+#include "spawner_nodes.h"
+#include "jace_security.h"
+
+#define ADOPT_WAIT_MSEC 5000
+
+//  Connect to every daemon working for the job and ask each what it runs.
+//  Returns the ASSIGN answers (a list of jace_msg_t), possibly empty.
+static zlist_t *
+s_adopt_daemons (const char *job_id, const spawner_options_t *options,
+                 jace_security_t *security, char *reason, size_t reason_size)
+{
+    zlist_t *answers = zlist_new ();
+    jace_msg_t *registry = spawner_nodes_query (options->supernode, security,
+                                                ADOPT_WAIT_MSEC);
+    if (!registry) {
+        snprintf (reason, reason_size, "super-node %s does not answer",
+                  options->supernode);
+        return answers;
+    }
+    zpoller_t *poller = zpoller_new (NULL);
+    zlist_t *links = zlist_new ();
+    for (size_t i = 0; i < jace_msg_node_count (registry); i++) {
+        const jace_node_t *node = jace_msg_node (registry, i);
+        if (node->state != JACE_NODE_WORKING || !streq (node->job, job_id))
+            continue;
+        zsock_t *link = zsock_new (ZMQ_DEALER);
+        jace_msg_prepare_socket (link, 0);
+        if (jace_security_apply_client (security, link, node->pubkey)
+        ||  zsock_connect (link, "%s", node->endpoint)) {
+            zsock_destroy (&link);
+            continue;
+        }
+        jace_msg_t *adopt = jace_msg_new (JACE_MSG_ADOPT);
+        jace_msg_set_sender (adopt, "jace-spawner-resume");
+        jace_msg_set_job (adopt, job_id);
+        jace_msg_send (&adopt, link);
+        zpoller_add (poller, link);
+        zlist_append (links, link);
+    }
+    size_t wanted = zlist_size (links);
+    int64_t deadline = zclock_mono () + ADOPT_WAIT_MSEC;
+    while (zlist_size (answers) < wanted && zclock_mono () < deadline
+           && !zsys_interrupted) {
+        zsock_t *which = (zsock_t *) zpoller_wait (poller, 100);
+        jace_msg_t *msg = which ? jace_msg_recv (which, NULL, 0, NULL, 0)
+                                : NULL;
+        if (msg && jace_msg_type (msg) == JACE_MSG_ASSIGN
+        &&  streq (jace_msg_job (msg), job_id))
+            zlist_append (answers, msg);
+        else
+            jace_msg_destroy (&msg);
+    }
+    if (wanted == 0)
+        snprintf (reason, reason_size, "no daemon works for job %s (as %s "
+                  "sees it)", job_id, options->supernode);
+    zpoller_destroy (&poller);
+    while (zlist_size (links)) {
+        zsock_t *link = (zsock_t *) zlist_pop (links);
+        zsock_destroy (&link);
+    }
+    zlist_destroy (&links);
+    jace_msg_destroy (&registry);
+    return answers;
+}
+
+static spawner_job_t *
+s_adopted_job (zlist_t *answers, const char *job_id, char *reason,
+               size_t reason_size)
+{
+    jace_msg_t *first = (jace_msg_t *) zlist_first (answers);
+    char what [128];
+    snprintf (what, sizeof what, "job %s (as its daemons describe it)",
+              job_id);
+    return spawner_job_adopt (jace_msg_params (first), what, reason,
+                              reason_size);
+}
+
+zlist_t *
+spawner_resume_gather (const char *job_id, const spawner_options_t *options,
+                       char *reason, size_t reason_size)
+{
+    assert (job_id && options && options->supernode);
+    jace_security_t *security = jace_security_new (options->keys_dir,
+        options->cert ? options->cert : "spawner", reason, reason_size);
+    zlist_t *answers = security ? s_adopt_daemons (job_id, options, security,
+                                                   reason, reason_size)
+                                : zlist_new ();
+    jace_security_destroy (&security);
+    return answers;
+}
+
+spawner_job_t *
+spawner_resume_job (zlist_t *answers, const char *job_id, char *reason,
+                    size_t reason_size)
+{
+    return zlist_size (answers)
+         ? s_adopted_job (answers, job_id, reason, reason_size) : NULL;
+}
+
+void
+spawner_resume_forget (zlist_t **answers_p)
+{
+    assert (answers_p);
+    zlist_t *answers = *answers_p;
+    while (answers && zlist_size (answers)) {
+        jace_msg_t *answer = (jace_msg_t *) zlist_pop (answers);
+        jace_msg_destroy (&answer);
+    }
+    zlist_destroy (answers_p);
+}

@@ -1,0 +1,36 @@
+/*  =========================================================================
+    spawner_resume - what a resumed job is, as its daemons describe it
+
+    A job whose spawner died goes on: its daemons keep iterating.  To
+    resume it, ask the super-node which daemons work for the job, send each
+    an ADOPT, and collect their answers: each returns its ASSIGN as it
+    stands (application, parameters, every task's daemon and epoch, and
+    its sources).  The job is rebuilt from the parameters; the server
+    (spawner_server) takes the answers over, the newest epoch of each task
+    winning, and replaces the tasks whose daemon did not answer.
+    =========================================================================
+*/
+#ifndef SPAWNER_RESUME_H_INCLUDED
+#define SPAWNER_RESUME_H_INCLUDED
+
+#include "spawner_server.h"
+
+//  The ADOPT answers (a list of jace_msg_t ASSIGNs, possibly empty; the
+//  caller destroys it with spawner_resume_forget) of the daemons working
+//  for job_id, as the super-node options->supernode knows them.  Writes
+//  the reason when none answered.
+zlist_t *
+    spawner_resume_gather (const char *job_id,
+                           const spawner_options_t *options, char *reason,
+                           size_t reason_size);
+
+//  The job the answers describe, or NULL with the reason.
+spawner_job_t *
+    spawner_resume_job (zlist_t *answers, const char *job_id, char *reason,
+                        size_t reason_size);
+
+//  Destroy the answers and the list; nullifies the reference.
+void
+    spawner_resume_forget (zlist_t **answers_p);
+
+#endif

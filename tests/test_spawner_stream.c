@@ -1,0 +1,107 @@
+/*  =========================================================================
+    test_spawner_stream - a task's data in chunks, with a window
+
+    The spawner side of CHUNK / CHUNK_ACK over an inproc pair: blocks of
+    every kind arrive whole and in order, no chunk is over 1 MiB, never more
+    than the window is unacknowledged, and nothing is sent past the end.
+    =========================================================================
+*/
+#include "tap.h"
+#include "spawner_stream.h"
+
+#define DOUBLES (450 * 1000)        //  3.4 MiB: four chunks
+#define WINDOW_MOST (4 * JACE_CHUNK_BYTES)
+
+int
+main (void)
+{
+    zsys_set_logstream (stderr);
+    tap_plan (11);
+    zsock_t *out = zsock_new_pair ("@inproc://stream");
+    zsock_t *in = zsock_new_pair (">inproc://stream");
+    double *values = (double *) malloc (DOUBLES * sizeof (double));
+    int64_t indices [10];
+    for (size_t i = 0; i < DOUBLES; i++)
+        values [i] = (double) i * 0.5 - 7;
+    for (int i = 0; i < 10; i++)
+        indices [i] = -i * 1000003LL;
+    jace_msg_t *data = jace_msg_new (JACE_MSG_CHUNK);
+    jace_msg_add_payload (data, JACE_PAYLOAD_F64, values, DOUBLES);
+    jace_msg_add_payload (data, JACE_PAYLOAD_BYTES, "", 0);
+    jace_msg_add_payload (data, JACE_PAYLOAD_I64, indices, 10);
+    spawner_stream_t *stream = spawner_stream_new (&data);
+    ok (stream && !data, "a stream takes the data");
+    ok (spawner_stream_total (stream) == DOUBLES * 8 + 80,
+        "it counts every byte of every block");
+
+    jace_msg_t *assign = jace_msg_new (JACE_MSG_ASSIGN);
+    spawner_stream_declare (stream, assign);
+    ok (streq (jace_msg_param (assign, "block/data"), "3")
+        && streq (jace_msg_param (assign, "block/data/1/kind"), "3")
+        && streq (jace_msg_param (assign, "block/data/2/length"), "10"),
+        "the ASSIGN declares kinds and lengths");
+    jace_msg_destroy (&assign);
+
+    double *got = (double *) calloc (DOUBLES, sizeof (double));
+    int64_t got_indices [10] = { 0 };
+    int64_t received = 0, most_outstanding = 0, biggest = 0;
+    bool in_order = true, labelled = true, done = false;
+    size_t expect_block = 0, expect_offset = 0;
+    for (int round = 0; round < 100 && !done; round++) {
+        spawner_stream_send (stream, "job-x", 3, 2, out);
+        int64_t sent_now = received;
+        while (zsock_events (in) & ZMQ_POLLIN) {
+            jace_msg_t *chunk = jace_msg_recv (in, NULL, 0, NULL, 0);
+            size_t block = (size_t) jace_msg_block (chunk);
+            size_t offset = (size_t) jace_msg_offset (chunk);
+            size_t count = jace_msg_payload_length (chunk, 0);
+            size_t element = block == 1 ? 1 : 8;
+            labelled &= streq (jace_msg_job (chunk), "job-x")
+                     && jace_msg_task (chunk) == 3
+                     && jace_msg_epoch (chunk) == 2;
+            if (expect_block == 1)
+                expect_block = 2;   //  The empty block has no chunk
+            in_order &= block == expect_block && offset == expect_offset;
+            if (block == 0)
+                jace_msg_payload_copy (chunk, 0, got + offset);
+            else
+                jace_msg_payload_copy (chunk, 0, got_indices + offset);
+            biggest = (int64_t) (count * element) > biggest
+                    ? (int64_t) (count * element) : biggest;
+            sent_now += (int64_t) (count * element);
+            expect_offset = offset + count;
+            if (block == 0 && expect_offset == DOUBLES) {
+                expect_block = 1;
+                expect_offset = 0;
+            }
+            jace_msg_destroy (&chunk);
+        }
+        most_outstanding = sent_now - received > most_outstanding
+                         ? sent_now - received : most_outstanding;
+        received = sent_now;
+        done = spawner_stream_ack (stream, received);
+    }
+    ok (done, "every byte arrives and is acknowledged");
+    ok (in_order, "chunks come in order, block by block");
+    ok (labelled, "each chunk names the job, task and epoch");
+    ok (biggest <= JACE_CHUNK_BYTES, "no chunk is over 1 MiB");
+    ok (most_outstanding <= WINDOW_MOST,
+        "never more than the window is unacknowledged");
+    ok (memcmp (got, values, DOUBLES * sizeof (double)) == 0
+        && memcmp (got_indices, indices, sizeof indices) == 0,
+        "the blocks arrive intact");
+    ok (spawner_stream_ack (stream, 0),
+        "a late, older acknowledgement does not undo the progress");
+    spawner_stream_send (stream, "job-x", 3, 2, out);
+    ok (!(zsock_events (in) & ZMQ_POLLIN), "nothing is sent past the end");
+
+    spawner_stream_destroy (&stream);
+    spawner_stream_destroy (&stream);
+    jace_msg_t *empty = jace_msg_new (JACE_MSG_CHUNK);
+    assert (spawner_stream_new (&empty) == NULL && !empty);
+    free (values);
+    free (got);
+    zsock_destroy (&in);
+    zsock_destroy (&out);
+    return tap_done ();
+}
