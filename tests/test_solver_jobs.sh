@@ -9,7 +9,7 @@
 #  and never report success.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 75
+plan 76
 
 JOB=$RUN/system.job
 cat >"$JOB" <<JOBFILE
@@ -99,4 +99,6 @@ submit diverge "$JOB" "$SN_sn" --set job/tasks=3 \
 ok $? "a diverging iteration ends non-zero, saying it diverges"
 ! grep -q '"event":"result"' "$RUN/diverge.events"
 ok $? "and never reports a result"
+check "10 s after the failed jobs every daemon is free" \
+    wait_for 10 count_is 8 "$SN_sn" '.state == "free"'
 lib_finish
