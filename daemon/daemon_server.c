@@ -26,6 +26,7 @@
 #include "daemon_transfer.h"
 #include "jace_msg.h"
 #include "jace_security.h"
+#include "jace_task.h"
 
 #define FAILOVER_HEARTBEATS 3
 #define FAILOVER_MIN_MSEC 1500
@@ -373,7 +374,7 @@ s_refuse (server_t *self, const jace_msg_t *request, jace_refuse_code_t code,
 
 //  Work for the ASSIGN's job from now on.
 static void
-s_take_job (server_t *self, const jace_msg_t *assign)
+s_take_job (server_t *self, jace_msg_t *assign)
 {
     snprintf (self->job, sizeof self->job, "%s", jace_msg_job (assign));
     snprintf (self->self_node.job, sizeof self->self_node.job, "%s",
@@ -383,13 +384,13 @@ s_take_job (server_t *self, const jace_msg_t *assign)
     self->self_node.task = jace_msg_task (assign);
     self->self_node.epoch = jace_msg_epoch (assign);
     self->spawner_heard = zclock_mono ();
-    const char *text = jace_msg_param (assign, "job/orphan_timeout");
-    char *end = NULL;
-    double seconds = text ? strtod (text, &end) : ORPHAN_TIMEOUT_SEC;
-    if (text && (end == text || *end || !(seconds > 0 && seconds < 1e9))) {
-        zsys_warning ("daemon %s: job/orphan_timeout = '%s' of job %s is "
-                      "not a positive number of seconds, using %d",
-                      self->self_node.id, text, self->job,
+    double seconds;
+    char reason [256];
+    if (jace_param_number (jace_msg_params (assign), "job/orphan_timeout",
+                           ORPHAN_TIMEOUT_SEC, 1, 1e9, &seconds, reason,
+                           sizeof reason)) {
+        zsys_warning ("daemon %s: job %s: %s; using %d s",
+                      self->self_node.id, self->job, reason,
                       ORPHAN_TIMEOUT_SEC);
         seconds = ORPHAN_TIMEOUT_SEC;
     }
