@@ -55,12 +55,13 @@ daemon_checkpoints_destroy (daemon_checkpoints_t **self_p)
 
 int
 daemon_checkpoints_store (daemon_checkpoints_t *self, jace_msg_t **msg_p,
-                          char *reason, size_t reason_size)
+                          const jace_key_t *job_key, char *reason,
+                          size_t reason_size)
 {
-    assert (self && msg_p && *msg_p);
+    assert (self && msg_p && *msg_p && job_key);
     jace_msg_t *copy = *msg_p;
     *msg_p = NULL;
-    if (jace_checkpoint_check (copy, reason, reason_size)) {
+    if (jace_checkpoint_check (copy, job_key, reason, reason_size)) {
         jace_msg_destroy (&copy);
         return -1;
     }

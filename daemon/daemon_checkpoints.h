@@ -12,6 +12,7 @@
 #define DAEMON_CHECKPOINTS_H_INCLUDED
 
 #include "jace_msg.h"
+#include "jace_auth.h"
 
 typedef struct _daemon_checkpoints_t daemon_checkpoints_t;
 
@@ -29,7 +30,8 @@ void
 //  or over the memory limit.
 int
     daemon_checkpoints_store (daemon_checkpoints_t *self, jace_msg_t **msg_p,
-                              char *reason, size_t reason_size);
+                              const jace_key_t *job_key, char *reason,
+                              size_t reason_size);
 
 //  The copy held for task `task` of job `job`, or NULL.  Borrowed.
 const jace_msg_t *

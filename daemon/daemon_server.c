@@ -273,11 +273,13 @@ s_connect_supernode (server_t *self)
     self->current = strdup ((char *) zlist_first (self->supernodes));
     self->supernode = zsock_new (ZMQ_DEALER);
     jace_msg_prepare_socket (self->supernode, JACE_MSG_HEADER_MAX);
+    char reason [256] = "no valid key";
     if (jace_security_apply_client (self->security, self->supernode,
-            jace_security_supernode_key (self->security))
+            jace_security_supernode_key (self->security, self->current,
+                                         reason, sizeof reason))
     ||  zsock_connect (self->supernode, "%s", self->current))
-        zsys_error ("daemon %s: cannot connect to super-node '%s'",
-                    self->self_node.id, self->current);
+        zsys_error ("daemon %s: cannot connect to super-node '%s': %s",
+                    self->self_node.id, self->current, reason);
     zpoller_add (self->poller, self->supernode);
     self->last_welcome = zclock_mono ();
     self->registered = false;

@@ -528,7 +528,8 @@ s_consider_copy (worker_t *self, jace_msg_t **msg_p, char *reason,
         self->fetch_pending--;
     if (!jace_checkpoint_is_copy (msg))
         return;                 //  "None held here"
-    if (jace_checkpoint_check (msg, reason, reason_size)) {
+    if (jace_checkpoint_check (msg, jace_task_job_key (self->task), reason,
+                               reason_size)) {
         zsys_warning ("daemon %s: copy from %s ignored: %s", self->sender,
                       jace_msg_sender (msg), reason);
         return;
@@ -569,7 +570,8 @@ s_on_checkpoint (worker_t *self, jace_msg_t **msg_p, char *reason,
     //  a user looks for after a crash during a checkpoint.
     char sender [JACE_ID_MAX];
     snprintf (sender, sizeof sender, "%s", jace_msg_sender (msg));
-    if (daemon_checkpoints_store (self->copies, msg_p, reason,
+    if (daemon_checkpoints_store (self->copies, msg_p,
+                                  jace_task_job_key (self->task), reason,
                                   reason_size) < 0)
         zsys_warning ("daemon %s: copy from %s refused: %s", self->sender,
                       sender, reason);
@@ -597,7 +599,8 @@ s_on_fetch (worker_t *self, jace_msg_t *msg, char *reason,
         jace_msg_job (msg), task);
     jace_msg_t *answer = copy
         ? jace_checkpoint_forward (copy, self->sender)
-        : jace_checkpoint_none (self->sender, jace_msg_job (msg), task);
+        : jace_checkpoint_none (self->sender, jace_msg_job (msg), task,
+                                jace_task_job_key (self->task));
     jace_task_send_msg (self->task, task, &answer);
 }
 
@@ -769,7 +772,7 @@ s_checkpoint (worker_t *self)
         jace_task_job (self->task), jace_task_rank (self->task),
         jace_task_epoch (self->task), iteration, bytes, size);
     jace_task_save_newest (self->task, copy);
-    jace_checkpoint_seal (copy);
+    jace_checkpoint_seal (copy, jace_task_job_key (self->task));
     for (size_t i = 0; i < count; i++) {
         jace_msg_t *msg = i + 1 < count
                         ? jace_checkpoint_forward (copy, self->sender)

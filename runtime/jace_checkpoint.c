@@ -4,45 +4,61 @@
 */
 #include "jace_checkpoint.h"
 
-#include <xxhash.h>
+#include <sodium.h>
 
 static void
-s_update_int (XXH3_state_t *state, int64_t value)
+s_update_int (crypto_generichash_state *state, int64_t value)
 {
     uint8_t bytes [8];
     for (int i = 0; i < 8; i++)
         bytes [i] = (uint8_t) ((uint64_t) value >> (8 * i));
-    XXH3_64bits_update (state, bytes, sizeof bytes);
+    crypto_generichash_update (state, bytes, sizeof bytes);
 }
 
-//  XXH3: a checksum that keeps up with memory (GB/s), so checkpointing
-//  a large state stays cheap; authenticity is CURVE's job, not this one's.
-//  It covers the tags and every payload (kind, length, bytes).
-int64_t
-jace_checkpoint_checksum (const jace_msg_t *copy)
+//  Keyed BLAKE2b under the job key: a copy travels through daemons that
+//  only keep it (the holders), so its tags and bytes are bound to the job
+//  itself, not to the link it came on.  A holder, a stranger or a damaged
+//  disk cannot make a copy that validates: the key is not theirs.  It
+//  covers the tags (not the sender, which changes as copies are passed
+//  on) and every payload (kind, length, bytes).
+void
+jace_checkpoint_mac (const jace_msg_t *copy, const jace_key_t *key,
+                     unsigned char *mac)
 {
-    assert (copy);
-    XXH3_state_t *state = XXH3_createState ();
-    assert (state);
-    XXH3_64bits_reset (state);
+    assert (copy && key && mac);
+    jace_sodium_init ();
+    crypto_generichash_state state;
+    crypto_generichash_init (&state, key->bytes, sizeof key->bytes,
+                             JACE_KEY_BYTES);
     const char *job = jace_msg_job (copy);
-    XXH3_64bits_update (state, job, strlen (job) + 1);
-    s_update_int (state, jace_msg_task (copy));
-    s_update_int (state, jace_msg_epoch (copy));
-    s_update_int (state, jace_msg_iteration (copy));
-    s_update_int (state, (int64_t) jace_msg_payload_count (copy));
+    crypto_generichash_update (&state, (const unsigned char *) job,
+                               strlen (job) + 1);
+    s_update_int (&state, jace_msg_task (copy));
+    s_update_int (&state, jace_msg_epoch (copy));
+    s_update_int (&state, jace_msg_iteration (copy));
+    s_update_int (&state, (int64_t) jace_msg_payload_count (copy));
     for (size_t i = 0; i < jace_msg_payload_count (copy); i++) {
         size_t length = jace_msg_payload_length (copy, i);
         jace_payload_kind_t kind = jace_msg_payload_kind (copy, i);
-        s_update_int (state, (int64_t) kind);
-        s_update_int (state, (int64_t) length);
+        s_update_int (&state, (int64_t) kind);
+        s_update_int (&state, (int64_t) length);
         if (length)
-            XXH3_64bits_update (state, jace_msg_payload_data (copy, i),
-                                length * (kind == JACE_PAYLOAD_BYTES ? 1 : 8));
+            crypto_generichash_update (&state,
+                jace_msg_payload_data (copy, i),
+                length * (kind == JACE_PAYLOAD_BYTES ? 1 : 8));
     }
-    uint64_t checksum = XXH3_64bits_digest (state);
-    XXH3_freeState (state);
-    return (int64_t) checksum;
+    crypto_generichash_final (&state, mac, JACE_KEY_BYTES);
+}
+
+static bool
+s_mac_holds (const jace_msg_t *copy, const jace_key_t *key)
+{
+    unsigned char presented [JACE_KEY_BYTES], mac [JACE_KEY_BYTES];
+    const char *token = jace_msg_token (copy);
+    if (strlen (token) != JACE_KEY_TEXT || !zmq_z85_decode (presented, token))
+        return false;
+    jace_checkpoint_mac (copy, key, mac);
+    return sodium_memcmp (mac, presented, sizeof mac) == 0;
 }
 
 static jace_msg_t *
@@ -69,20 +85,24 @@ jace_checkpoint_begin (const char *sender, const char *job, int64_t task,
 }
 
 void
-jace_checkpoint_seal (jace_msg_t *copy)
+jace_checkpoint_seal (jace_msg_t *copy, const jace_key_t *key)
 {
-    assert (copy);
-    jace_msg_set_checksum (copy, jace_checkpoint_checksum (copy));
+    assert (copy && key);
+    unsigned char mac [JACE_KEY_BYTES];
+    jace_checkpoint_mac (copy, key, mac);
+    char text [JACE_KEY_TEXT + 1];
+    zmq_z85_encode (text, mac, sizeof mac);
+    jace_msg_set_token (copy, text);
 }
 
 jace_msg_t *
 jace_checkpoint_new (const char *sender, const char *job, int64_t task,
                      int64_t epoch, int64_t iteration, const void *bytes,
-                     size_t size)
+                     size_t size, const jace_key_t *key)
 {
     jace_msg_t *msg = jace_checkpoint_begin (sender, job, task, epoch,
                                              iteration, bytes, size);
-    jace_checkpoint_seal (msg);
+    jace_checkpoint_seal (msg, key);
     return msg;
 }
 
@@ -94,7 +114,7 @@ jace_checkpoint_forward (const jace_msg_t *copy, const char *sender)
                               jace_msg_task (copy));
     jace_msg_set_epoch (msg, jace_msg_epoch (copy));
     jace_msg_set_iteration (msg, jace_msg_iteration (copy));
-    jace_msg_set_checksum (msg, jace_msg_checksum (copy));
+    jace_msg_set_token (msg, jace_msg_token (copy));
     for (size_t i = 0; i < jace_msg_payload_count (copy); i++) {
         jace_payload_kind_t kind = jace_msg_payload_kind (copy, i);
         size_t length = jace_msg_payload_length (copy, i);
@@ -108,11 +128,20 @@ jace_checkpoint_forward (const jace_msg_t *copy, const char *sender)
 }
 
 jace_msg_t *
-jace_checkpoint_none (const char *sender, const char *job, int64_t task)
+jace_checkpoint_none (const char *sender, const char *job, int64_t task,
+                      const jace_key_t *key)
 {
     jace_msg_t *msg = s_ckpt (sender, job, task);
     jace_msg_set_iteration (msg, -1);
+    jace_checkpoint_seal (msg, key);
     return msg;
+}
+
+bool
+jace_checkpoint_authentic (const jace_msg_t *msg, const jace_key_t *key)
+{
+    assert (msg && key);
+    return jace_msg_type (msg) == JACE_MSG_CKPT && s_mac_holds (msg, key);
 }
 
 bool
@@ -137,10 +166,10 @@ jace_checkpoint_bytes (const jace_msg_t *msg, size_t *size)
 }
 
 int
-jace_checkpoint_check (const jace_msg_t *msg, char *reason,
-                       size_t reason_size)
+jace_checkpoint_check (const jace_msg_t *msg, const jace_key_t *key,
+                       char *reason, size_t reason_size)
 {
-    assert (msg);
+    assert (msg && key);
     size_t payloads = jace_msg_payload_count (msg);
     if (!jace_checkpoint_is_copy (msg) || payloads < 1
     ||  jace_msg_payload_kind (msg, 0) != JACE_PAYLOAD_BYTES) {
@@ -148,12 +177,12 @@ jace_checkpoint_check (const jace_msg_t *msg, char *reason,
                   " does not start with a byte payload", jace_msg_task (msg));
         return -1;
     }
-    if (jace_checkpoint_checksum (msg) != jace_msg_checksum (msg)) {
+    if (!s_mac_holds (msg, key)) {
         size_t size = 0;
         jace_checkpoint_bytes (msg, &size);
         snprintf (reason, reason_size, "checkpoint of task %" PRId64
                   " (epoch %" PRId64 ", iteration %" PRId64 ", %zu bytes) "
-                  "fails its checksum", jace_msg_task (msg),
+                  "fails its seal (forged, damaged or of another job)", jace_msg_task (msg),
                   jace_msg_epoch (msg), jace_msg_iteration (msg), size);
         return -1;
     }

@@ -4,9 +4,11 @@
     A checkpoint is a CKPT message: the task's job, number, epoch and
     iteration, the application's state as an opaque byte payload, the
     newest values the task held from its neighbours (two more payloads,
-    jace_task_save_newest), and a checksum over all of them.  The checksum binds the bytes to their tags,
-    so a copy that was damaged, truncated, or relabelled is never taken
-    for a task's state.  Checkpoints are in the sender's byte order: a
+    jace_task_save_newest), and a seal over all of them: keyed BLAKE2b
+    under the job key, in the CKPT's token.  The seal binds the bytes to
+    their tags and to the job, so a copy that was damaged, truncated,
+    relabelled or forged by anyone without the job key is never taken for
+    a task's state.  Checkpoints are in the sender's byte order: a
     daemon only restores copies its application wrote.
     =========================================================================
 */
@@ -14,14 +16,17 @@
 #define JACE_CHECKPOINT_H_INCLUDED
 
 #include "jace_msg.h"
+#include "jace_auth.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-//  Checksum of a checkpoint's tags and payloads (XXH3, 64 bits).
-int64_t
-    jace_checkpoint_checksum (const jace_msg_t *copy);
+//  Seal of a checkpoint's tags and payloads under key: JACE_KEY_BYTES
+//  into mac.
+void
+    jace_checkpoint_mac (const jace_msg_t *copy, const jace_key_t *key,
+                         unsigned char *mac);
 
 //  A CKPT carrying `size` bytes of task `task`'s state at `iteration`,
 //  not sealed yet: the runtime may add payloads (the neighbours' values)
@@ -31,34 +36,40 @@ jace_msg_t *
                            int64_t epoch, int64_t iteration,
                            const void *bytes, size_t size);
 
-//  Set the checksum over everything the copy carries.
+//  Seal everything the copy carries under the job key (its token).
 void
-    jace_checkpoint_seal (jace_msg_t *copy);
+    jace_checkpoint_seal (jace_msg_t *copy, const jace_key_t *key);
 
 //  jace_checkpoint_begin and jace_checkpoint_seal in one.
 jace_msg_t *
     jace_checkpoint_new (const char *sender, const char *job, int64_t task,
                          int64_t epoch, int64_t iteration, const void *bytes,
-                         size_t size);
+                         size_t size, const jace_key_t *key);
 
-//  A copy of `copy` to pass on, its tags and checksum unchanged, signed
-//  by `sender`.
+//  A copy of `copy` to pass on, its tags and seal unchanged, sent by
+//  `sender`.
 jace_msg_t *
     jace_checkpoint_forward (const jace_msg_t *copy, const char *sender);
 
-//  A CKPT saying "I hold no copy of task `task`" (iteration -1, no bytes).
+//  A CKPT saying "I hold no copy of task `task`" (iteration -1, no
+//  bytes), sealed under key.
 jace_msg_t *
-    jace_checkpoint_none (const char *sender, const char *job, int64_t task);
+    jace_checkpoint_none (const char *sender, const char *job, int64_t task,
+                          const jace_key_t *key);
+
+//  True if msg is a CKPT (copy or none) sealed under key.
+bool
+    jace_checkpoint_authentic (const jace_msg_t *msg, const jace_key_t *key);
 
 //  True if msg is a CKPT holding a copy (not a "none").
 bool
     jace_checkpoint_is_copy (const jace_msg_t *msg);
 
-//  Check a CKPT copy: a byte payload first, and a checksum that matches
-//  the tags and payloads.  Returns 0, or -1 with the reason.
+//  Check a CKPT copy: a byte payload first, and a seal under key that
+//  matches the tags and payloads.  Returns 0, or -1 with the reason.
 int
-    jace_checkpoint_check (const jace_msg_t *msg, char *reason,
-                           size_t reason_size);
+    jace_checkpoint_check (const jace_msg_t *msg, const jace_key_t *key,
+                           char *reason, size_t reason_size);
 
 //  True if copy `a` is newer than copy `b` (a later epoch, or the same
 //  epoch and a later iteration); any copy is newer than NULL.

@@ -8,13 +8,16 @@
 #include "jace_msg.h"
 
 #include <msgpack.h>
+#include <sodium.h>
+#include <stdatomic.h>
 
 //  Every field any message can carry.  Strings first, then integers, then
 //  the rest; the order only matters for the storage arrays below.
 typedef enum {
-    F_SENDER, F_ENDPOINT, F_CLUSTER, F_PUBKEY, F_JOB, F_APP, F_REASON,
+    F_SENDER, F_ENDPOINT, F_CLUSTER, F_PUBKEY, F_JOB, F_APP, F_TOKEN, F_KEY,
+    F_REASON,
     F_TASK, F_EPOCH, F_ITERATION, F_COUNT, F_STATE, F_INTERVAL, F_FIRST,
-    F_CHECKSUM, F_FORWARDED, F_CODE, F_BLOCK, F_OFFSET, F_RECEIVED,
+    F_FORWARDED, F_CODE, F_BLOCK, F_OFFSET, F_RECEIVED,
     F_VALUE, F_NODES, F_PARAMS,
     F_END                       //  Ends a schema
 } field_t;
@@ -26,26 +29,26 @@ typedef enum {
 //  Bound of each string field, in bytes including the terminating NUL.
 static const size_t s_string_bound [STRING_FIELDS] = {
     JACE_ID_MAX, JACE_ENDPOINT_MAX, JACE_ID_MAX, JACE_ID_MAX, JACE_ID_MAX,
-    JACE_ID_MAX, JACE_TEXT_MAX
+    JACE_ID_MAX, JACE_ID_MAX, JACE_ID_MAX, JACE_TEXT_MAX
 };
 
 //  Wire layout of each type: its name and its fields in order.
 typedef struct {
     const char *name;           //  Type name for logs
-    field_t fields [12];        //  Fields in wire order, F_END terminated
+    field_t fields [14];        //  Fields in wire order, F_END terminated
 } schema_t;
 
 static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
-    [JACE_MSG_HELLO] = { "HELLO", { F_SENDER, F_NODES, F_END } },
+    [JACE_MSG_HELLO] = { "HELLO", { F_SENDER, F_TOKEN, F_NODES, F_END } },
     [JACE_MSG_WELCOME] = { "WELCOME", { F_SENDER, F_INTERVAL, F_END } },
     [JACE_MSG_HEARTBEAT] = { "HEARTBEAT",
-        { F_SENDER, F_JOB, F_STATE, F_FORWARDED, F_END } },
+        { F_SENDER, F_JOB, F_STATE, F_FORWARDED, F_TOKEN, F_END } },
     [JACE_MSG_BYE] = { "BYE", { F_SENDER, F_END } },
     [JACE_MSG_RESERVE] = { "RESERVE",
         { F_SENDER, F_JOB, F_ENDPOINT, F_COUNT, F_INTERVAL, F_FORWARDED,
-          F_CLUSTER, F_END } },
+          F_CLUSTER, F_PUBKEY, F_END } },
     [JACE_MSG_GRANT] = { "GRANT",
-        { F_SENDER, F_JOB, F_COUNT, F_NODES, F_END } },
+        { F_SENDER, F_JOB, F_COUNT, F_NODES, F_PARAMS, F_END } },
     [JACE_MSG_RELEASE] = { "RELEASE",
         { F_SENDER, F_JOB, F_FORWARDED, F_NODES, F_END } },
     [JACE_MSG_STATUS] = { "STATUS", { F_SENDER, F_END } },
@@ -55,38 +58,42 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
         { F_SENDER, F_ENDPOINT, F_NODES, F_PARAMS, F_END } },
     [JACE_MSG_ASSIGN] = { "ASSIGN",
         { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_COUNT, F_INTERVAL, F_APP,
-          F_PARAMS, F_NODES, F_END } },
+          F_TOKEN, F_KEY, F_PARAMS, F_NODES, F_END } },
     [JACE_MSG_ACCEPT] = { "ACCEPT",
-        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_END } },
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_TOKEN, F_END } },
     [JACE_MSG_REFUSE] = { "REFUSE",
-        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_CODE, F_REASON, F_END } },
-    [JACE_MSG_START] = { "START", { F_JOB, F_EPOCH, F_END } },
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_CODE, F_REASON, F_TOKEN,
+          F_END } },
+    [JACE_MSG_START] = { "START", { F_JOB, F_EPOCH, F_TOKEN, F_END } },
     [JACE_MSG_PROGRESS] = { "PROGRESS",
         { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_VALUE, F_STATE,
-          F_COUNT, F_END } },
-    [JACE_MSG_COLLECT] = { "COLLECT", { F_JOB, F_COUNT, F_END } },
+          F_COUNT, F_TOKEN, F_END } },
+    [JACE_MSG_COLLECT] = { "COLLECT", { F_JOB, F_COUNT, F_TOKEN, F_END } },
     [JACE_MSG_RESULT] = { "RESULT",
-        { F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_FIRST, F_COUNT, F_END } },
-    [JACE_MSG_STOP] = { "STOP", { F_JOB, F_REASON, F_END } },
+        { F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_FIRST, F_COUNT, F_TOKEN,
+          F_END } },
+    [JACE_MSG_STOP] = { "STOP", { F_JOB, F_REASON, F_TOKEN, F_END } },
     [JACE_MSG_DATA] = { "DATA",
-        { F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_FIRST, F_END } },
+        { F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_FIRST, F_TOKEN, F_END } },
     [JACE_MSG_ERROR] = { "ERROR", { F_SENDER, F_REASON, F_END } },
     [JACE_MSG_REMAP] = { "REMAP",
-        { F_JOB, F_TASK, F_EPOCH, F_NODES, F_END } },
+        { F_JOB, F_TASK, F_EPOCH, F_NODES, F_TOKEN, F_END } },
     [JACE_MSG_CKPT] = { "CKPT",
-        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_CHECKSUM, F_END } },
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_TOKEN, F_END } },
     [JACE_MSG_FETCH] = { "FETCH",
-        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_NODES, F_END } },
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_NODES, F_TOKEN, F_END } },
     [JACE_MSG_RESTORED] = { "RESTORED",
         { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_COUNT, F_VALUE,
-          F_END } },
-    [JACE_MSG_CRASH] = { "CRASH", { F_SENDER, F_JOB, F_END } },
-    [JACE_MSG_ADOPT] = { "ADOPT", { F_SENDER, F_JOB, F_END } },
-    [JACE_MSG_CANCEL] = { "CANCEL", { F_SENDER, F_JOB, F_REASON, F_END } },
+          F_TOKEN, F_END } },
+    [JACE_MSG_CRASH] = { "CRASH", { F_SENDER, F_JOB, F_TOKEN, F_END } },
+    [JACE_MSG_ADOPT] = { "ADOPT", { F_SENDER, F_JOB, F_TOKEN, F_END } },
+    [JACE_MSG_CANCEL] = { "CANCEL",
+        { F_SENDER, F_JOB, F_REASON, F_TOKEN, F_END } },
     [JACE_MSG_CHUNK] = { "CHUNK",
-        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_BLOCK, F_OFFSET, F_END } },
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_BLOCK, F_OFFSET, F_TOKEN,
+          F_END } },
     [JACE_MSG_CHUNK_ACK] = { "CHUNK_ACK",
-        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_RECEIVED, F_END } },
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_RECEIVED, F_TOKEN, F_END } },
 };
 
 //  Fields of a node record on the wire, in order.
@@ -127,6 +134,8 @@ struct _jace_msg_t {
     zhash_t *params;                    //  Params map, values owned
     payload_t payloads [JACE_MSG_PAYLOADS_MAX];  //  Payload frames
     size_t payload_count;               //  Payloads in use
+    char user_id [JACE_ID_MAX];         //  Key CURVE authenticated, or ""
+    char peer_address [JACE_ID_MAX];    //  Sender's IP address, or ""
 };
 
 
@@ -520,9 +529,10 @@ static const char *
 s_field_name (field_t field)
 {
     static const char *names [] = {
-        "sender", "endpoint", "cluster", "pubkey", "job", "app", "reason",
+        "sender", "endpoint", "cluster", "pubkey", "job", "app", "token",
+        "key", "reason",
         "task", "epoch", "iteration", "count", "state", "interval", "first",
-        "checksum", "forwarded", "code", "block", "offset", "received",
+        "forwarded", "code", "block", "offset", "received",
         "value", "nodes", "params"
     };
     return names [field];
@@ -914,6 +924,19 @@ s_print_routing_id (zframe_t *routing_id, char *sender, size_t sender_size)
     free (hex);
 }
 
+//  The ZAP user id (the Z85 public key CURVE authenticated) and the peer's
+//  IP address of a received frame; both "" on links without them.
+static void
+s_read_metadata (zframe_t *frame, char *user_id, char *peer_address)
+{
+    const char *value = zframe_meta (frame, "User-Id");
+    if (value)
+        snprintf (user_id, JACE_ID_MAX, "%s", value);
+    value = zframe_meta (frame, "Peer-Address");
+    if (value)
+        snprintf (peer_address, JACE_ID_MAX, "%s", value);
+}
+
 //  Frames are received one by one into an array rather than a zmsg: this
 //  is the path of every neighbour vector.
 jace_msg_t *
@@ -944,8 +967,17 @@ jace_msg_recv (zsock_t *input, char *reason, size_t reason_size,
     }
     if (routing_id && sender)
         s_print_routing_id (routing_id, sender, sender_size);
+    //  Who sent it, as the transport knows: read before decoding moves
+    //  the header frame out.
+    char user_id [JACE_ID_MAX] = "", peer_address [JACE_ID_MAX] = "";
+    if (parts.count > 0)
+        s_read_metadata (parts.frame [0], user_id, peer_address);
 
     jace_msg_t *self = s_decode_parts (&parts, reason, reason_size);
+    if (self) {
+        memcpy (self->user_id, user_id, sizeof user_id);
+        memcpy (self->peer_address, peer_address, sizeof peer_address);
+    }
     if (self && routing_id) {
         self->routing_id = routing_id;
         routing_id = NULL;
@@ -1017,8 +1049,14 @@ s_set_string (jace_msg_t *self, field_t field, const char *value)
     assert (self);
     free (self->strings [field]);
     self->strings [field] = NULL;
-    if (value)
-        self->strings [field] = strndup (value, s_string_bound [field] - 1);
+    if (value) {
+        size_t length = strnlen (value, s_string_bound [field] - 1);
+        char *copy = (char *) malloc (length + 1);
+        assert (copy);
+        memcpy (copy, value, length);
+        copy [length] = 0;
+        self->strings [field] = copy;
+    }
 }
 
 const char *jace_msg_sender (const jace_msg_t *self)
@@ -1035,6 +1073,10 @@ const char *jace_msg_app (const jace_msg_t *self)
     { return s_string (self, F_APP); }
 const char *jace_msg_reason (const jace_msg_t *self)
     { return s_string (self, F_REASON); }
+const char *jace_msg_token (const jace_msg_t *self)
+    { return s_string (self, F_TOKEN); }
+const char *jace_msg_key (const jace_msg_t *self)
+    { return s_string (self, F_KEY); }
 
 void jace_msg_set_sender (jace_msg_t *self, const char *value)
     { s_set_string (self, F_SENDER, value); }
@@ -1050,6 +1092,10 @@ void jace_msg_set_app (jace_msg_t *self, const char *value)
     { s_set_string (self, F_APP, value); }
 void jace_msg_set_reason (jace_msg_t *self, const char *value)
     { s_set_string (self, F_REASON, value); }
+void jace_msg_set_token (jace_msg_t *self, const char *value)
+    { s_set_string (self, F_TOKEN, value); }
+void jace_msg_set_key (jace_msg_t *self, const char *value)
+    { s_set_string (self, F_KEY, value); }
 
 static int64_t
 s_int (const jace_msg_t *self, field_t field)
@@ -1079,8 +1125,6 @@ int64_t jace_msg_interval (const jace_msg_t *self)
     { return s_int (self, F_INTERVAL); }
 int64_t jace_msg_first (const jace_msg_t *self)
     { return s_int (self, F_FIRST); }
-int64_t jace_msg_checksum (const jace_msg_t *self)
-    { return s_int (self, F_CHECKSUM); }
 int64_t jace_msg_forwarded (const jace_msg_t *self)
     { return s_int (self, F_FORWARDED); }
 int64_t jace_msg_code (const jace_msg_t *self)
@@ -1106,8 +1150,6 @@ void jace_msg_set_interval (jace_msg_t *self, int64_t value)
     { s_set_int (self, F_INTERVAL, value); }
 void jace_msg_set_first (jace_msg_t *self, int64_t value)
     { s_set_int (self, F_FIRST, value); }
-void jace_msg_set_checksum (jace_msg_t *self, int64_t value)
-    { s_set_int (self, F_CHECKSUM, value); }
 void jace_msg_set_forwarded (jace_msg_t *self, int64_t value)
     { s_set_int (self, F_FORWARDED, value); }
 void jace_msg_set_code (jace_msg_t *self, int64_t value)
@@ -1263,4 +1305,145 @@ jace_msg_payload_data (const jace_msg_t *self, size_t index)
     assert (self);
     assert (index < self->payload_count);
     return zframe_data (self->payloads [index].frame);
+}
+
+//  --------------------------------------------------------------------------
+//  Metadata and seals
+
+void
+jace_sodium_init (void)
+{
+    //  sodium_init picks the fastest BLAKE2b for this CPU; it is
+    //  idempotent but takes a lock, so call it once per process.
+    static atomic_bool ready = false;
+    if (!atomic_load (&ready)) {
+        if (sodium_init () < 0) {
+            zsys_error ("libsodium cannot start");
+            abort ();
+        }
+        atomic_store (&ready, true);
+    }
+}
+
+const char *
+jace_msg_user_id (const jace_msg_t *self)
+{
+    assert (self);
+    return self->user_id;
+}
+
+const char *
+jace_msg_peer_address (const jace_msg_t *self)
+{
+    assert (self);
+    return self->peer_address;
+}
+
+void
+jace_msg_set_user_id (jace_msg_t *self, const char *user_id)
+{
+    assert (self);
+    snprintf (self->user_id, sizeof self->user_id, "%s", user_id);
+}
+
+static void
+s_hash_int (crypto_generichash_state *state, int64_t value)
+{
+    unsigned char bytes [8];
+    for (int i = 0; i < 8; i++)
+        bytes [i] = (unsigned char) ((uint64_t) value >> (8 * i));
+    crypto_generichash_update (state, bytes, sizeof bytes);
+}
+
+static void
+s_hash_string (crypto_generichash_state *state, const char *value)
+{
+    size_t length = value ? strlen (value) : 0;
+    s_hash_int (state, (int64_t) length);
+    if (length)
+        crypto_generichash_update (state, (const unsigned char *) value,
+                                   length);
+}
+
+static void
+s_hash_node (crypto_generichash_state *state, const jace_node_t *node)
+{
+    s_hash_string (state, node->id);
+    s_hash_string (state, node->endpoint);
+    s_hash_string (state, node->data);
+    s_hash_string (state, node->cluster);
+    s_hash_string (state, node->pubkey);
+    s_hash_string (state, node->supernode);
+    int64_t power;
+    memcpy (&power, &node->power, sizeof power);
+    s_hash_int (state, power);
+    s_hash_int (state, node->cores);
+    s_hash_int (state, node->memory);
+    s_hash_int (state, node->state);
+    s_hash_int (state, node->task);
+    s_hash_int (state, node->epoch);
+    s_hash_string (state, node->job);
+}
+
+//  The seal of a message: keyed BLAKE2b over its type and every field of
+//  its schema but the token (where the seal goes) and params, each field
+//  length-prefixed so that no two messages hash alike.
+static void
+s_seal (const jace_msg_t *self, const unsigned char *key,
+        unsigned char seal [JACE_KEY_BYTES])
+{
+    jace_sodium_init ();
+    crypto_generichash_state state;
+    crypto_generichash_init (&state, key, JACE_KEY_BYTES, JACE_KEY_BYTES);
+    s_hash_int (&state, JACE_MSG_VERSION);
+    s_hash_int (&state, self->type);
+    const field_t *fields = s_schemas [self->type].fields;
+    for (size_t i = 0; fields [i] != F_END; i++) {
+        field_t field = fields [i];
+        if (field == F_TOKEN || field == F_PARAMS)
+            continue;
+        if (field < STRING_FIELDS)
+            s_hash_string (&state, self->strings [field]);
+        else
+        if (field <= LAST_INT_FIELD)
+            s_hash_int (&state, self->ints [field - F_TASK]);
+        else
+        if (field == F_VALUE) {
+            int64_t bits;
+            memcpy (&bits, &self->value, sizeof bits);
+            s_hash_int (&state, bits);
+        }
+        else {
+            assert (field == F_NODES);
+            s_hash_int (&state, (int64_t) self->node_count);
+            for (size_t n = 0; n < self->node_count; n++)
+                s_hash_node (&state, &self->nodes [n]);
+        }
+    }
+    crypto_generichash_final (&state, seal, JACE_KEY_BYTES);
+}
+
+void
+jace_msg_seal (jace_msg_t *self, const unsigned char *key)
+{
+    assert (self && key);
+    unsigned char seal [JACE_KEY_BYTES];
+    s_seal (self, key, seal);
+    char text [JACE_KEY_TEXT + 1];
+    zmq_z85_encode (text, seal, JACE_KEY_BYTES);
+    s_set_string (self, F_TOKEN, text);
+}
+
+bool
+jace_msg_sealed (const jace_msg_t *self, const unsigned char *key)
+{
+    assert (self && key);
+    const char *token = s_string (self, F_TOKEN);
+    unsigned char presented [JACE_KEY_BYTES];
+    if (strlen (token) != JACE_KEY_TEXT
+    ||  !zmq_z85_decode (presented, token))
+        return false;
+    unsigned char seal [JACE_KEY_BYTES];
+    s_seal (self, key, seal);
+    return sodium_memcmp (seal, presented, JACE_KEY_BYTES) == 0;
 }

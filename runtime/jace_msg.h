@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 //  Wire version; a message of another version is rejected.
-#define JACE_MSG_VERSION        2
+#define JACE_MSG_VERSION        3
 //  Largest header frame we accept (registry listings live here).
 #define JACE_MSG_HEADER_MAX     (4 * 1024 * 1024)
 //  Default largest frame of any kind, also set as ZMQ_MAXMSGSIZE.
@@ -106,6 +106,11 @@ typedef enum {
                                 //  another daemon may
     JACE_REFUSE_DIVERGED = 2    //  The iteration diverged on this system
 } jace_refuse_code_t;
+
+//  Bytes of every key and seal Jace makes (job secrets, job keys, lease
+//  keys and tokens, message seals), and their length as Z85 text.
+#define JACE_KEY_BYTES          32
+#define JACE_KEY_TEXT           40
 
 //  Largest raw payload of one CHUNK: task data travels in pieces this
 //  size at most, well under the control sockets' frame limit.
@@ -204,6 +209,8 @@ const char *jace_msg_pubkey (const jace_msg_t *self);
 const char *jace_msg_job (const jace_msg_t *self);
 const char *jace_msg_app (const jace_msg_t *self);
 const char *jace_msg_reason (const jace_msg_t *self);
+const char *jace_msg_token (const jace_msg_t *self);
+const char *jace_msg_key (const jace_msg_t *self);
 void jace_msg_set_sender (jace_msg_t *self, const char *value);
 void jace_msg_set_endpoint (jace_msg_t *self, const char *value);
 void jace_msg_set_cluster (jace_msg_t *self, const char *value);
@@ -211,6 +218,8 @@ void jace_msg_set_pubkey (jace_msg_t *self, const char *value);
 void jace_msg_set_job (jace_msg_t *self, const char *value);
 void jace_msg_set_app (jace_msg_t *self, const char *value);
 void jace_msg_set_reason (jace_msg_t *self, const char *value);
+void jace_msg_set_token (jace_msg_t *self, const char *value);
+void jace_msg_set_key (jace_msg_t *self, const char *value);
 
 //  Integer fields (0 when unset).
 int64_t jace_msg_task (const jace_msg_t *self);
@@ -220,7 +229,6 @@ int64_t jace_msg_count (const jace_msg_t *self);
 int64_t jace_msg_state (const jace_msg_t *self);
 int64_t jace_msg_interval (const jace_msg_t *self);
 int64_t jace_msg_first (const jace_msg_t *self);
-int64_t jace_msg_checksum (const jace_msg_t *self);
 int64_t jace_msg_forwarded (const jace_msg_t *self);
 int64_t jace_msg_code (const jace_msg_t *self);
 int64_t jace_msg_block (const jace_msg_t *self);
@@ -233,7 +241,6 @@ void jace_msg_set_count (jace_msg_t *self, int64_t value);
 void jace_msg_set_state (jace_msg_t *self, int64_t value);
 void jace_msg_set_interval (jace_msg_t *self, int64_t value);
 void jace_msg_set_first (jace_msg_t *self, int64_t value);
-void jace_msg_set_checksum (jace_msg_t *self, int64_t value);
 void jace_msg_set_forwarded (jace_msg_t *self, int64_t value);
 void jace_msg_set_code (jace_msg_t *self, int64_t value);
 void jace_msg_set_block (jace_msg_t *self, int64_t value);
@@ -289,6 +296,33 @@ void
 //  Raw borrowed bytes of a payload (wire order), for zero-copy readers.
 const void *
     jace_msg_payload_data (const jace_msg_t *self, size_t index);
+
+//  Who sent a received message, as the transport authenticated it: the
+//  Z85 public key ZAP accepted (ZeroMQ's User-Id), or "" on plain links;
+//  and the peer's IP address, or "" (inproc, ipc).  Never from the wire.
+const char *
+    jace_msg_user_id (const jace_msg_t *self);
+const char *
+    jace_msg_peer_address (const jace_msg_t *self);
+//  For tests and in-process relays: set the user id a message came with.
+void
+    jace_msg_set_user_id (jace_msg_t *self, const char *user_id);
+
+//  Start libsodium once per process (every function here that hashes
+//  calls it; call it before using libsodium yourself).
+void
+    jace_sodium_init (void);
+
+//  Seal a message with a job key (JACE_KEY_BYTES): its token becomes the
+//  keyed BLAKE2b of its type and every field but the token and params
+//  (payloads are not covered: the link carries them intact, CURVE when
+//  keys are on).  Set the fields first; seal again after changing one.
+void
+    jace_msg_seal (jace_msg_t *self, const unsigned char *key);
+
+//  True if the message's token is its seal under key (constant time).
+bool
+    jace_msg_sealed (const jace_msg_t *self, const unsigned char *key);
 
 #ifdef __cplusplus
 }

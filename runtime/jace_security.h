@@ -1,13 +1,23 @@
 /*  =========================================================================
-    jace_security - CURVE encryption and authentication of every link
+    jace_security - CURVE on every link, identities and their roles
 
     With a keys directory (made by jace-keygen), a process takes its own
-    identity from DIR/<cert>.cert_secret, encrypts every socket with CURVE,
-    and, through a zauth actor, accepts only clients whose public
-    certificate is in DIR.  Clients reach a super-node with the public key
-    of DIR/supernode.cert, and a daemon with the key it advertised in the
-    registry.  Without keys, links are plain and a process may only bind
-    loopback endpoints unless it was started with --insecure.
+    identity from DIR/<cert>.cert_secret (refused if others may read it),
+    encrypts every socket with CURVE, and answers ZeroMQ's authentication
+    requests (ZAP) itself: a client is let in only if its public key is in
+    one of DIR's .cert files.  Each certificate names a role (super-node,
+    daemon or spawner, its `role` metadata), and every message a CURVE
+    socket receives carries the key it was authenticated with
+    (jace_msg_user_id), so handlers check what that identity may do
+    (jace_security_authorise).  Refused connections and unauthorised
+    messages are logged with the peer's address and key, a few at first
+    then one in a thousand, and counted.
+
+    Clients reach a super-node with the key of its certificate (the only
+    super-node certificate in DIR, or the one named after the endpoint's
+    host), and a daemon with the key it registered.  Without keys, links
+    are plain, nothing is known of who sends what, and a process may only
+    bind loopback endpoints unless it was started with --insecure.
     =========================================================================
 */
 #ifndef JACE_SECURITY_H_INCLUDED
@@ -15,6 +25,7 @@
 
 #include <czmq.h>
 #include <stdbool.h>
+#include "jace_msg.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,8 +33,20 @@ extern "C" {
 
 typedef struct _jace_security_t jace_security_t;
 
-//  Certificate a super-node serves with, and clients use to reach it.
+//  Default certificate of each role.
 #define JACE_SUPERNODE_CERT "supernode"
+#define JACE_DAEMON_CERT "daemon"
+#define JACE_SPAWNER_CERT "spawner"
+
+//  What an identity may be; roles combine as a mask in authorise.
+typedef enum {
+    JACE_ROLE_NONE = 0,         //  Unknown key, or keys off
+    JACE_ROLE_SUPERNODE = 1,
+    JACE_ROLE_DAEMON = 2,
+    JACE_ROLE_SPAWNER = 4       //  A user's tools: submit, jobs, cancel...
+} jace_role_t;
+#define JACE_ROLE_ANY (JACE_ROLE_SUPERNODE | JACE_ROLE_DAEMON \
+                       | JACE_ROLE_SPAWNER)
 
 //  Load the keys of DIR with this process's certificate `cert`, and start
 //  authentication.  keys_dir NULL means plain links.  Returns NULL with a
@@ -46,9 +69,45 @@ bool
 const char *
     jace_security_public_key (jace_security_t *self);
 
-//  Public key of the grid's super-nodes, or "" without keys.
+//  Public key (Z85) of the super-node at endpoint: "" without keys, or
+//  NULL with the reason when DIR holds no super-node certificate for it
+//  (none, or several and none named after the endpoint's host).
 const char *
-    jace_security_supernode_key (jace_security_t *self);
+    jace_security_supernode_key (jace_security_t *self,
+                                 const char *endpoint, char *reason,
+                                 size_t reason_size);
+
+//  Role of the identity with Z85 public key user_id: JACE_ROLE_NONE if
+//  keys are off or no trusted certificate has that key.
+jace_role_t
+    jace_security_role (jace_security_t *self, const char *user_id);
+
+//  Name of a role ("super-node", "daemon", "spawner", "nobody").
+const char *
+    jace_role_name (jace_role_t role);
+
+//  True if links are plain (nothing to check), or if msg came from an
+//  identity whose role is in the mask roles.  Otherwise logs and counts
+//  the refusal as jace_security_unauthorised does, and returns false.
+//  `who` names the receiver in the log ("supernode", "daemon d3").
+bool
+    jace_security_authorise (jace_security_t *self, const jace_msg_t *msg,
+                             unsigned roles, const char *who);
+
+//  Log (rate-limited) and count a message refused as unauthorised:
+//  "WHO: refused TYPE from ADDRESS (key KEY, ROLE): WHY".
+void
+    jace_security_unauthorised (jace_security_t *self, const jace_msg_t *msg,
+                                const char *who, const char *format, ...)
+    CHECK_PRINTF (4);
+
+//  Messages refused as unauthorised so far.
+uint64_t
+    jace_security_unauthorised_count (jace_security_t *self);
+
+//  Connections refused at authentication (unknown key) so far.
+uint64_t
+    jace_security_refused_count (jace_security_t *self);
 
 //  Prepare a socket that will bind: CURVE server with our certificate.
 void

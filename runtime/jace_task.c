@@ -65,6 +65,7 @@ struct _jace_task_t {
     peer_task_t *peers;         //  One per task (ours unused)
     jace_security_t *security;  //  Borrowed; keys for links, or plain
     jace_msg_t *assign;         //  The ASSIGN, for its payload blocks
+    jace_key_t job_key;         //  Seals every message of the job
     jace_msg_t *data;           //  DATA fields every vector is sent with
     jace_shaper_t *shaper;      //  Borrowed emulated network, or NULL
     uint64_t dropped;           //  Sends dropped on full links
@@ -148,6 +149,11 @@ jace_task_new (jace_msg_t **assign_p, jace_security_t *security,
     self->data = jace_msg_new (JACE_MSG_DATA);
     jace_msg_set_job (self->data, self->job);
     jace_msg_set_task (self->data, self->rank);
+    if (jace_key_decode (&self->job_key, jace_msg_key (assign))) {
+        snprintf (reason, reason_size, "ASSIGN without a valid job key");
+        jace_task_destroy (&self);
+        return NULL;
+    }
     if (self->count < 1 || self->count > JACE_NODES_MAX
     ||  self->rank < 0 || self->rank >= self->count) {
         snprintf (reason, reason_size, "ASSIGN of task %" PRId64 " of %"
@@ -393,6 +399,13 @@ jace_task_job (const jace_task_t *self)
 {
     assert (self);
     return self->job;
+}
+
+const jace_key_t *
+jace_task_job_key (const jace_task_t *self)
+{
+    assert (self);
+    return &self->job_key;
 }
 
 int64_t

@@ -12,6 +12,7 @@
 #include "jace_msg.h"
 #include "jace_security.h"
 #include "jace_shaper.h"
+#include "jace_auth.h"
 #include "jace_task.h"
 
 //  Create the task an ASSIGN describes, taking the message (its payloads
@@ -29,6 +30,10 @@ void
 //  Job id and epoch of the task.
 const char *
     jace_task_job (const jace_task_t *self);
+
+//  The job key every message of the job is sealed with (from ASSIGN).
+const jace_key_t *
+    jace_task_job_key (const jace_task_t *self);
 int64_t
     jace_task_epoch (const jace_task_t *self);
 

@@ -163,7 +163,9 @@ s_crash_supernode (killer_t *self)
     const char *how = "SIGKILL";
     if (rc == 1) {
         rc = s_send_crash (self, endpoint,
-                           jace_security_supernode_key (self->security), "");
+                           jace_security_supernode_key (self->security,
+                                                        endpoint, NULL, 0),
+                           "");
         how = "CRASH message; it obeys only with --allow-crash";
     }
     if (rc) {

@@ -52,8 +52,12 @@ s_connect (spawner_lease_t *self)
     self->dealer = zsock_new (ZMQ_DEALER);
     jace_msg_prepare_socket (self->dealer, JACE_MSG_HEADER_MAX);
     const char *endpoint = self->endpoints [self->current];
-    if (jace_security_apply_client (self->security, self->dealer,
-            jace_security_supernode_key (self->security))
+    char reason [256] = "";
+    const char *key = jace_security_supernode_key (self->security, endpoint,
+                                                   reason, sizeof reason);
+    if (!key)
+        zsys_error ("spawner: %s", reason);
+    if (jace_security_apply_client (self->security, self->dealer, key)
     ||  zsock_connect (self->dealer, "%s", endpoint))
         return -1;
     self->next_renewal = 0;

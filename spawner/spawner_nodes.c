@@ -101,9 +101,16 @@ spawner_nodes_query (const char *supernode, jace_security_t *security,
 {
     jace_msg_t *status = jace_msg_new (JACE_MSG_STATUS);
     jace_msg_set_sender (status, "jace-spawner-nodes");
-    jace_msg_t *reply = spawner_nodes_ask (supernode,
-        jace_security_supernode_key (security), security, &status,
-        JACE_MSG_STATUS_REPLY, timeout_msec);
+    char reason [256] = "";
+    const char *key = jace_security_supernode_key (security, supernode,
+                                                   reason, sizeof reason);
+    if (!key) {
+        fprintf (stderr, "jace-spawner: %s\n", reason);
+        jace_msg_destroy (&status);
+        return NULL;
+    }
+    jace_msg_t *reply = spawner_nodes_ask (supernode, key, security,
+        &status, JACE_MSG_STATUS_REPLY, timeout_msec);
     if (!reply)
         fprintf (stderr, "jace-spawner: no answer from super-node %s within "
                  "%d ms\n", supernode, timeout_msec);

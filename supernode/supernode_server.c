@@ -148,11 +148,13 @@ s_peer_add (server_t *self, const char *endpoint, bool configured)
     //  Nothing queues for a peer we are not connected to.
     zsock_set_immediate (dealer, 1);
     zsock_set_sndhwm (dealer, PEER_SNDHWM);
+    char reason [256] = "cannot connect";
     if (jace_security_apply_client (self->security, dealer,
-            jace_security_supernode_key (self->security))
+            jace_security_supernode_key (self->security, endpoint,
+                                         reason, sizeof reason))
     ||  zsock_connect (dealer, "%s", endpoint)) {
         zsock_destroy (&dealer);
-        s_refuse_peer (self, endpoint, "cannot connect");
+        s_refuse_peer (self, endpoint, reason);
         return NULL;
     }
     peer = (peer_t *) zmalloc (sizeof *peer);

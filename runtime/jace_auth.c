@@ -1,0 +1,213 @@
+/*  =========================================================================
+    jace_auth - job secrets, job keys and lease tokens
+    =========================================================================
+*/
+#include "jace_auth.h"
+
+#include <sodium.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+
+//  Domain of each derivation: a key made for one use is never valid for
+//  another.
+#define JOB_KEY_DOMAIN "jace job key v1"
+#define LEASE_DOMAIN "jace lease token v1"
+
+//  --------------------------------------------------------------------------
+
+void
+jace_key_random (jace_key_t *key)
+{
+    assert (key);
+    jace_sodium_init ();
+    randombytes_buf (key->bytes, sizeof key->bytes);
+}
+
+void
+jace_key_encode (const jace_key_t *key, char *text)
+{
+    assert (key && text);
+    zmq_z85_encode (text, key->bytes, sizeof key->bytes);
+}
+
+int
+jace_key_decode (jace_key_t *key, const char *text)
+{
+    assert (key && text);
+    if (strlen (text) != JACE_KEY_TEXT || !zmq_z85_decode (key->bytes, text))
+        return -1;
+    return 0;
+}
+
+void
+jace_key_wipe (jace_key_t *key)
+{
+    if (key)
+        sodium_memzero (key->bytes, sizeof key->bytes);
+}
+
+void
+jace_job_key (const jace_key_t *secret, jace_key_t *job_key)
+{
+    assert (secret && job_key);
+    jace_sodium_init ();
+    crypto_generichash (job_key->bytes, sizeof job_key->bytes,
+                        (const unsigned char *) JOB_KEY_DOMAIN,
+                        strlen (JOB_KEY_DOMAIN), secret->bytes,
+                        sizeof secret->bytes);
+}
+
+//  --------------------------------------------------------------------------
+//  Lease tokens: strings joined with their NULs, so that no two
+//  (job, spawner, daemon) triples hash alike.
+
+static void
+s_lease_mac (const jace_key_t *lease_key, const char *job,
+             const char *spawner_id, const char *daemon_id,
+             unsigned char *mac)
+{
+    jace_sodium_init ();
+    crypto_generichash_state state;
+    crypto_generichash_init (&state, lease_key->bytes,
+                             sizeof lease_key->bytes, JACE_KEY_BYTES);
+    const char *parts [] = { LEASE_DOMAIN, job, spawner_id, daemon_id };
+    for (size_t i = 0; i < 4; i++)
+        crypto_generichash_update (&state, (const unsigned char *) parts [i],
+                                   strlen (parts [i]) + 1);
+    crypto_generichash_final (&state, mac, JACE_KEY_BYTES);
+}
+
+void
+jace_lease_token (const jace_key_t *lease_key, const char *job,
+                  const char *spawner_id, const char *daemon_id, char *token)
+{
+    assert (lease_key && job && spawner_id && daemon_id && token);
+    unsigned char mac [JACE_KEY_BYTES];
+    s_lease_mac (lease_key, job, spawner_id, daemon_id, mac);
+    zmq_z85_encode (token, mac, sizeof mac);
+}
+
+bool
+jace_lease_token_valid (const jace_key_t *lease_key, const char *job,
+                        const char *spawner_id, const char *daemon_id,
+                        const char *token)
+{
+    assert (lease_key && job && spawner_id && daemon_id && token);
+    unsigned char presented [JACE_KEY_BYTES], mac [JACE_KEY_BYTES];
+    if (strlen (token) != JACE_KEY_TEXT || !zmq_z85_decode (presented, token))
+        return false;
+    s_lease_mac (lease_key, job, spawner_id, daemon_id, mac);
+    return sodium_memcmp (mac, presented, sizeof mac) == 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Secret files
+
+char *
+jace_secret_dir_default (void)
+{
+    const char *dir = getenv ("JACE_SECRETS");
+    if (dir && *dir)
+        return strdup (dir);
+    const char *state = getenv ("XDG_STATE_HOME");
+    if (state && *state)
+        return zsys_sprintf ("%s/jace/secrets", state);
+    const char *home = getenv ("HOME");
+    return zsys_sprintf ("%s/.local/state/jace/secrets",
+                         home && *home ? home : ".");
+}
+
+//  A job id is a file name: no path separators, no leading dot.
+static bool
+s_is_job_name (const char *job)
+{
+    return *job && *job != '.' && !strchr (job, '/')
+        && strlen (job) < JACE_ID_MAX;
+}
+
+int
+jace_secret_save (const char *dir, const char *job, const jace_key_t *secret,
+                  char *reason, size_t reason_size)
+{
+    assert (dir && job && secret);
+    if (!s_is_job_name (job)) {
+        snprintf (reason, reason_size, "'%s' cannot name a secret file", job);
+        return -1;
+    }
+    //  zsys_dir_create makes the parents; tighten the last one ourselves.
+    if (zsys_dir_create ("%s", dir) || chmod (dir, 0700)) {
+        snprintf (reason, reason_size, "cannot make %s (mode 0700): %s", dir,
+                  strerror (errno));
+        return -1;
+    }
+    char *path = zsys_sprintf ("%s/%s.secret", dir, job);
+    int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+    char text [JACE_KEY_TEXT + 2];
+    jace_key_encode (secret, text);
+    strcat (text, "\n");
+    int rc = fd >= 0 && write (fd, text, strlen (text))
+                        == (ssize_t) strlen (text) ? 0 : -1;
+    if (rc)
+        snprintf (reason, reason_size, "cannot write %s: %s", path,
+                  strerror (errno));
+    if (fd >= 0)
+        close (fd);
+    sodium_memzero (text, sizeof text);
+    free (path);
+    return rc;
+}
+
+int
+jace_secret_load (const char *dir, const char *job, jace_key_t *secret,
+                  char *reason, size_t reason_size)
+{
+    assert (dir && job && secret);
+    if (!s_is_job_name (job)) {
+        snprintf (reason, reason_size, "'%s' is not a job id", job);
+        return -1;
+    }
+    char *path = zsys_sprintf ("%s/%s.secret", dir, job);
+    int rc = -1;
+    int fd = open (path, O_RDONLY | O_NOFOLLOW);
+    struct stat info;
+    char text [JACE_KEY_TEXT + 2] = "";
+    if (fd < 0)
+        snprintf (reason, reason_size, "no secret for job %s in %s (%s): "
+                  "only the user who submitted it may control it; give "
+                  "--secrets DIR if it was submitted with another",
+                  job, dir, strerror (errno));
+    else
+    if (fstat (fd, &info) || info.st_uid != geteuid ())
+        snprintf (reason, reason_size, "%s is not ours: refused", path);
+    else
+    if (info.st_mode & (S_IRWXG | S_IRWXO))
+        snprintf (reason, reason_size, "%s is open to others (mode %03o): "
+                  "refused; chmod 600 it", path,
+                  (unsigned) (info.st_mode & 0777));
+    else {
+        ssize_t size = read (fd, text, JACE_KEY_TEXT + 1);
+        if (size >= JACE_KEY_TEXT)
+            text [JACE_KEY_TEXT] = 0;
+        if (size < JACE_KEY_TEXT || jace_key_decode (secret, text))
+            snprintf (reason, reason_size, "%s does not hold a job secret",
+                      path);
+        else
+            rc = 0;
+    }
+    if (fd >= 0)
+        close (fd);
+    sodium_memzero (text, sizeof text);
+    free (path);
+    return rc;
+}
+
+void
+jace_secret_remove (const char *dir, const char *job)
+{
+    assert (dir && job);
+    if (!s_is_job_name (job))
+        return;
+    char *path = zsys_sprintf ("%s/%s.secret", dir, job);
+    unlink (path);
+    free (path);
+}
