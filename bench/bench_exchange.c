@@ -10,12 +10,15 @@
     The sender pushes vectors of 8 KiB, 64 KiB and 1 MiB for a fixed time;
     we count the bytes the receiver got.  (Small-message latency is
     bench_latency's.)  Prints one line per size with the ratio; --json
-    for scripts.
+    for scripts.  With --keys both paths run over CURVE, as a grid
+    started with --keys; Jace's vectors are sealed with the job key either
+    way.
     =========================================================================
 */
 #include "jace_msg.h"
 #include "jace_task.h"
 #include "jace_task_runtime.h"
+#include "bench_keys.h"
 
 #include <stdatomic.h>
 
@@ -30,6 +33,9 @@ typedef struct {
     atomic_bool done;           //  Set by the sender when it stops
 } sender_args_t;
 
+//  Keys of the run (plain links without --keys).
+static jace_security_t *s_security;
+
 //  --------------------------------------------------------------------------
 //  Jace tasks built as a daemon would build them from an ASSIGN.
 
@@ -41,6 +47,7 @@ s_task (int64_t rank, const char *peer_data, size_t rows)
     jace_msg_set_task (assign, rank);
     jace_msg_set_count (assign, 2);
     jace_msg_set_epoch (assign, 1);
+    jace_msg_set_key (assign, bench_job_key ());
     char value [32];
     snprintf (value, sizeof value, "%zu", rows);
     jace_msg_set_param (assign, "block/rows", value);
@@ -50,12 +57,15 @@ s_task (int64_t rank, const char *peer_data, size_t rows)
     for (int64_t task = 0; task < 2; task++) {
         jace_node_t node = { .task = task, .epoch = 1 };
         snprintf (node.id, sizeof node.id, "t%" PRId64, task);
+        snprintf (node.pubkey, sizeof node.pubkey, "%s",
+                  jace_security_public_key (s_security));
         if (task != rank)
             snprintf (node.data, sizeof node.data, "%s", peer_data);
         jace_msg_add_node (assign, &node);
     }
     char reason [256];
-    jace_task_t *task = jace_task_new (&assign, NULL, reason, sizeof reason);
+    jace_task_t *task = jace_task_new (&assign, s_security, reason,
+                                       sizeof reason);
     assert (task);
     return task;
 }
@@ -83,6 +93,7 @@ s_sender (void *raw_args)
         zsock_t *push = zsock_new (ZMQ_PUSH);
         jace_msg_prepare_socket (push, 0);
         zsock_set_sndtimeo (push, 100);
+        bench_keys_client (s_security, push);
         zsock_connect (push, "%s", args->endpoint);
         void *handle = zsock_resolve (push);
         size_t bytes = args->doubles * sizeof (double);
@@ -121,6 +132,7 @@ s_throughput (bool jace, size_t doubles)
     zsock_t *pull = zsock_new (ZMQ_PULL);
     jace_msg_prepare_socket (pull, 0);
     zsock_set_rcvhwm (pull, 64);
+    bench_keys_server (s_security, pull);
     zsock_bind (pull, "tcp://127.0.0.1:*");
     sender_args_t args = { .jace = jace, .doubles = doubles,
                            .duration = WINDOW_USEC };
@@ -178,7 +190,20 @@ main (int argc, char *argv [])
 {
     zsys_init ();
     zsys_set_logstream (stderr);
-    bool json = argc > 1 && streq (argv [1], "--json");
+    bool json = false, keys = false;
+    for (int arg = 1; arg < argc; arg++) {
+        if (streq (argv [arg], "--json"))
+            json = true;
+        else
+        if (streq (argv [arg], "--keys"))
+            keys = true;
+        else {
+            fprintf (stderr, "usage: bench_exchange [--json] [--keys]\n");
+            return 2;
+        }
+    }
+    s_security = bench_keys_new (keys);
+    bench_job_key ();
     size_t sizes [] = { 8 * 1024, 64 * 1024, 1024 * 1024 };
     if (json)
         printf ("{\"throughput\":[");
@@ -210,6 +235,7 @@ main (int argc, char *argv [])
                     ours / 1e6, ratio);
     }
     if (json)
-        printf ("]}\n");
+        printf ("],\"keys\":%s}\n", keys ? "true" : "false");
+    bench_keys_destroy (&s_security);
     return 0;
 }

@@ -19,12 +19,16 @@
     the paths are not measured one after the other: every round does one
     round trip on each path, in a rotating order, and the overhead is the
     median over rounds of the difference between paths in the same round.
-    Prints one-way microseconds; --json for scripts.
+    Prints one-way microseconds; --json for scripts.  With --keys every
+    path runs over CURVE (raw ones too), as a grid started with --keys;
+    Jace's messages are sealed with the job key either way, and the seal's
+    own cost (seal + check) is measured apart.
     =========================================================================
 */
 #include "jace_msg.h"
 #include "jace_task.h"
 #include "jace_task_runtime.h"
+#include "bench_keys.h"
 
 #include <time.h>
 
@@ -34,6 +38,9 @@
 
 typedef enum { PATH_RAW, PATH_POLLED, PATH_JACE, PATHS } path_t;
 static const char *s_path_names [PATHS] = { "raw", "polled", "jace" };
+
+//  Keys of the run (plain links without --keys).
+static jace_security_t *s_security;
 
 //  One side's sockets and task.
 typedef struct {
@@ -56,6 +63,7 @@ s_task (int64_t rank, const char *peer_data)
     jace_msg_set_task (assign, rank);
     jace_msg_set_count (assign, 2);
     jace_msg_set_epoch (assign, 1);
+    jace_msg_set_key (assign, bench_job_key ());
     jace_msg_set_param (assign, "block/rows", "16");
     jace_msg_set_param (assign, "block/first/0", "0");
     jace_msg_set_param (assign, "block/first/1", "8");
@@ -63,12 +71,15 @@ s_task (int64_t rank, const char *peer_data)
     for (int64_t task = 0; task < 2; task++) {
         jace_node_t node = { .task = task, .epoch = 1 };
         snprintf (node.id, sizeof node.id, "t%" PRId64, task);
+        snprintf (node.pubkey, sizeof node.pubkey, "%s",
+                  jace_security_public_key (s_security));
         if (task != rank)
             snprintf (node.data, sizeof node.data, "%s", peer_data);
         jace_msg_add_node (assign, &node);
     }
     char reason [256];
-    jace_task_t *task = jace_task_new (&assign, NULL, reason, sizeof reason);
+    jace_task_t *task = jace_task_new (&assign, s_security, reason,
+                                       sizeof reason);
     assert (task);
     return task;
 }
@@ -80,6 +91,7 @@ s_side_bind (side_t *side, char endpoints [PATHS][256])
     for (int path = 0; path < PATHS; path++) {
         side->pull [path] = zsock_new (ZMQ_PULL);
         jace_msg_prepare_socket (side->pull [path], 0);
+        bench_keys_server (s_security, side->pull [path]);
         zsock_bind (side->pull [path], "tcp://127.0.0.1:*");
         side->poller [path] = zpoller_new (side->pull [path], NULL);
         char *endpoint = zsock_last_endpoint (side->pull [path]);
@@ -97,6 +109,7 @@ s_side_connect (side_t *side, int64_t rank, char endpoints [PATHS][256])
             continue;
         side->push [path] = zsock_new (ZMQ_PUSH);
         jace_msg_prepare_socket (side->push [path], 0);
+        bench_keys_client (s_security, side->push [path]);
         zsock_connect (side->push [path], "%s", endpoints [path]);
     }
     side->task = s_task (rank, endpoints [PATH_JACE]);
@@ -240,12 +253,49 @@ s_codec_cost (void)
     return (s_now_usec () - start) / count;
 }
 
+//  CPU cost of a seal, in microseconds per message: seal a DATA message
+//  as the sender does and check it as the receiver does.
+static double
+s_seal_cost (void)
+{
+    jace_key_t key;
+    jace_key_decode (&key, bench_job_key ());
+    jace_msg_t *msg = jace_msg_new (JACE_MSG_DATA);
+    jace_msg_set_job (msg, "job-12345678");
+    jace_msg_set_task (msg, 1);
+    jace_msg_set_epoch (msg, 1);
+    int count = 100000, valid = 0;
+    double start = s_now_usec ();
+    for (int i = 0; i < count; i++) {
+        jace_msg_set_iteration (msg, i);
+        jace_msg_seal (msg, key.bytes);
+        valid += jace_msg_sealed (msg, key.bytes);
+    }
+    double cost = (s_now_usec () - start) / count;
+    jace_msg_destroy (&msg);
+    assert (valid == count);
+    return cost;
+}
+
 int
 main (int argc, char *argv [])
 {
     zsys_init ();
     zsys_set_logstream (stderr);
-    bool json = argc > 1 && streq (argv [1], "--json");
+    bool json = false, keys = false;
+    for (int arg = 1; arg < argc; arg++) {
+        if (streq (argv [arg], "--json"))
+            json = true;
+        else
+        if (streq (argv [arg], "--keys"))
+            keys = true;
+        else {
+            fprintf (stderr, "usage: bench_latency [--json] [--keys]\n");
+            return 2;
+        }
+    }
+    s_security = bench_keys_new (keys);
+    bench_job_key ();
 
     side_t side = { 0 };
     char endpoints [PATHS][256], pong [PATHS][256];
@@ -301,17 +351,22 @@ main (int argc, char *argv [])
     free (over_raw);
     free (over_polled);
     double codec = s_codec_cost ();
+    double seal = s_seal_cost ();
+    bench_keys_destroy (&s_security);
 
     if (json) {
         printf ("{\"rounds\":%d", ROUNDS);
         for (int path = 0; path < PATHS; path++)
             printf (",\"%s_usec\":%.2f", s_path_names [path], median [path]);
         printf (",\"overhead_usec\":%.2f,\"overhead_polled_usec\":%.2f,"
-                "\"codec_usec\":%.2f}\n", overhead, overhead_polled, codec);
+                "\"codec_usec\":%.2f,\"seal_usec\":%.2f,\"keys\":%s}\n",
+                overhead, overhead_polled, codec, seal,
+                keys ? "true" : "false");
     }
     else {
-        printf ("latency, %d doubles one way, %d interleaved rounds "
-                "(median [10%%, 90%%]):\n", DOUBLES, ROUNDS);
+        printf ("latency, %d doubles one way, %d interleaved rounds, %s "
+                "(median [10%%, 90%%]):\n", DOUBLES, ROUNDS,
+                keys ? "CURVE on every path" : "plain links");
         for (int path = 0; path < PATHS; path++)
             printf ("  %-6s %7.2f us [%.2f, %.2f]\n", s_path_names [path],
                     median [path], low [path], high [path]);
@@ -320,6 +375,8 @@ main (int argc, char *argv [])
                 overhead_polled);
         printf ("codec, build + encode + decode + copy out: %.2f us per "
                 "message\n", codec);
+        printf ("seal, BLAKE2b seal + check of a DATA header: %.2f us per "
+                "message\n", seal);
     }
     return 0;
 }

@@ -111,6 +111,9 @@ typedef enum {
 //  keys and tokens, message seals), and their length as Z85 text.
 #define JACE_KEY_BYTES          32
 #define JACE_KEY_TEXT           40
+//  Bytes of a message seal (SipHash-2-4, 128-bit tag) and its Z85 length.
+#define JACE_SEAL_BYTES         16
+#define JACE_SEAL_TEXT          20
 
 //  Largest raw payload of one CHUNK: task data travels in pieces this
 //  size at most, well under the control sockets' frame limit.
@@ -313,8 +316,9 @@ void
 void
     jace_sodium_init (void);
 
-//  Seal a message with a job key (JACE_KEY_BYTES): its token becomes the
-//  keyed BLAKE2b of its type and every field but the token and params
+//  Seal a message with a job key (JACE_KEY_BYTES): its token becomes a
+//  MAC (SipHash-2-4, 128-bit tag, under a key derived from the job key)
+//  of its type and every field but the token and params
 //  (payloads are not covered: the link carries them intact, CURVE when
 //  keys are on).  Set the fields first; seal again after changing one.
 void
