@@ -18,6 +18,8 @@
 */
 #include "daemon_server.h"
 #include "jace_task.h"
+#include "jace_auth.h"
+#include "jace_checkpoint.h"
 #include "tap.h"
 
 #include <inttypes.h>
@@ -31,7 +33,8 @@
 //  The probe application: checksums its blocks, iterates a little.
 
 typedef struct {
-    double answer [4];          //  FNV-1a high and low 32 bits, bytes, blocks
+    double answer [5];          //  FNV-1a high and low 32 bits, bytes,
+                                //  blocks, and task 1's newest value
     double x;                   //  Our one unknown
 } probe_t;
 
@@ -85,6 +88,8 @@ s_probe_iterate (jace_task_t *task, void *state)
             : jace_task_newest (task, from, &count, NULL, NULL);
         for (size_t i = 0; values && i < count; i++)
             sum += values [i];
+        if (from == 1 && values && count)
+            probe->answer [4] = values [0];
     }
     //  A little work, so that messages land in the middle of iterations.
     for (int i = 0; i < 20000; i++)
@@ -105,7 +110,7 @@ static const double *
 s_probe_solution (void *state, int64_t *first, size_t *count)
 {
     *first = 0;
-    *count = 4;
+    *count = 5;
     return ((probe_t *) state)->answer;
 }
 
@@ -155,14 +160,19 @@ typedef struct {
     zsock_t *spawner;           //  DEALER to its control endpoint
     zsock_t *others;            //  PULL: data endpoint of tasks 1, 2
     zsock_t *push;              //  PUSH to its data endpoint
+    jace_key_t lease_key;       //  The daemon's, as its super-node has it
+    jace_key_t job_key;         //  Every job's key, in this test
+    int64_t unsealed;           //  Job messages from it not sealed so
     char others_endpoint [256]; //  Where others is bound
     jace_node_t node;           //  Its record, from its last HELLO
     int64_t hellos;             //  HELLOs received
+    int64_t hellos_keyed;       //  ... carrying the daemon's lease key
     int64_t heartbeats;         //  HEARTBEATs it sent the spawner
     int64_t refused_busy;       //  REFUSEs with code BUSY
     int64_t refused_other;      //  REFUSEs with another code
     int64_t results;            //  RESULTs received
-    int64_t adopt_answers;      //  ASSIGNs received (answers to ADOPT)
+    int64_t adopt_answers;      //  ASSIGNs with the job key received
+                                //  (answers to ADOPT)
     int64_t acked;              //  Highest CHUNK_ACK received
     int64_t acks;               //  CHUNK_ACKs received
     bool acks_grow;             //  Each CHUNK_ACK above the one before
@@ -177,6 +187,9 @@ s_serve_supernode (rig_t *rig)
         &&  jace_msg_node_count (msg) == 1) {
             rig->node = *jace_msg_node (msg, 0);
             rig->hellos++;
+            char lease [JACE_KEY_TEXT + 1];
+            jace_key_encode (&rig->lease_key, lease);
+            rig->hellos_keyed += streq (jace_msg_token (msg), lease);
             jace_msg_t *welcome = jace_msg_new (JACE_MSG_WELCOME);
             jace_msg_set_routing_id (welcome, jace_msg_routing_id (msg));
             jace_msg_send (&welcome, rig->supernode);
@@ -193,10 +206,17 @@ s_serve_supernode (rig_t *rig)
 static void
 s_note (rig_t *rig, const jace_msg_t *msg)
 {
+    //  Every word of the daemon about a job is sealed with its key.
+    if (!jace_msg_sealed (msg, rig->job_key.bytes))
+        rig->unsealed++;
+    char key [JACE_KEY_TEXT + 1];
+    jace_key_encode (&rig->job_key, key);
     switch (jace_msg_type (msg)) {
         case JACE_MSG_HEARTBEAT: rig->heartbeats++; break;
         case JACE_MSG_RESULT: rig->results++; break;
-        case JACE_MSG_ASSIGN: rig->adopt_answers++; break;
+        case JACE_MSG_ASSIGN:
+            rig->adopt_answers += streq (jace_msg_key (msg), key);
+            break;
         case JACE_MSG_CHUNK_ACK:
             rig->acks++;
             rig->acks_grow &= jace_msg_received (msg) > rig->acked;
@@ -249,9 +269,13 @@ s_pump (rig_t *rig, int msec)
     assert (!none);
 }
 
+//  As the job's spawner: everything but ASSIGN sealed with the job key,
+//  once its fields are set.
 static void
 s_send (rig_t *rig, jace_msg_t *msg)
 {
+    if (jace_msg_type (msg) != JACE_MSG_ASSIGN)
+        jace_msg_seal (msg, rig->job_key.bytes);
     int rc = jace_msg_send (&msg, rig->spawner);
     assert (rc == 0);
 }
@@ -260,6 +284,8 @@ static int
 s_rig_start (rig_t *rig, uint64_t task_memory)
 {
     memset (rig, 0, sizeof *rig);
+    jace_key_random (&rig->lease_key);
+    jace_key_random (&rig->job_key);
     rig->supernode = zsock_new (ZMQ_ROUTER);
     jace_msg_prepare_socket (rig->supernode, JACE_MSG_HEADER_MAX);
     zsock_bind (rig->supernode, "tcp://127.0.0.1:*");
@@ -276,7 +302,7 @@ s_rig_start (rig_t *rig, uint64_t task_memory)
         .supernodes = supernodes, .supernode_count = 1, .id = "d-probe",
         .power = 1, .speed = 0.5, .heartbeat_msec = 100,
         .checkpoint_memory = 64 << 20, .task_memory = task_memory,
-        .app = &s_probe
+        .app = &s_probe, .lease_key = &rig->lease_key
     };
     rig->daemon = zactor_new (daemon_server_actor, &config);
     char *control = daemon_server_endpoint (rig->daemon);
@@ -325,12 +351,19 @@ s_wait_state (rig_t *rig, int64_t state, int msec)
 //  --------------------------------------------------------------------------
 //  Messages of the spawner
 
+//  The ASSIGN of task 0, with the lease token the super-node would have
+//  issued us (no keys: our user id is "") and the job key.
 static jace_msg_t *
 s_assign (rig_t *rig, const char *job, int64_t tasks, int64_t epoch)
 {
     jace_msg_t *assign = jace_msg_new (JACE_MSG_ASSIGN);
     jace_msg_set_sender (assign, job);
     jace_msg_set_job (assign, job);
+    char text [JACE_KEY_TEXT + 1];
+    jace_lease_token (&rig->lease_key, job, "", rig->node.id, text);
+    jace_msg_set_token (assign, text);
+    jace_key_encode (&rig->job_key, text);
+    jace_msg_set_key (assign, text);
     jace_msg_set_task (assign, 0);
     jace_msg_set_epoch (assign, epoch);
     jace_msg_set_count (assign, tasks);
@@ -495,9 +528,9 @@ out_stalled:
     jace_msg_set_count (collect, 7);
     s_send (rig, collect);
     jace_msg_t *result = s_expect (rig, JACE_MSG_RESULT, 5000);
-    double answer [4] = { 0 };
+    double answer [5] = { 0 };
     if (result && jace_msg_payload_count (result) == 1
-    &&  jace_msg_payload_length (result, 0) == 4)
+    &&  jace_msg_payload_length (result, 0) == 5)
         jace_msg_payload_copy (result, 0, answer);
     ok (answer [0] == (double) (hash >> 32)
         && answer [1] == (double) (hash & 0xffffffffu)
@@ -605,6 +638,9 @@ s_test_orphan (rig_t *rig)
 //  --------------------------------------------------------------------------
 //  The storm
 
+//  Iterations of the tasks we play: within reach of the daemon's check.
+static int64_t s_iteration;
+
 static void
 s_push_data (rig_t *rig, const char *job, int64_t from, bool request)
 {
@@ -619,10 +655,11 @@ s_push_data (rig_t *rig, const char *job, int64_t from, bool request)
     }
     else {
         double value = (double) from;
-        jace_msg_set_iteration (data, 1 + (int64_t) zclock_usecs ());
+        jace_msg_set_iteration (data, ++s_iteration);
         jace_msg_set_first (data, from);
         jace_msg_add_payload (data, JACE_PAYLOAD_F64, &value, 1);
     }
+    jace_msg_seal (data, rig->job_key.bytes);
     jace_msg_send (&data, rig->push);
 }
 
@@ -708,6 +745,12 @@ s_test_storm (rig_t *rig)
         "COLLECT and ADOPT were answered during the storm");
     ok (s_wait_state (rig, JACE_NODE_FREE, 5000) >= 0, "free after the "
         "storm");
+    diag ("%" PRId64 " HELLOs, %" PRId64 " with the lease key; %" PRId64
+          " job messages unsealed", rig->hellos, rig->hellos_keyed,
+          rig->unsealed);
+    ok (rig->unsealed == 0 && rig->hellos_keyed == rig->hellos,
+        "every job message of the daemon was sealed with the job key, "
+        "every HELLO carried its lease key");
     s_send (rig, s_assign (rig, "job-last", 1, 1));
     jace_msg_t *accept = s_expect (rig, JACE_MSG_ACCEPT, 5000);
     s_send (rig, s_start ("job-last", NULL, 0, true));
@@ -728,7 +771,7 @@ main (void)
     zsys_init ();
     zsys_set_logident ("test_daemon_protocol");
     srandom (7);
-    tap_plan (22);
+    tap_plan (23);
     rig_t rig;
     if (!ok (s_rig_start (&rig, 64 << 20) == 0, "daemon registered")) {
         s_rig_stop (&rig);
