@@ -2,8 +2,8 @@
     daemon_checkpoints - the copies of neighbours' state a daemon keeps
 
     One copy per (job, task): the newest valid one received.  A copy is
-    checked (checksum) before it may replace another, so a damaged copy
-    never displaces a good one.  Memory is bounded: a copy that would take
+    checked (its seal, under the job key) before it may replace another,
+    so a damaged or forged copy never displaces a good one.  Memory is bounded: a copy that would take
     the store over its limit is refused (the task's other holders still
     have theirs), and what is held is reported.
     =========================================================================

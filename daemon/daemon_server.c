@@ -18,6 +18,22 @@
     Task data arrives in CHUNKs (daemon_transfer) here, not in the worker:
     this thread answers each with a CHUNK_ACK and keeps heartbeating, and
     the worker gets the ASSIGN whole, once, when the last byte is in.
+
+    Trust (docs/SECURITY.md): an ASSIGN needs the lease token for (job,
+    its sender's key, our id) under our lease key, which only our
+    super-node has (HELLO's token); its `key` is the job key.  Every other
+    message of the job, both ways, is sealed with that key: a process that
+    knows only the job id (STATUS publishes it) can neither take us, nor
+    stop, crash, adopt, remap or collect the job, nor keep an orphaned job
+    alive with HEARTBEATs.  What fails a check is dropped and audited
+    (jace_security_unauthorised: rate-limited log, counted).
+
+    Receive limits: the control ROUTER takes frames of JACE_MSG_HEADER_MAX
+    (4 MiB: an ASSIGN's header, a 1 MiB CHUNK) and queues CONTROL_RCVHWM
+    messages per connection, so a peer can make us hold at most
+    16 x 17 frames x 4 MiB (about 1 GiB; 80 MiB with one-payload
+    messages, all a spawner sends) before ZeroMQ stops reading from it;
+    more waits in the kernel and the sender's queue, nothing is lost.
     =========================================================================
 */
 #include "daemon_server.h"
@@ -34,6 +50,9 @@
 #define POWER_BUDGET_MSEC 200
 //  Silence of a spawner after which its job is abandoned, by default.
 #define ORPHAN_TIMEOUT_SEC 600
+//  Messages queued per control connection: a spawner keeps 4 MiB of
+//  CHUNKs unacknowledged (4 of them) besides a few control messages.
+#define CONTROL_RCVHWM 16
 
 typedef struct {
     zsock_t *pipe;              //  Actor command pipe
@@ -59,6 +78,9 @@ typedef struct {
     int64_t spawner_heard;      //  When our spawner last spoke (msec)
     int64_t orphan_msec;        //  Its silence that ends the job
     uint64_t task_memory;       //  Most bytes of task data we take
+    jace_key_t lease_key;       //  Our super-node's lease tokens' key
+    char lease_text [JACE_KEY_TEXT + 1];    //  ... as HELLO carries it
+    jace_key_t job_key;         //  Key of our job (valid while job set)
     daemon_transfer_t *transfer;    //  Task data arriving, or NULL
     uint64_t malformed;         //  Bad messages dropped
     bool verbose;               //  Log every message
@@ -104,7 +126,7 @@ s_start_worker (server_t *self, const char *bind, const char *advertise)
         .platform = self->platform, .security = self->security,
         .speed = self->speed, .verbose = self->verbose,
         .checkpoint_memory = self->checkpoint_memory,
-        .app = self->extra_app
+        .task_memory = self->task_memory, .app = self->extra_app
     };
     self->worker = zactor_new (daemon_worker_actor, &worker_config);
     zstr_free (&data_bind);
@@ -129,6 +151,7 @@ s_bind_control (server_t *self, daemon_config_t *config, const char *bind,
         return -1;
     self->router = zsock_new (ZMQ_ROUTER);
     jace_msg_prepare_socket (self->router, JACE_MSG_HEADER_MAX);
+    zsock_set_rcvhwm (self->router, CONTROL_RCVHWM);
     jace_security_apply_server (self->security, self->router);
     if (zsock_bind (self->router, "%s", bind) < 0) {
         snprintf (reason, reason_size, "cannot bind %s: %s", bind,
@@ -184,6 +207,11 @@ s_start (server_t *self, daemon_config_t *config)
     if (!self->security)
         goto out_fail;
     s_describe_node (self, config);
+    if (config->lease_key)
+        self->lease_key = *config->lease_key;
+    else
+        jace_key_random (&self->lease_key);
+    jace_key_encode (&self->lease_key, self->lease_text);
     if (s_bind_control (self, config, bind, reason, sizeof reason))
         goto out_fail;
     for (size_t i = 0; i < config->supernode_count; i++)
@@ -236,8 +264,11 @@ s_server_destroy (server_t **self_p)
     if (self->supernode) {
         jace_msg_t *bye = jace_msg_new (JACE_MSG_BYE);
         jace_msg_set_sender (bye, self->self_node.id);
+        jace_msg_set_token (bye, self->lease_text);
         jace_msg_send (&bye, self->supernode);
     }
+    jace_key_wipe (&self->lease_key);
+    jace_key_wipe (&self->job_key);
     zactor_destroy (&self->worker);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->supernode);
@@ -290,6 +321,9 @@ s_send_hello (server_t *self)
 {
     jace_msg_t *hello = jace_msg_new (JACE_MSG_HELLO);
     jace_msg_set_sender (hello, self->self_node.id);
+    //  Only to our super-node (CURVE, or loopback): it issues the lease
+    //  tokens we check on ASSIGN.
+    jace_msg_set_token (hello, self->lease_text);
     jace_msg_add_node (hello, &self->self_node);
     jace_msg_send (&hello, self->supernode);
 }
@@ -319,6 +353,8 @@ s_recv_supernode (server_t *self)
 //  --------------------------------------------------------------------------
 //  Spawner
 
+//  Everything we tell our spawner about the job leaves here, sealed with
+//  the job key: it trusts no report it cannot check.
 static void
 s_send_to_spawner (server_t *self, jace_msg_t **msg_p)
 {
@@ -326,6 +362,7 @@ s_send_to_spawner (server_t *self, jace_msg_t **msg_p)
         jace_msg_destroy (msg_p);
         return;
     }
+    jace_msg_seal (*msg_p, self->job_key.bytes);
     jace_msg_set_routing_id (*msg_p, self->spawner);
     //  A vanished spawner is not our failure: the task goes on.
     jace_msg_send (msg_p, self->router);
@@ -335,6 +372,7 @@ static void
 s_leave_job (server_t *self)
 {
     *self->job = 0;
+    jace_key_wipe (&self->job_key);
     *self->self_node.job = 0;
     self->self_node.state = JACE_NODE_FREE;
     self->self_node.task = -1;
@@ -358,10 +396,12 @@ s_stop_job (server_t *self, const char *reason)
     s_leave_job (self);
 }
 
-//  Answer a request (ASSIGN, CHUNK) with REFUSE, through its routing id.
+//  Answer a request (ASSIGN, CHUNK) with REFUSE, through its routing id,
+//  sealed with `key` (the job key the request brought), or unsealed when
+//  there is none to use.
 static void
 s_refuse (server_t *self, const jace_msg_t *request, jace_refuse_code_t code,
-          const char *reason)
+          const char *reason, const jace_key_t *key)
 {
     jace_msg_t *refuse = jace_msg_new (JACE_MSG_REFUSE);
     jace_msg_set_sender (refuse, self->self_node.id);
@@ -370,15 +410,18 @@ s_refuse (server_t *self, const jace_msg_t *request, jace_refuse_code_t code,
     jace_msg_set_epoch (refuse, jace_msg_epoch (request));
     jace_msg_set_code (refuse, code);
     jace_msg_set_reason (refuse, reason);
+    if (key)
+        jace_msg_seal (refuse, key->bytes);
     jace_msg_set_routing_id (refuse, jace_msg_routing_id (request));
     jace_msg_send (&refuse, self->router);
 }
 
-//  Work for the ASSIGN's job from now on.
+//  Work for the ASSIGN's job from now on; key is its job key.
 static void
-s_take_job (server_t *self, jace_msg_t *assign)
+s_take_job (server_t *self, jace_msg_t *assign, const jace_key_t *key)
 {
     snprintf (self->job, sizeof self->job, "%s", jace_msg_job (assign));
+    self->job_key = *key;
     snprintf (self->self_node.job, sizeof self->self_node.job, "%s",
               self->job);
     self->spawner = zframe_dup (jace_msg_routing_id (assign));
@@ -417,10 +460,43 @@ s_hand_over (server_t *self, jace_msg_t **assign_p)
         jace_msg_set_task (ids, self->self_node.task);
         jace_msg_set_epoch (ids, self->self_node.epoch);
         jace_msg_set_routing_id (ids, self->spawner);
-        s_refuse (self, ids, JACE_REFUSE_BUSY, "worker unreachable");
+        s_refuse (self, ids, JACE_REFUSE_BUSY, "worker unreachable",
+                  &self->job_key);
         jace_msg_destroy (&ids);
         s_leave_job (self);
     }
+}
+
+//  Name of this daemon in audit logs.
+static const char *
+s_who (server_t *self, char *who, size_t who_size)
+{
+    snprintf (who, who_size, "daemon %s", self->self_node.id);
+    return who;
+}
+
+//  True if the ASSIGN may take us: keys on, a spawner sent it; keys on
+//  or off, its token is the lease token our super-node issued for its
+//  job to its sender on us.  Refuses (BUSY: another daemon, leased for
+//  real, may take the task) and audits it otherwise.
+static bool
+s_lease_valid (server_t *self, const jace_msg_t *assign,
+               const jace_key_t *key)
+{
+    char who [JACE_ID_MAX + 16];
+    if (!jace_security_authorise (self->security, assign, JACE_ROLE_SPAWNER,
+                                  s_who (self, who, sizeof who)))
+        return false;
+    if (jace_lease_token_valid (&self->lease_key, jace_msg_job (assign),
+                                jace_msg_user_id (assign),
+                                self->self_node.id, jace_msg_token (assign)))
+        return true;
+    jace_security_unauthorised (self->security, assign, who, "lease token "
+                                "not valid for job '%s' on this daemon",
+                                jace_msg_job (assign));
+    s_refuse (self, assign, JACE_REFUSE_BUSY, "lease token not valid for "
+              "this daemon", key);
+    return false;
 }
 
 static void
@@ -428,20 +504,30 @@ s_on_assign (server_t *self, jace_msg_t **msg_p)
 {
     jace_msg_t *assign = *msg_p;
     char reason [256];
+    jace_key_t key;
+    bool keyed = jace_key_decode (&key, jace_msg_key (assign)) == 0;
+    if (!s_lease_valid (self, assign, keyed ? &key : NULL))
+        goto out;
+    if (!keyed) {
+        s_refuse (self, assign, JACE_REFUSE_FAILED, "ASSIGN without a valid "
+                  "job key", NULL);
+        goto out;
+    }
     if (*self->job) {
         snprintf (reason, sizeof reason, "busy with task %" PRId64 " of job "
                   "%s", self->self_node.task, self->job);
-        s_refuse (self, assign, JACE_REFUSE_BUSY, reason);
-        return;
+        s_refuse (self, assign, JACE_REFUSE_BUSY, reason, &key);
+        goto out;
     }
     if (!*jace_msg_job (assign)) {
-        s_refuse (self, assign, JACE_REFUSE_FAILED, "ASSIGN without a job id");
-        return;
+        s_refuse (self, assign, JACE_REFUSE_FAILED, "ASSIGN without a job id",
+                  &key);
+        goto out;
     }
     if (!daemon_transfer_declared (assign)) {
-        s_take_job (self, assign);
+        s_take_job (self, assign, &key);
         s_hand_over (self, msg_p);
-        return;
+        goto out;
     }
     uint64_t bytes = 0;
     jace_refuse_code_t code;
@@ -450,15 +536,17 @@ s_on_assign (server_t *self, jace_msg_t **msg_p)
         zsys_warning ("daemon %s: task %" PRId64 " of job %s refused: %s",
                       self->self_node.id, jace_msg_task (assign),
                       jace_msg_job (assign), reason);
-        s_refuse (self, assign, code, reason);
-        return;
+        s_refuse (self, assign, code, reason, &key);
+        goto out;
     }
-    s_take_job (self, assign);
+    s_take_job (self, assign, &key);
     self->transfer = daemon_transfer_new (msg_p);
     if (daemon_transfer_complete (self->transfer)) {
         jace_msg_t *whole = daemon_transfer_finish (&self->transfer);
         s_hand_over (self, &whole);
     }
+out:
+    jace_key_wipe (&key);
 }
 
 static void
@@ -471,6 +559,7 @@ s_acknowledge_chunk (server_t *self, const jace_msg_t *chunk)
     jace_msg_set_epoch (ack, self->self_node.epoch);
     jace_msg_set_received (ack,
         (int64_t) daemon_transfer_received (self->transfer));
+    jace_msg_seal (ack, self->job_key.bytes);
     jace_msg_set_routing_id (ack, jace_msg_routing_id (chunk));
     jace_msg_send (&ack, self->router);
 }
@@ -496,7 +585,8 @@ s_on_chunk (server_t *self, jace_msg_t *chunk)
                       self->self_node.id, reason, self->self_node.task,
                       self->job);
         s_refuse (self, daemon_transfer_assign (self->transfer),
-                  JACE_REFUSE_BUSY, "task data arrived out of order");
+                  JACE_REFUSE_BUSY, "task data arrived out of order",
+                  &self->job_key);
         s_leave_job (self);
         return;
     }
@@ -511,15 +601,34 @@ s_on_chunk (server_t *self, jace_msg_t *chunk)
     }
 }
 
-//  Any message of our job's spawner proves it alive.  A HEARTBEAT says
-//  nothing else; one for a job we left (we refused, or gave it up) is
-//  expected until its spawner notices, and needs no warning.
+//  True if a message of our job may steer it: sealed with the job key
+//  and, keys on, sent by a spawner.  Knowing the job id is not enough
+//  (STATUS publishes it).  Otherwise it is audited.
+static bool
+s_from_our_spawner (server_t *self, const jace_msg_t *msg)
+{
+    char who [JACE_ID_MAX + 16];
+    if (!jace_security_authorise (self->security, msg, JACE_ROLE_SPAWNER,
+                                  s_who (self, who, sizeof who)))
+        return false;
+    if (jace_msg_sealed (msg, self->job_key.bytes))
+        return true;
+    jace_security_unauthorised (self->security, msg, who, "not sealed with "
+                                "the key of job '%s'", self->job);
+    return false;
+}
+
+//  Any sealed message of our job's spawner proves it alive.  A HEARTBEAT
+//  says nothing else; one for a job we left (we refused, or gave it up)
+//  is expected until its spawner notices, and needs no warning.
 static void
 s_on_job_message (server_t *self, jace_msg_t **msg_p)
 {
     jace_msg_t *msg = *msg_p;
     jace_msg_type_t type = jace_msg_type (msg);
     bool ours = *self->job && streq (jace_msg_job (msg), self->job);
+    if (ours && !s_from_our_spawner (self, msg))
+        return;
     if (ours)
         self->spawner_heard = zclock_mono ();
     if (type == JACE_MSG_HEARTBEAT) {
@@ -554,6 +663,7 @@ s_on_job_message (server_t *self, jace_msg_t **msg_p)
         jace_msg_set_sender (left, self->self_node.id);
         jace_msg_set_job (left, self->job);
         jace_msg_set_state (left, JACE_NODE_FREE);
+        jace_msg_seal (left, self->job_key.bytes);
         jace_msg_set_routing_id (left, jace_msg_routing_id (msg));
         jace_msg_send (&left, self->router);
         s_stop_job (self, jace_msg_reason (msg));
@@ -576,7 +686,8 @@ s_check_orphan (server_t *self)
 }
 
 //  The crash tools' power cut: die at once, no BYE, nothing flushed.
-//  Only for the job we run, so a stray CRASH cannot take a free daemon.
+//  Only for the job we run, so a stray CRASH cannot take a free daemon,
+//  and only sealed with its key, so only its spawner can.
 static void
 s_on_crash (server_t *self, jace_msg_t *msg, const char *sender)
 {
@@ -587,6 +698,8 @@ s_on_crash (server_t *self, jace_msg_t *msg, const char *sender)
                       sender, *self->job ? self->job : "no job");
         return;
     }
+    if (!s_from_our_spawner (self, msg))
+        return;
     zsys_notice ("daemon %s: crashed on purpose by %s (job %s)",
                  self->self_node.id, jace_msg_sender (msg), self->job);
     _exit (137);

@@ -10,6 +10,11 @@
     it works for a spawner it sends it HEARTBEATs and forwards the worker's
     ACCEPT, REFUSE, PROGRESS and RESULT; a spawner silent for the job's
     job/orphan_timeout loses the daemon, which frees itself.
+
+    Who may steer it (docs/SECURITY.md): an ASSIGN is taken only with the
+    lease token its super-node issued for that job, spawner and daemon
+    (under the lease key the daemon gave it in HELLO), and brings the job
+    key; every other message of the job, both ways, is sealed with it.
     =========================================================================
 */
 #ifndef DAEMON_SERVER_H_INCLUDED
@@ -19,6 +24,7 @@
 #include <stdbool.h>
 
 #include "jace_task.h"
+#include "jace_auth.h"
 
 //  What a daemon is started with; read before zactor_new returns.
 typedef struct {
@@ -41,6 +47,10 @@ typedef struct {
                                 //  half the node's physical memory
     const jace_app_t *app;      //  An application besides the table's
                                 //  (tests), or NULL; must outlive us
+    const jace_key_t *lease_key;    //  Tests only: our lease key, so a
+                                //  test can make lease tokens without a
+                                //  super-node; NULL (always in jace-daemon)
+                                //  makes a random one
 } daemon_config_t;
 
 //  The actor; args is a daemon_config_t.

@@ -94,14 +94,24 @@ typedef struct {
 
 //  --------------------------------------------------------------------------
 
+//  Messages queued per data connection (one per neighbour daemon).
+#define DATA_RCVHWM 64
+
+//  Frames on the data socket are at most what a task can need: a vector
+//  of its neighbour's values or a checkpoint of its state, both smaller
+//  than the task data a daemon takes (--max-task-memory).  So a peer can
+//  make us hold at most DATA_RCVHWM x 17 frames x that limit; what a job
+//  really queues is DATA_RCVHWM vectors of one neighbour's values.
 static int
-s_bind_inbox (worker_t *self, const char *bind)
+s_bind_inbox (worker_t *self, const char *bind, uint64_t frame_max)
 {
     self->inbox = zsock_new (ZMQ_PULL);
-    jace_msg_prepare_socket (self->inbox, 0);
+    jace_msg_prepare_socket (self->inbox,
+        frame_max && frame_max < JACE_MSG_FRAME_MAX
+        ? (int64_t) frame_max : JACE_MSG_FRAME_MAX);
     //  A few vectors per neighbour at most: the loop drains the inbox
     //  every iteration, so a deeper queue would only hold stale values.
-    zsock_set_rcvhwm (self->inbox, 64);
+    zsock_set_rcvhwm (self->inbox, DATA_RCVHWM);
     jace_security_apply_server (self->security, self->inbox);
     if (zsock_bind (self->inbox, "%s", bind) < 0) {
         zsys_error ("daemon: cannot bind data endpoint %s: %s", bind,
@@ -160,7 +170,7 @@ s_worker_new (zsock_t *pipe, daemon_worker_config_t *config)
     self->poller = zpoller_new (pipe, NULL);
     zpoller_set_nonstop (self->poller, true);
     self->copies = daemon_checkpoints_new (config->checkpoint_memory);
-    s_bind_inbox (self, config->bind);
+    s_bind_inbox (self, config->bind, config->task_memory);
     return self;
 }
 
@@ -377,6 +387,7 @@ s_begin_fetch (worker_t *self)
     for (size_t i = 0; i < count; i++) {
         jace_msg_t *fetch = s_task_msg (self, JACE_MSG_FETCH);
         jace_msg_add_node (fetch, jace_task_node (self->task, rank));
+        jace_msg_seal (fetch, jace_task_job_key (self->task)->bytes);
         if (jace_task_send_msg (self->task, targets [i], &fetch) == 0)
             self->fetch_pending++;
     }
@@ -443,6 +454,10 @@ s_on_adopt (worker_t *self)
     jace_msg_t *assign = s_task_msg (self, JACE_MSG_ASSIGN);
     jace_msg_set_count (assign, jace_task_count (self->task));
     jace_msg_set_app (assign, self->app->name);
+    //  The spawner checks it is its job's key: proof we run its task.
+    char key [JACE_KEY_TEXT + 1];
+    jace_key_encode (jace_task_job_key (self->task), key);
+    jace_msg_set_key (assign, key);
     zhash_t *params = jace_task_params (self->task);
     for (const char *value = (const char *) zhash_first (params); value;
          value = (const char *) zhash_next (params))
@@ -524,16 +539,21 @@ s_consider_copy (worker_t *self, jace_msg_t **msg_p, char *reason,
                  size_t reason_size)
 {
     jace_msg_t *msg = *msg_p;
-    if (self->fetch_pending)
-        self->fetch_pending--;
-    if (!jace_checkpoint_is_copy (msg))
-        return;                 //  "None held here"
-    if (jace_checkpoint_check (msg, jace_task_job_key (self->task), reason,
-                               reason_size)) {
+    const jace_key_t *key = jace_task_job_key (self->task);
+    //  Only what the job sealed counts as an answer: a forged "none held
+    //  here" or copy would end our wait before the real copies arrive.
+    if (!jace_checkpoint_is_copy (msg)) {
+        if (jace_checkpoint_authentic (msg, key) && self->fetch_pending)
+            self->fetch_pending--;
+        return;
+    }
+    if (jace_checkpoint_check (msg, key, reason, reason_size)) {
         zsys_warning ("daemon %s: copy from %s ignored: %s", self->sender,
                       jace_msg_sender (msg), reason);
         return;
     }
+    if (self->fetch_pending)
+        self->fetch_pending--;
     if (!jace_checkpoint_newer (msg, self->best_copy))
         return;
     self->best_holder = -1;
@@ -604,6 +624,26 @@ s_on_fetch (worker_t *self, jace_msg_t *msg, char *reason,
     jace_task_send_msg (self->task, task, &answer);
 }
 
+//  True if a message of our task's job may be used: keys on, a daemon
+//  sent it; DATA and FETCH are sealed with the job key (a CKPT carries
+//  its own seal, checked where it is used).  Otherwise it is audited
+//  (rate-limited log, counted) and dropped.
+static bool
+s_trusted (worker_t *self, const jace_msg_t *msg)
+{
+    char who [JACE_ID_MAX + 16];
+    snprintf (who, sizeof who, "daemon %s (data)", self->sender);
+    if (!jace_security_authorise (self->security, msg, JACE_ROLE_DAEMON, who))
+        return false;
+    if (jace_msg_type (msg) == JACE_MSG_CKPT
+    ||  jace_msg_sealed (msg, jace_task_job_key (self->task)->bytes))
+        return true;
+    jace_security_unauthorised (self->security, msg, who, "task %" PRId64
+                                " of job '%s': not sealed with the job key",
+                                jace_msg_task (msg), jace_msg_job (msg));
+    return false;
+}
+
 //  Receive one message from the inbox; returns true if it was DATA for
 //  our task.
 static bool
@@ -620,6 +660,7 @@ s_recv_inbox (worker_t *self)
         return false;
     }
     jace_msg_type_t type = jace_msg_type (msg);
+    bool used = false;
     if (type != JACE_MSG_DATA && type != JACE_MSG_CKPT
     &&  type != JACE_MSG_FETCH)
         snprintf (reason, sizeof reason, "%s on the data socket",
@@ -629,23 +670,27 @@ s_recv_inbox (worker_t *self)
         snprintf (reason, sizeof reason, "%s for job '%s' we have no task "
                   "of", jace_msg_type_name (type), jace_msg_job (msg));
     else
+    if (!s_trusted (self, msg))
+        *reason = 0;            //  Audited already
+    else
     if (type == JACE_MSG_CKPT)
         s_on_checkpoint (self, &msg, reason, sizeof reason);
     else
     if (type == JACE_MSG_FETCH)
         s_on_fetch (self, msg, reason, sizeof reason);
     else
-    if (jace_task_deliver (self->task, msg, reason, sizeof reason) == 0)
+    if (jace_task_deliver (self->task, msg, reason, sizeof reason) == 0) {
         *reason = 0;
+        used = true;
+    }
     if (*reason) {
         self->rejected++;
         if (self->verbose || self->rejected % 1000 == 1)
             zsys_warning ("daemon %s: dropped %s (%" PRIu64 " so far)",
                           self->sender, reason, self->rejected);
     }
-    bool delivered = msg && type == JACE_MSG_DATA && *reason == 0;
     jace_msg_destroy (&msg);
-    return delivered;
+    return used;
 }
 
 static bool

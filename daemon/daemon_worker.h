@@ -27,6 +27,13 @@
     with an epoch above 1 is a replacement: on START it asks every other
     task for its copies, waits for their answers (at most FETCH_WAIT_MSEC),
     and restarts from the newest valid one, or from its initial state.
+
+    Trust: DATA, request lists and FETCH are sealed with the job key
+    (jace_msg_seal) by the sender and checked here; checkpoints carry their
+    own seal (jace_checkpoint).  Keys on, only daemons may send on the data
+    socket.  A DATA whose iteration is out of its sender's reach
+    (jace_task_deliver) is refused, so no one can pin our neighbours'
+    values.  Refusals are logged (rate-limited) and counted.
     =========================================================================
 */
 #ifndef DAEMON_WORKER_H_INCLUDED
@@ -45,6 +52,8 @@ typedef struct {
     double speed;               //  Compute slow-down factor, (0, 1]
     bool verbose;               //  Log every message
     size_t checkpoint_memory;   //  Bytes of neighbours' copies to keep
+    uint64_t task_memory;       //  Most bytes of task data we take: the
+                                //  largest frame the data socket accepts
     const jace_app_t *app;      //  An application besides the table's
                                 //  (tests), or NULL; must outlive us
 } daemon_worker_config_t;

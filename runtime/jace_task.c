@@ -23,6 +23,19 @@
 //  Queue of a link first used for an empty request, vector size unknown.
 #define LINK_QUEUE_UNKNOWN 16
 
+//  Iterations per second no real task reaches: a DATA whose iteration is
+//  further ahead of the sender's last one than this rate allows (plus one
+//  second of slack for queueing and latency) is refused, so no one holding
+//  the job key can pin a neighbour's values with an iteration like 2^62.
+//  Every iteration of a daemon's worker polls its data socket and pipe
+//  (each a ZeroMQ system call, about 1 us: bench_latency) and a DATA it
+//  sends is encoded, sealed (keyed BLAKE2b) and queued, so a task with
+//  neighbours stays well under a million iterations a second whatever its
+//  size; the fastest we measured (one unknown per task) do tens of
+//  thousands.  A sender caught up at this rate for a whole year would be
+//  at about 2^45: far from what pins a job for good.
+#define MAX_ITERATION_RATE 1000000
+
 //  The newest vector received from one neighbour.
 typedef struct {
     double *values;             //  Values, owned
@@ -45,6 +58,8 @@ typedef struct {
     jace_node_t node;           //  Its daemon (data endpoint, key, epoch)
     zsock_t *link;              //  PUSH to its data endpoint, or NULL
     newest_t newest;            //  Newest values received from it
+    int64_t heard_iteration;    //  Iteration of its last accepted DATA
+    int64_t heard_msec;         //  When it came (zclock_mono), 0 if never
     int64_t row;                //  First row it owns
     request_t asked;            //  What we ask it for
     request_t requested;        //  What it asks us for
@@ -70,6 +85,8 @@ struct _jace_task_t {
     jace_shaper_t *shaper;      //  Borrowed emulated network, or NULL
     uint64_t dropped;           //  Sends dropped on full links
     uint64_t stale;             //  Received vectors discarded as stale
+    uint64_t out_of_reach;      //  Refused: iteration too far ahead
+    int64_t started_msec;       //  When the job started, as we reckon it
     bool sinks_given;           //  START listed our sinks: trade request
                                 //  lists with neighbours only
 };
@@ -149,6 +166,13 @@ jace_task_new (jace_msg_t **assign_p, jace_security_t *security,
     self->data = jace_msg_new (JACE_MSG_DATA);
     jace_msg_set_job (self->data, self->job);
     jace_msg_set_task (self->data, self->rank);
+    //  A replacement placed late in a long job is told how long the job
+    //  has run (job/elapsed_seconds), so that its neighbours' iterations
+    //  are within reach from the first DATA; without it, from now.
+    double elapsed = jace_task_param_double (self, "job/elapsed_seconds", 0);
+    if (!(elapsed >= 0 && elapsed <= 1e9))
+        elapsed = 0;
+    self->started_msec = zclock_mono () - (int64_t) (elapsed * 1000);
     if (jace_key_decode (&self->job_key, jace_msg_key (assign))) {
         snprintf (reason, reason_size, "ASSIGN without a valid job key");
         jace_task_destroy (&self);
@@ -357,12 +381,14 @@ jace_task_send (jace_task_t *self, int64_t to, const double *values,
         jace_msg_set_iteration (msg, self->iteration);
         jace_msg_set_first (msg, first);
         jace_msg_add_payload (msg, JACE_PAYLOAD_F64, values, count);
+        jace_msg_seal (msg, self->job_key.bytes);
         rc = s_send (self, to, link, &msg);
     }
     else {
         jace_msg_set_epoch (self->data, self->epoch);
         jace_msg_set_iteration (self->data, self->iteration);
         jace_msg_set_first (self->data, first);
+        jace_msg_seal (self->data, self->job_key.bytes);
         rc = jace_msg_send_payload (self->data, JACE_PAYLOAD_F64, values,
                                     count, link);
     }
@@ -469,6 +495,43 @@ s_store_request (jace_task_t *self, peer_task_t *peer, jace_msg_t *data,
     return 0;
 }
 
+//  The largest iteration this task knows of: its own (restored or not)
+//  and any neighbour's.
+static int64_t
+s_largest_iteration (const jace_task_t *self)
+{
+    int64_t largest = self->iteration;
+    for (int64_t i = 0; i < self->count; i++) {
+        const peer_task_t *peer = &self->peers [i];
+        if (peer->newest.iteration > largest)
+            largest = peer->newest.iteration;
+        if (peer->heard_msec && peer->heard_iteration > largest)
+            largest = peer->heard_iteration;
+    }
+    return largest;
+}
+
+//  True if the sender of `data` could have reached its iteration: at most
+//  MAX_ITERATION_RATE a second more than its last accepted DATA, or, for
+//  its first, than anything we know since the job started.  A task's
+//  iteration only goes back (a replacement restores an older copy), never
+//  jumps ahead, so legitimate progress always passes.
+static bool
+s_within_reach (const jace_task_t *self, const peer_task_t *peer,
+                int64_t iteration, int64_t now)
+{
+    int64_t base = peer->heard_msec ? peer->heard_iteration
+                                    : s_largest_iteration (self);
+    int64_t since = now - (peer->heard_msec ? peer->heard_msec
+                                            : self->started_msec);
+    if (since < 0)
+        since = 0;
+    //  Both terms stay far from overflow: since is a few 10^12 ms at most.
+    int64_t reach = (since / 1000 + 1) * MAX_ITERATION_RATE
+                  + since % 1000 * (MAX_ITERATION_RATE / 1000);
+    return iteration <= base || iteration - base <= reach;
+}
+
 int
 jace_task_deliver (jace_task_t *self, jace_msg_t *data, char *reason,
                    size_t reason_size)
@@ -495,6 +558,17 @@ jace_task_deliver (jace_task_t *self, jace_msg_t *data, char *reason,
         self->stale++;
         return 0;
     }
+    int64_t now = zclock_mono ();
+    if (!s_within_reach (self, peer, jace_msg_iteration (data), now)) {
+        self->out_of_reach++;
+        snprintf (reason, reason_size, "DATA of task %" PRId64 " at "
+                  "iteration %" PRId64 ", out of its reach (last heard at %"
+                  PRId64 ")", from, jace_msg_iteration (data),
+                  peer->heard_msec ? peer->heard_iteration : -1);
+        return -1;
+    }
+    peer->heard_iteration = jace_msg_iteration (data);
+    peer->heard_msec = now;
     size_t count = jace_msg_payload_length (data, 0);
     if (count > newest->capacity) {
         free (newest->values);
@@ -522,6 +596,13 @@ jace_task_dropped (const jace_task_t *self)
 {
     assert (self);
     return self->dropped;
+}
+
+uint64_t
+jace_task_out_of_reach (const jace_task_t *self)
+{
+    assert (self);
+    return self->out_of_reach;
 }
 
 //  --------------------------------------------------------------------------
@@ -564,6 +645,7 @@ s_send_request (jace_task_t *self, int64_t to)
     jace_msg_set_iteration (msg, -1);
     jace_msg_add_payload (msg, JACE_PAYLOAD_I64, asked->indices,
                           asked->count);
+    jace_msg_seal (msg, self->job_key.bytes);
     return s_send (self, to, link, &msg);
 }
 

@@ -17,8 +17,9 @@
 
 //  Create the task an ASSIGN describes, taking the message (its payloads
 //  are the task's blocks); security is borrowed (keys for the links to
-//  neighbours).  Returns NULL with the reason if the ASSIGN is
-//  inconsistent.
+//  neighbours).  The ASSIGN's `key` is the job key (Z85): every DATA and
+//  request list the task sends is sealed with it.  Returns NULL with the
+//  reason if the ASSIGN is inconsistent or has no valid job key.
 jace_task_t *
     jace_task_new (jace_msg_t **assign_p, jace_security_t *security,
                    char *reason, size_t reason_size);
@@ -47,7 +48,9 @@ void
 
 //  Keep a neighbour's DATA if it is newer than what we hold.  Returns 0
 //  (kept, or stale and dropped), or -1 with the reason if it does not
-//  belong to this task at all.
+//  belong to this task at all, or if its iteration is further ahead than
+//  its sender could have reached (MAX_ITERATION_RATE in jace_task.c).
+//  The caller has checked its seal (jace_msg_sealed with the job key).
 int
     jace_task_deliver (jace_task_t *self, jace_msg_t *data, char *reason,
                        size_t reason_size);
@@ -60,6 +63,11 @@ void
 //  Sends dropped so far because a link was full.
 uint64_t
     jace_task_dropped (const jace_task_t *self);
+
+//  DATA refused so far because its iteration was out of its sender's
+//  reach.
+uint64_t
+    jace_task_out_of_reach (const jace_task_t *self);
 
 //  Send our request list to each of our sources (every other task, with
 //  possibly an empty list, when jace_task_set_sinks was never called).

@@ -10,15 +10,30 @@
         rawzmq ENDPOINT dealer|push [SERVER_KEY_FILE CLIENT_CERT_FILE]
         rawzmq ENDPOINT forge JOB TASK
 
-    forge: push damaged checkpoints of task TASK of job JOB to a daemon's
-    data endpoint, each tagged newer than any real copy (epoch 1000,
-    iteration 999999): one whose bytes were changed after the checksum,
-    one cut short, one relabelled to another task.  A daemon that kept
-    or restored any of them would show iteration 999999.
+        rawzmq ENDPOINT steer JOB
+        rawzmq ENDPOINT data JOB TASK
+
+    forge: push checkpoints of task TASK of job JOB nobody with the job
+    key made to a daemon's data endpoint, each tagged newer than any real
+    copy (epoch 1000, iteration 999999): one sealed under another key, one
+    whose bytes were changed after sealing, one cut short, one relabelled
+    from another task, one unsealed, and a "no copy here" under another
+    key.  A daemon that kept or restored any of them would show iteration
+    999999.
+
+    steer: at a daemon's control endpoint, ASSIGN JOB without a lease
+    token and with a made-up one, then STOP, CRASH, ADOPT, REMAP, COLLECT
+    and START of JOB unsealed and sealed with another key; prints
+    "refusals=R answers=A".
+
+    data: at a daemon's data endpoint, FETCH task TASK's copies to our
+    own endpoint and DATA from TASK at iteration 2^62, unsealed and sealed
+    with another key; prints "copies=C", the copies sent to us.
     =========================================================================
 */
 #include "jace_msg.h"
 #include "jace_checkpoint.h"
+#include "jace_auth.h"
 
 #include <msgpack.h>
 
@@ -62,6 +77,21 @@ s_send_msg (zsock_t *sock, jace_msg_t *msg, size_t cut, const char *extra)
     zmsg_send (&zmsg, sock);
 }
 
+//  A CKPT of task `task` tagged newer than any real copy.
+static jace_msg_t *
+s_forged_copy (const char *job, int64_t task, const double *state,
+               size_t size, const jace_key_t *key)
+{
+    jace_msg_t *copy = jace_checkpoint_begin ("forger", job, task, 1000,
+                                              999999, state, size);
+    if (key)
+        jace_checkpoint_seal (copy, key);
+    return copy;
+}
+
+//  Checkpoints of task TASK nobody with the job key made: sealed under
+//  another key, damaged after sealing, cut short, relabelled from another
+//  task, unsealed, and "no copy here" answers under another key.
 static int
 s_forge (const char *endpoint, const char *job, int64_t task)
 {
@@ -69,41 +99,150 @@ s_forge (const char *endpoint, const char *job, int64_t task)
     zsock_set_linger (sock, 1000);
     if (zsock_connect (sock, "%s", endpoint))
         return 2;
+    jace_key_t key;
+    jace_key_random (&key);
     double state [512];
     for (size_t i = 0; i < 512; i++)
         state [i] = 1e6 + (double) i;
-    //  Damaged after the checksum was taken.
-    jace_msg_t *copy = jace_checkpoint_new ("forger", job, task, 1000, 999999,
-                                            state, sizeof state);
+    jace_msg_t *msg = s_forged_copy (job, task, state, sizeof state, &key);
+    jace_msg_send (&msg, sock);
+    //  Damaged after the seal was taken: same token, other bytes.
+    jace_msg_t *sealed = s_forged_copy (job, task, state, sizeof state, &key);
     state [7] = -1;
-    jace_msg_t *damaged = jace_msg_new (JACE_MSG_CKPT);
-    jace_msg_set_sender (damaged, "forger");
-    jace_msg_set_job (damaged, job);
-    jace_msg_set_task (damaged, task);
-    jace_msg_set_epoch (damaged, 1000);
-    jace_msg_set_iteration (damaged, 999999);
-    jace_msg_set_checksum (damaged, jace_msg_checksum (copy));
-    jace_msg_add_payload (damaged, JACE_PAYLOAD_BYTES, state, sizeof state);
-    jace_msg_send (&damaged, sock);
-    //  Cut short: the first half of the bytes only.
-    jace_msg_t *short_copy = jace_msg_new (JACE_MSG_CKPT);
-    jace_msg_set_sender (short_copy, "forger");
-    jace_msg_set_job (short_copy, job);
-    jace_msg_set_task (short_copy, task);
-    jace_msg_set_epoch (short_copy, 1000);
-    jace_msg_set_iteration (short_copy, 999999);
-    jace_msg_set_checksum (short_copy, jace_msg_checksum (copy));
-    jace_msg_add_payload (short_copy, JACE_PAYLOAD_BYTES, state,
-                          sizeof state / 2);
-    jace_msg_send (&short_copy, sock);
-    //  A valid copy of task + 1 relabelled as task's.
-    jace_msg_t *other = jace_checkpoint_new ("forger", job, task + 1, 1000,
-                                             999999, state, sizeof state);
-    jace_msg_set_task (other, task);
-    jace_msg_send (&other, sock);
-    jace_msg_destroy (&copy);
+    msg = s_forged_copy (job, task, state, sizeof state, NULL);
+    jace_msg_set_token (msg, jace_msg_token (sealed));
+    jace_msg_send (&msg, sock);
+    //  Cut short: the first half of the bytes only, same token.
+    msg = s_forged_copy (job, task, state, sizeof state / 2, NULL);
+    jace_msg_set_token (msg, jace_msg_token (sealed));
+    jace_msg_send (&msg, sock);
+    jace_msg_destroy (&sealed);
+    //  A copy of task + 1 relabelled as task's.
+    msg = s_forged_copy (job, task + 1, state, sizeof state, &key);
+    jace_msg_set_task (msg, task);
+    jace_msg_send (&msg, sock);
+    msg = s_forged_copy (job, task, state, sizeof state, NULL);
+    jace_msg_send (&msg, sock);
+    msg = jace_checkpoint_none ("forger", job, task, &key);
+    jace_msg_send (&msg, sock);
     zclock_sleep (300);
     zsock_destroy (&sock);
+    return 0;
+}
+
+//  Send msg unsealed, then sealed with a key that is not the job's.
+static void
+s_send_twice (zsock_t *sock, jace_msg_t *msg)
+{
+    zmsg_t *unsealed = jace_msg_encode (msg);
+    zmsg_send (&unsealed, sock);
+    jace_key_t key;
+    jace_key_random (&key);
+    jace_msg_seal (msg, key.bytes);
+    jace_msg_send (&msg, sock);
+}
+
+//  Messages received on sock within msec; REFUSEs counted apart.
+static int
+s_answers (zsock_t *sock, int msec, int *refusals)
+{
+    int count = 0;
+    zpoller_t *poller = zpoller_new (sock, NULL);
+    int64_t deadline = zclock_mono () + msec;
+    while (zclock_mono () < deadline) {
+        if (!zpoller_wait (poller, (int) (deadline - zclock_mono ())))
+            continue;
+        jace_msg_t *msg = jace_msg_recv (sock, NULL, 0, NULL, 0);
+        if (!msg)
+            continue;
+        if (jace_msg_type (msg) == JACE_MSG_REFUSE && refusals)
+            (*refusals)++;
+        else
+            count++;
+        jace_msg_destroy (&msg);
+    }
+    zpoller_destroy (&poller);
+    return count;
+}
+
+//  At a daemon's control endpoint, knowing only JOB: ASSIGN without a
+//  lease token and with a made-up one, then STOP, CRASH, ADOPT, REMAP,
+//  COLLECT, START unsealed and sealed with another key.  Prints
+//  "refusals=R answers=A" (A: anything else the daemon sent us).
+static int
+s_steer (const char *endpoint, const char *job)
+{
+    zsock_t *sock = zsock_new (ZMQ_DEALER);
+    zsock_set_linger (sock, 1000);
+    if (zsock_connect (sock, "%s", endpoint))
+        return 2;
+    jace_key_t key;
+    jace_key_random (&key);
+    char text [JACE_KEY_TEXT + 1];
+    jace_key_encode (&key, text);
+    for (int i = 0; i < 2; i++) {
+        jace_msg_t *assign = jace_msg_new (JACE_MSG_ASSIGN);
+        jace_msg_set_sender (assign, "intruder");
+        jace_msg_set_job (assign, job);
+        jace_msg_set_count (assign, 1);
+        jace_msg_set_key (assign, text);
+        jace_msg_set_token (assign, i ? text : "");
+        jace_msg_send (&assign, sock);
+    }
+    jace_msg_type_t types [] = { JACE_MSG_STOP, JACE_MSG_CRASH,
+        JACE_MSG_ADOPT, JACE_MSG_REMAP, JACE_MSG_COLLECT, JACE_MSG_START };
+    for (size_t i = 0; i < sizeof types / sizeof types [0]; i++) {
+        jace_msg_t *msg = jace_msg_new (types [i]);
+        jace_msg_set_sender (msg, "intruder");
+        jace_msg_set_job (msg, job);
+        if (types [i] == JACE_MSG_REMAP) {
+            jace_node_t node = { .id = "intruder", .task = 0, .epoch = 99,
+                                 .data = "tcp://127.0.0.1:1" };
+            jace_msg_add_node (msg, &node);
+        }
+        s_send_twice (sock, msg);
+    }
+    int refusals = 0;
+    int answers = s_answers (sock, 1000, &refusals);
+    printf ("refusals=%d answers=%d\n", refusals, answers);
+    zsock_destroy (&sock);
+    return 0;
+}
+
+//  At a daemon's data endpoint: FETCH task TASK's copies to our own PULL,
+//  and DATA from TASK at iteration 2^62; unsealed and sealed with another
+//  key.  Prints "copies=C" (copies the daemon sent us).
+static int
+s_data_attack (const char *endpoint, const char *job, int64_t task)
+{
+    zsock_t *sock = zsock_new (ZMQ_PUSH);
+    zsock_t *pull = zsock_new (ZMQ_PULL);
+    zsock_set_linger (sock, 1000);
+    if (zsock_connect (sock, "%s", endpoint)
+    ||  zsock_bind (pull, "tcp://127.0.0.1:*") < 0)
+        return 2;
+    char *mine = zsock_last_endpoint (pull);
+    jace_node_t node = { .id = "intruder", .task = task, .epoch = 99 };
+    snprintf (node.data, sizeof node.data, "%s", mine);
+    zstr_free (&mine);
+    jace_msg_t *fetch = jace_msg_new (JACE_MSG_FETCH);
+    jace_msg_set_sender (fetch, "intruder");
+    jace_msg_set_job (fetch, job);
+    jace_msg_set_task (fetch, task);
+    jace_msg_set_epoch (fetch, 99);
+    jace_msg_add_node (fetch, &node);
+    s_send_twice (sock, fetch);
+    double values [64] = { 0 };
+    jace_msg_t *data = jace_msg_new (JACE_MSG_DATA);
+    jace_msg_set_job (data, job);
+    jace_msg_set_task (data, task);
+    jace_msg_set_epoch (data, 99);
+    jace_msg_set_iteration (data, (int64_t) 1 << 62);
+    jace_msg_add_payload (data, JACE_PAYLOAD_F64, values, 64);
+    s_send_twice (sock, data);
+    printf ("copies=%d\n", s_answers (pull, 1000, NULL));
+    zsock_destroy (&sock);
+    zsock_destroy (&pull);
     return 0;
 }
 
@@ -113,6 +252,10 @@ main (int argc, char *argv [])
     zsys_set_logstream (stderr);
     if (argc == 5 && streq (argv [2], "forge"))
         return s_forge (argv [1], argv [3], atoll (argv [4]));
+    if (argc == 4 && streq (argv [2], "steer"))
+        return s_steer (argv [1], argv [3]);
+    if (argc == 5 && streq (argv [2], "data"))
+        return s_data_attack (argv [1], argv [3], atoll (argv [4]));
     if (argc < 3) {
         fprintf (stderr, "usage: rawzmq ENDPOINT dealer|push "
                  "[SERVER_CERT CLIENT_CERT]\n");

@@ -14,10 +14,22 @@
     freeing the daemon; and STOP, REMAP, COLLECT, ADOPT, ASSIGN, START and
     neighbour data fired at random moments of set-up, exchange, fetch and
     iterations, hundreds of times, with the daemon usable after each.
+
+    Trust (protocol 3): we play the spawner with the daemon's lease key
+    (daemon_config_t.lease_key) and seal every job message; every message
+    of the daemon must be sealed.  Then an attacker that knows the
+    endpoints and the job id only: ASSIGN without a valid lease token;
+    STOP, CRASH, ADOPT, REMAP, COLLECT, HEARTBEAT, CHUNK, START unsealed or
+    sealed with its own key; FETCH on behalf of a task; unsealed DATA; an
+    insider's DATA at iteration 2^62; forged, relabelled and unsealed
+    checkpoints offered to a replacement.  None may take effect, and the
+    job beside them goes on.
     =========================================================================
 */
 #include "daemon_server.h"
 #include "jace_task.h"
+#include "jace_auth.h"
+#include "jace_checkpoint.h"
 #include "tap.h"
 
 #include <inttypes.h>
@@ -31,7 +43,8 @@
 //  The probe application: checksums its blocks, iterates a little.
 
 typedef struct {
-    double answer [4];          //  FNV-1a high and low 32 bits, bytes, blocks
+    double answer [5];          //  FNV-1a high and low 32 bits, bytes,
+                                //  blocks, and task 1's newest value
     double x;                   //  Our one unknown
 } probe_t;
 
@@ -85,6 +98,8 @@ s_probe_iterate (jace_task_t *task, void *state)
             : jace_task_newest (task, from, &count, NULL, NULL);
         for (size_t i = 0; values && i < count; i++)
             sum += values [i];
+        if (from == 1 && values && count)
+            probe->answer [4] = values [0];
     }
     //  A little work, so that messages land in the middle of iterations.
     for (int i = 0; i < 20000; i++)
@@ -105,7 +120,7 @@ static const double *
 s_probe_solution (void *state, int64_t *first, size_t *count)
 {
     *first = 0;
-    *count = 4;
+    *count = 5;
     return ((probe_t *) state)->answer;
 }
 
@@ -155,14 +170,19 @@ typedef struct {
     zsock_t *spawner;           //  DEALER to its control endpoint
     zsock_t *others;            //  PULL: data endpoint of tasks 1, 2
     zsock_t *push;              //  PUSH to its data endpoint
+    jace_key_t lease_key;       //  The daemon's, as its super-node has it
+    jace_key_t job_key;         //  Every job's key, in this test
+    int64_t unsealed;           //  Job messages from it not sealed so
     char others_endpoint [256]; //  Where others is bound
     jace_node_t node;           //  Its record, from its last HELLO
     int64_t hellos;             //  HELLOs received
+    int64_t hellos_keyed;       //  ... carrying the daemon's lease key
     int64_t heartbeats;         //  HEARTBEATs it sent the spawner
     int64_t refused_busy;       //  REFUSEs with code BUSY
     int64_t refused_other;      //  REFUSEs with another code
     int64_t results;            //  RESULTs received
-    int64_t adopt_answers;      //  ASSIGNs received (answers to ADOPT)
+    int64_t adopt_answers;      //  ASSIGNs with the job key received
+                                //  (answers to ADOPT)
     int64_t acked;              //  Highest CHUNK_ACK received
     int64_t acks;               //  CHUNK_ACKs received
     bool acks_grow;             //  Each CHUNK_ACK above the one before
@@ -177,6 +197,9 @@ s_serve_supernode (rig_t *rig)
         &&  jace_msg_node_count (msg) == 1) {
             rig->node = *jace_msg_node (msg, 0);
             rig->hellos++;
+            char lease [JACE_KEY_TEXT + 1];
+            jace_key_encode (&rig->lease_key, lease);
+            rig->hellos_keyed += streq (jace_msg_token (msg), lease);
             jace_msg_t *welcome = jace_msg_new (JACE_MSG_WELCOME);
             jace_msg_set_routing_id (welcome, jace_msg_routing_id (msg));
             jace_msg_send (&welcome, rig->supernode);
@@ -193,10 +216,17 @@ s_serve_supernode (rig_t *rig)
 static void
 s_note (rig_t *rig, const jace_msg_t *msg)
 {
+    //  Every word of the daemon about a job is sealed with its key.
+    if (!jace_msg_sealed (msg, rig->job_key.bytes))
+        rig->unsealed++;
+    char key [JACE_KEY_TEXT + 1];
+    jace_key_encode (&rig->job_key, key);
     switch (jace_msg_type (msg)) {
         case JACE_MSG_HEARTBEAT: rig->heartbeats++; break;
         case JACE_MSG_RESULT: rig->results++; break;
-        case JACE_MSG_ASSIGN: rig->adopt_answers++; break;
+        case JACE_MSG_ASSIGN:
+            rig->adopt_answers += streq (jace_msg_key (msg), key);
+            break;
         case JACE_MSG_CHUNK_ACK:
             rig->acks++;
             rig->acks_grow &= jace_msg_received (msg) > rig->acked;
@@ -249,9 +279,13 @@ s_pump (rig_t *rig, int msec)
     assert (!none);
 }
 
+//  As the job's spawner: everything but ASSIGN sealed with the job key,
+//  once its fields are set.
 static void
 s_send (rig_t *rig, jace_msg_t *msg)
 {
+    if (jace_msg_type (msg) != JACE_MSG_ASSIGN)
+        jace_msg_seal (msg, rig->job_key.bytes);
     int rc = jace_msg_send (&msg, rig->spawner);
     assert (rc == 0);
 }
@@ -260,6 +294,8 @@ static int
 s_rig_start (rig_t *rig, uint64_t task_memory)
 {
     memset (rig, 0, sizeof *rig);
+    jace_key_random (&rig->lease_key);
+    jace_key_random (&rig->job_key);
     rig->supernode = zsock_new (ZMQ_ROUTER);
     jace_msg_prepare_socket (rig->supernode, JACE_MSG_HEADER_MAX);
     zsock_bind (rig->supernode, "tcp://127.0.0.1:*");
@@ -276,7 +312,7 @@ s_rig_start (rig_t *rig, uint64_t task_memory)
         .supernodes = supernodes, .supernode_count = 1, .id = "d-probe",
         .power = 1, .speed = 0.5, .heartbeat_msec = 100,
         .checkpoint_memory = 64 << 20, .task_memory = task_memory,
-        .app = &s_probe
+        .app = &s_probe, .lease_key = &rig->lease_key
     };
     rig->daemon = zactor_new (daemon_server_actor, &config);
     char *control = daemon_server_endpoint (rig->daemon);
@@ -325,12 +361,19 @@ s_wait_state (rig_t *rig, int64_t state, int msec)
 //  --------------------------------------------------------------------------
 //  Messages of the spawner
 
+//  The ASSIGN of task 0, with the lease token the super-node would have
+//  issued us (no keys: our user id is "") and the job key.
 static jace_msg_t *
 s_assign (rig_t *rig, const char *job, int64_t tasks, int64_t epoch)
 {
     jace_msg_t *assign = jace_msg_new (JACE_MSG_ASSIGN);
     jace_msg_set_sender (assign, job);
     jace_msg_set_job (assign, job);
+    char text [JACE_KEY_TEXT + 1];
+    jace_lease_token (&rig->lease_key, job, "", rig->node.id, text);
+    jace_msg_set_token (assign, text);
+    jace_key_encode (&rig->job_key, text);
+    jace_msg_set_key (assign, text);
     jace_msg_set_task (assign, 0);
     jace_msg_set_epoch (assign, epoch);
     jace_msg_set_count (assign, tasks);
@@ -495,9 +538,9 @@ out_stalled:
     jace_msg_set_count (collect, 7);
     s_send (rig, collect);
     jace_msg_t *result = s_expect (rig, JACE_MSG_RESULT, 5000);
-    double answer [4] = { 0 };
+    double answer [5] = { 0 };
     if (result && jace_msg_payload_count (result) == 1
-    &&  jace_msg_payload_length (result, 0) == 4)
+    &&  jace_msg_payload_length (result, 0) == 5)
         jace_msg_payload_copy (result, 0, answer);
     ok (answer [0] == (double) (hash >> 32)
         && answer [1] == (double) (hash & 0xffffffffu)
@@ -605,6 +648,9 @@ s_test_orphan (rig_t *rig)
 //  --------------------------------------------------------------------------
 //  The storm
 
+//  Iterations of the tasks we play: within reach of the daemon's check.
+static int64_t s_iteration;
+
 static void
 s_push_data (rig_t *rig, const char *job, int64_t from, bool request)
 {
@@ -619,10 +665,11 @@ s_push_data (rig_t *rig, const char *job, int64_t from, bool request)
     }
     else {
         double value = (double) from;
-        jace_msg_set_iteration (data, 1 + (int64_t) zclock_usecs ());
+        jace_msg_set_iteration (data, ++s_iteration);
         jace_msg_set_first (data, from);
         jace_msg_add_payload (data, JACE_PAYLOAD_F64, &value, 1);
     }
+    jace_msg_seal (data, rig->job_key.bytes);
     jace_msg_send (&data, rig->push);
 }
 
@@ -708,6 +755,12 @@ s_test_storm (rig_t *rig)
         "COLLECT and ADOPT were answered during the storm");
     ok (s_wait_state (rig, JACE_NODE_FREE, 5000) >= 0, "free after the "
         "storm");
+    diag ("%" PRId64 " HELLOs, %" PRId64 " with the lease key; %" PRId64
+          " job messages unsealed", rig->hellos, rig->hellos_keyed,
+          rig->unsealed);
+    ok (rig->unsealed == 0 && rig->hellos_keyed == rig->hellos,
+        "every job message of the daemon was sealed with the job key, "
+        "every HELLO carried its lease key");
     s_send (rig, s_assign (rig, "job-last", 1, 1));
     jace_msg_t *accept = s_expect (rig, JACE_MSG_ACCEPT, 5000);
     s_send (rig, s_start ("job-last", NULL, 0, true));
@@ -721,6 +774,346 @@ s_test_storm (rig_t *rig)
     s_stop (rig, "job-last");
 }
 
+//  --------------------------------------------------------------------------
+//  Attacks: a local process that knows the daemon's endpoints and the job
+//  id (STATUS publishes both), but neither the lease key nor the job key.
+
+typedef struct {
+    zsock_t *control;           //  DEALER to the daemon's control endpoint
+    zsock_t *push;              //  PUSH to its data endpoint
+    zsock_t *pull;              //  PULL where it wants copies sent
+    char pull_endpoint [256];
+    jace_key_t key;             //  Its own idea of a job key
+} attacker_t;
+
+static void
+s_attacker_start (attacker_t *evil, rig_t *rig)
+{
+    memset (evil, 0, sizeof *evil);
+    jace_key_random (&evil->key);
+    evil->control = zsock_new (ZMQ_DEALER);
+    jace_msg_prepare_socket (evil->control, JACE_MSG_HEADER_MAX);
+    zsock_connect (evil->control, "%s", rig->node.endpoint);
+    evil->push = zsock_new (ZMQ_PUSH);
+    jace_msg_prepare_socket (evil->push, 0);
+    zsock_connect (evil->push, "%s", rig->node.data);
+    evil->pull = zsock_new (ZMQ_PULL);
+    jace_msg_prepare_socket (evil->pull, 0);
+    zsock_bind (evil->pull, "tcp://127.0.0.1:*");
+    char *endpoint = zsock_last_endpoint (evil->pull);
+    snprintf (evil->pull_endpoint, sizeof evil->pull_endpoint, "%s",
+              endpoint);
+    zstr_free (&endpoint);
+}
+
+static void
+s_attacker_stop (attacker_t *evil)
+{
+    zsock_destroy (&evil->control);
+    zsock_destroy (&evil->push);
+    zsock_destroy (&evil->pull);
+}
+
+//  Send msg twice from the attacker: unsealed, then sealed with its key.
+static void
+s_evil_twice (attacker_t *evil, zsock_t *sock, jace_msg_t *msg)
+{
+    zmsg_t *unsealed = jace_msg_encode (msg);
+    zmsg_send (&unsealed, sock);
+    jace_msg_seal (msg, evil->key.bytes);
+    jace_msg_send (&msg, sock);
+}
+
+//  Messages waiting on sock after msec (counted, dropped); the last
+//  REFUSE's reason and code into reason and code when given.
+static int
+s_evil_inbox (zsock_t *sock, int msec, int64_t *code, char *reason,
+              size_t reason_size)
+{
+    int count = 0;
+    zpoller_t *poller = zpoller_new (sock, NULL);
+    int64_t deadline = zclock_mono () + msec;
+    while (zclock_mono () < deadline) {
+        if (!zpoller_wait (poller, (int) (deadline - zclock_mono ())))
+            continue;
+        jace_msg_t *msg = jace_msg_recv (sock, NULL, 0, NULL, 0);
+        if (!msg)
+            continue;
+        count++;
+        if (code && jace_msg_type (msg) == JACE_MSG_REFUSE) {
+            *code = jace_msg_code (msg);
+            snprintf (reason, reason_size, "%s", jace_msg_reason (msg));
+        }
+        jace_msg_destroy (&msg);
+    }
+    zpoller_destroy (&poller);
+    return count;
+}
+
+//  An ASSIGN from the attacker: token `token` (NULL: none).
+static void
+s_evil_assign (attacker_t *evil, rig_t *rig, const char *job,
+               const char *token, int64_t *code, char *reason)
+{
+    jace_msg_t *assign = s_assign (rig, job, 1, 1);
+    jace_msg_set_token (assign, token ? token : "");
+    char key [JACE_KEY_TEXT + 1];
+    jace_key_encode (&evil->key, key);
+    jace_msg_set_key (assign, key);
+    jace_msg_send (&assign, evil->control);
+    *code = -1;
+    *reason = 0;
+    s_evil_inbox (evil->control, 300, code, reason, 256);
+}
+
+static void
+s_test_free_daemon (attacker_t *evil, rig_t *rig)
+{
+    char reason [256], token [JACE_KEY_TEXT + 1];
+    int64_t code;
+    bool refused = true;
+    s_evil_assign (evil, rig, "job-evil", NULL, &code, reason);
+    refused &= code == JACE_REFUSE_BUSY && strstr (reason, "lease token");
+    diag ("without a token: %s", reason);
+    jace_key_t other;
+    jace_key_random (&other);
+    jace_lease_token (&other, "job-evil", "", rig->node.id, token);
+    s_evil_assign (evil, rig, "job-evil", token, &code, reason);
+    refused &= code == JACE_REFUSE_BUSY;
+    jace_lease_token (&rig->lease_key, "job-evil", "", "d-other", token);
+    s_evil_assign (evil, rig, "job-evil", token, &code, reason);
+    refused &= code == JACE_REFUSE_BUSY;
+    jace_lease_token (&rig->lease_key, "job-leased", "", rig->node.id,
+                      token);
+    s_evil_assign (evil, rig, "job-evil", token, &code, reason);
+    refused &= code == JACE_REFUSE_BUSY;
+    ok (refused, "ASSIGN without a lease token, or with one of another "
+        "lease key, daemon or job: REFUSE BUSY");
+    s_pump (rig, 300);
+    ok (rig->node.state == JACE_NODE_FREE, "and the daemon stays free");
+    jace_msg_t *assign = s_assign (rig, "job-keyless", 1, 1);
+    jace_msg_set_key (assign, "");
+    s_send (rig, assign);
+    jace_msg_t *refuse = s_expect (rig, JACE_MSG_REFUSE, 2000);
+    ok (refuse && jace_msg_code (refuse) == JACE_REFUSE_FAILED,
+        "a leased ASSIGN without a job key: REFUSE FAILED");
+    jace_msg_destroy (&refuse);
+}
+
+//  Unsealed and falsely sealed STOP, CRASH, ADOPT, REMAP, COLLECT,
+//  HEARTBEAT and CHUNK for the running job.
+static void
+s_steer (attacker_t *evil, rig_t *rig, const char *job)
+{
+    jace_msg_type_t types [] = { JACE_MSG_STOP, JACE_MSG_CRASH,
+        JACE_MSG_ADOPT, JACE_MSG_REMAP, JACE_MSG_COLLECT,
+        JACE_MSG_HEARTBEAT, JACE_MSG_CHUNK, JACE_MSG_START };
+    for (size_t i = 0; i < sizeof types / sizeof types [0]; i++) {
+        jace_msg_t *msg = s_job_msg (types [i], job);
+        if (types [i] == JACE_MSG_REMAP) {
+            jace_node_t node = rig->node;
+            node.task = 1;
+            node.epoch = 99;
+            snprintf (node.data, sizeof node.data, "%s",
+                      evil->pull_endpoint);
+            jace_msg_set_task (msg, 1);
+            jace_msg_set_epoch (msg, 99);
+            jace_msg_add_node (msg, &node);
+        }
+        s_evil_twice (evil, evil->control, msg);
+    }
+}
+
+static int64_t
+s_progress (rig_t *rig)
+{
+    jace_msg_t *progress = s_expect (rig, JACE_MSG_PROGRESS, 2000);
+    int64_t iteration = progress ? jace_msg_iteration (progress) : -1;
+    jace_msg_destroy (&progress);
+    return iteration;
+}
+
+//  Copies of task 1's state arriving at the tasks we play within msec
+//  (FETCH answers: the daemon's own checkpoints are of task 0).
+static int
+s_others_receive (rig_t *rig, int msec)
+{
+    int count = 0;
+    int64_t deadline = zclock_mono () + msec;
+    while (zclock_mono () < deadline) {
+        while (zsock_events (rig->others) & ZMQ_POLLIN) {
+            jace_msg_t *msg = jace_msg_recv (rig->others, NULL, 0, NULL, 0);
+            count += msg && jace_msg_type (msg) == JACE_MSG_CKPT
+                     && jace_msg_task (msg) == 1;
+            jace_msg_destroy (&msg);
+        }
+        zclock_sleep (10);
+    }
+    return count;
+}
+
+static void
+s_fetch (rig_t *rig, zsock_t *sock, const char *endpoint, int64_t epoch,
+         const jace_key_t *key)
+{
+    jace_node_t node = rig->node;
+    node.task = 1;
+    node.epoch = epoch;
+    snprintf (node.data, sizeof node.data, "%s", endpoint);
+    jace_msg_t *fetch = jace_msg_new (JACE_MSG_FETCH);
+    jace_msg_set_sender (fetch, "fake-1");
+    jace_msg_set_job (fetch, "job-victim");
+    jace_msg_set_task (fetch, 1);
+    jace_msg_set_epoch (fetch, epoch);
+    jace_msg_add_node (fetch, &node);
+    if (key)
+        jace_msg_seal (fetch, key->bytes);
+    jace_msg_send (&fetch, sock);
+}
+
+static void
+s_test_data_plane (attacker_t *evil, rig_t *rig)
+{
+    //  A copy of task 1 for the daemon to keep: what a thief would want.
+    probe_t state = { .x = 1 };
+    jace_msg_t *copy = jace_checkpoint_new ("fake-1", "job-victim", 1, 1, 3,
+                                            &state, sizeof state,
+                                            &rig->job_key);
+    jace_msg_send (&copy, rig->push);
+    s_pump (rig, 100);
+    s_fetch (rig, evil->push, evil->pull_endpoint, 5, NULL);
+    s_fetch (rig, evil->push, evil->pull_endpoint, 5, &evil->key);
+    int stolen = s_evil_inbox (evil->pull, 500, NULL, NULL, 0);
+    s_others_receive (rig, 10);
+    s_fetch (rig, rig->push, rig->others_endpoint, 1, &rig->job_key);
+    int answered = s_others_receive (rig, 500);
+    diag ("FETCH: %d copies to the attacker, %d to task 1", stolen,
+          answered);
+    ok (stolen == 0 && answered == 1, "FETCH on behalf of task 1 without "
+        "the job key: no copy sent to the attacker (task 1's own gets it)");
+
+    //  Values: an insider's iteration 2^62, an outsider's unsealed DATA,
+    //  then task 1's real vector, which must be the one used.
+    double values [3] = { 666, 999, 42 };
+    int64_t iterations [3] = { (int64_t) 1 << 62, s_iteration + 2,
+                               s_iteration + 1 };
+    for (int i = 0; i < 3; i++) {
+        jace_msg_t *data = jace_msg_new (JACE_MSG_DATA);
+        jace_msg_set_job (data, "job-victim");
+        jace_msg_set_task (data, 1);
+        jace_msg_set_epoch (data, 1);
+        jace_msg_set_iteration (data, iterations [i]);
+        jace_msg_set_first (data, 1);
+        jace_msg_add_payload (data, JACE_PAYLOAD_F64, values + i, 1);
+        if (i != 1)
+            jace_msg_seal (data, rig->job_key.bytes);
+        jace_msg_send (&data, i == 1 ? evil->push : rig->push);
+        s_pump (rig, 100);
+    }
+    s_iteration += 2;
+    s_pump (rig, 200);
+    jace_msg_t *collect = s_job_msg (JACE_MSG_COLLECT, "job-victim");
+    s_send (rig, collect);
+    jace_msg_t *result = s_expect (rig, JACE_MSG_RESULT, 2000);
+    double answer [5] = { 0 };
+    if (result && jace_msg_payload_length (result, 0) == 5)
+        jace_msg_payload_copy (result, 0, answer);
+    jace_msg_destroy (&result);
+    diag ("task 1's value the task uses: %g", answer [4]);
+    ok (answer [4] == 42, "DATA at iteration 2^62 refused and unsealed "
+        "DATA ignored: the task goes on with task 1's real values");
+}
+
+static void
+s_test_running_job (attacker_t *evil, rig_t *rig)
+{
+    s_send (rig, s_assign (rig, "job-victim", STORM_TASKS, 1));
+    jace_msg_t *accept = s_expect (rig, JACE_MSG_ACCEPT, 5000);
+    ok (accept != NULL, "the leased ASSIGN beside the attacks is accepted");
+    jace_msg_destroy (&accept);
+    int64_t sinks [] = { 1, 2 };
+    s_send (rig, s_start ("job-victim", sinks, 2, true));
+    s_push_data (rig, "job-victim", 1, true);   //  Our sinks' requests
+    s_push_data (rig, "job-victim", 2, true);
+    s_pump (rig, 300);
+    int64_t before = s_progress (rig);
+    int64_t results = rig->results, adopted = rig->adopt_answers;
+    s_steer (evil, rig, "job-victim");
+    int answers = s_evil_inbox (evil->control, 500, NULL, NULL, 0);
+    int64_t after = s_progress (rig);
+    s_pump (rig, 300);
+    diag ("iteration %" PRId64 " before the attacks, %" PRId64 " after; "
+          "%d answers to the attacker", before, after, answers);
+    ok (answers == 0 && rig->results == results
+        && rig->adopt_answers == adopted,
+        "STOP, CRASH, ADOPT, REMAP, COLLECT, HEARTBEAT, CHUNK and START "
+        "knowing only the job id (unsealed, or sealed with another key): "
+        "ignored, nothing answered");
+    ok (rig->node.state == JACE_NODE_WORKING && after > before
+        && s_progress (rig) > after, "the job goes on: the daemon works and "
+        "reports progress to its spawner only");
+    s_test_data_plane (evil, rig);
+    s_stop (rig, "job-victim");
+    ok (s_wait_state (rig, JACE_NODE_FREE, 5000) >= 0,
+        "the spawner's own STOP still ends it");
+}
+
+//  A replacement gathers its copies: forged, relabelled and unsealed
+//  ones are never restored, the job's own is.
+static void
+s_test_forged_copies (rig_t *rig)
+{
+    jace_key_t other;
+    jace_key_random (&other);
+    probe_t state = { .x = 7 };
+    s_send (rig, s_assign (rig, "job-phoenix", STORM_TASKS, 2));
+    jace_msg_t *accept = s_expect (rig, JACE_MSG_ACCEPT, 5000);
+    jace_msg_destroy (&accept);
+    int64_t sinks [] = { 1, 2 };
+    s_send (rig, s_start ("job-phoenix", sinks, 2, true));
+    int64_t huge = (int64_t) 1 << 40;
+    jace_msg_t *forged [5] = {
+        jace_checkpoint_new ("fake-1", "job-phoenix", 0, 2, huge, &state,
+                             sizeof state, &other),
+        jace_checkpoint_new ("fake-1", "job-phoenix", 1, 2, huge, &state,
+                             sizeof state, &rig->job_key),
+        jace_checkpoint_begin ("fake-2", "job-phoenix", 0, 2, huge, &state,
+                               sizeof state),
+        jace_checkpoint_none ("fake-1", "job-phoenix", 0, &other),
+        jace_checkpoint_none ("fake-2", "job-phoenix", 0, &other)
+    };
+    jace_msg_set_task (forged [1], 0);      //  Relabelled from task 1
+    for (int i = 0; i < 5; i++)
+        jace_msg_send (&forged [i], rig->push);
+    jace_msg_t *good = jace_checkpoint_new ("fake-1", "job-phoenix", 0, 1,
+        7, &state, sizeof state, &rig->job_key);
+    jace_msg_send (&good, rig->push);
+    jace_msg_t *none = jace_checkpoint_none ("fake-2", "job-phoenix", 0,
+                                             &rig->job_key);
+    jace_msg_send (&none, rig->push);
+    jace_msg_t *restored = s_expect (rig, JACE_MSG_RESTORED, 3000);
+    int64_t iteration = restored ? jace_msg_iteration (restored) : -1;
+    diag ("restored from iteration %" PRId64 " kept by task %" PRId64,
+          iteration, restored ? jace_msg_count (restored) : -1);
+    ok (iteration == 7 && jace_msg_count (restored) == 1,
+        "forged (another key), relabelled and unsealed copies of iteration "
+        "2^40 are never restored; the job's own copy is");
+    jace_msg_destroy (&restored);
+    s_stop (rig, "job-phoenix");
+    s_wait_state (rig, JACE_NODE_FREE, 5000);
+}
+
+static void
+s_test_attacks (rig_t *rig)
+{
+    attacker_t evil;
+    s_attacker_start (&evil, rig);
+    s_test_free_daemon (&evil, rig);
+    s_test_running_job (&evil, rig);
+    s_test_forged_copies (rig);
+    s_attacker_stop (&evil);
+}
+
 int
 main (void)
 {
@@ -728,7 +1121,7 @@ main (void)
     zsys_init ();
     zsys_set_logident ("test_daemon_protocol");
     srandom (7);
-    tap_plan (22);
+    tap_plan (33);
     rig_t rig;
     if (!ok (s_rig_start (&rig, 64 << 20) == 0, "daemon registered")) {
         s_rig_stop (&rig);
@@ -738,6 +1131,7 @@ main (void)
     s_test_refusals (&rig);
     s_test_orphan (&rig);
     s_test_storm (&rig);
+    s_test_attacks (&rig);
     s_rig_stop (&rig);
     return tap_done ();
 }

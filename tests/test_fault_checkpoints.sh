@@ -139,8 +139,8 @@ events forged restored | jq -s -e 'map(select(.task == 3 or .task == 2))
     | length == 2 and all(.from == "checkpoint" and .holder == 1
                           and .iteration < 999999)' >/dev/null
 ok $? "a task and its holder crashed while trading copies: both restart from genuine copies kept by task 1"
-cat "$RUN"/d*.log | grep -q "fails its checksum"
-ok $? "damaged copies are refused for their checksum"
+cat "$RUN"/d*.log | grep -q "fails its seal"
+ok $? "forged and damaged copies are refused for their seal"
 ! cat "$RUN"/d*.log | grep -q "restarts from the checkpoint of iteration 999999"
 ok $? "and never used"
 

@@ -4,7 +4,10 @@
 
     Six tasks of one row each; we are task 2 and ask tasks 1 and 3 for
     values.  Every other task's data endpoint is a PULL of ours on inproc,
-    so the test sees exactly which tasks a request list reaches.
+    so the test sees exactly which tasks a request list reaches, and that
+    everything the task sends is sealed with the job key.  A neighbour's
+    DATA is taken only within its reach: an iteration like 2^62 is
+    refused, legitimate progress never.
     =========================================================================
 */
 #include "jace_task_runtime.h"
@@ -12,6 +15,9 @@
 
 #define TASKS 6
 #define RANK 2
+
+static jace_key_t s_job_key;
+static int s_unsealed;          //  Messages the task sent unsealed
 
 //  The ASSIGN of task RANK of a TASKS-task job, one row per task.
 static jace_msg_t *
@@ -22,6 +28,9 @@ s_assign (void)
     jace_msg_set_task (assign, RANK);
     jace_msg_set_epoch (assign, 1);
     jace_msg_set_count (assign, TASKS);
+    char text [JACE_KEY_TEXT + 1];
+    jace_key_encode (&s_job_key, text);
+    jace_msg_set_key (assign, text);
     jace_msg_set_param (assign, "block/rows", "6");
     for (int rank = 0; rank <= TASKS; rank++) {
         char key [32], value [32];
@@ -61,8 +70,10 @@ s_reached (zsock_t **pulls)
     zclock_sleep (20);          //  inproc delivery is immediate; be kind
     for (int rank = 0; rank < TASKS; rank++)
         while (pulls [rank] && (zsock_events (pulls [rank]) & ZMQ_POLLIN)) {
-            zmsg_t *msg = zmsg_recv (pulls [rank]);
-            zmsg_destroy (&msg);
+            jace_msg_t *msg = jace_msg_recv (pulls [rank], NULL, 0, NULL, 0);
+            if (!msg || !jace_msg_sealed (msg, s_job_key.bytes))
+                s_unsealed++;
+            jace_msg_destroy (&msg);
             mask |= 1 << rank;
         }
     return mask;
@@ -83,6 +94,70 @@ s_deliver_request (jace_task_t *task, int64_t from)
     int rc = jace_task_deliver (task, data, reason, sizeof reason);
     jace_msg_destroy (&data);
     return rc;
+}
+
+//  A vector from task `from` at `iteration`.
+static int
+s_deliver_values (jace_task_t *task, int64_t from, int64_t iteration,
+                  double value, char *reason, size_t reason_size)
+{
+    jace_msg_t *data = jace_msg_new (JACE_MSG_DATA);
+    jace_msg_set_job (data, "job-graph");
+    jace_msg_set_task (data, from);
+    jace_msg_set_epoch (data, jace_task_node (task, from)->epoch);
+    jace_msg_set_iteration (data, iteration);
+    jace_msg_set_first (data, from);
+    jace_msg_add_payload (data, JACE_PAYLOAD_F64, &value, 1);
+    int rc = jace_task_deliver (task, data, reason, reason_size);
+    jace_msg_destroy (&data);
+    return rc;
+}
+
+static double
+s_newest (jace_task_t *task, int64_t from, int64_t *iteration)
+{
+    size_t count = 0;
+    const double *values = jace_task_newest (task, from, &count, NULL,
+                                             iteration);
+    return values && count == 1 ? values [0] : -1;
+}
+
+//  The reach rule: at most a million iterations a second past the last
+//  vector, plus a second's slack; a sender's first vector is measured
+//  against the largest iteration we know, since the task started.
+static void
+s_test_reach (jace_task_t *task)
+{
+    char reason [256] = "";
+    int64_t iteration = 0;
+    ok (s_deliver_values (task, 1, (int64_t) 1 << 62, 666, reason,
+                          sizeof reason) == -1
+        && strstr (reason, "out of its reach"),
+        "a first DATA at iteration 2^62 is refused");
+    diag ("%s", reason);
+    ok (s_deliver_values (task, 1, 5, 1.5, reason, sizeof reason) == 0
+        && s_newest (task, 1, &iteration) == 1.5 && iteration == 5,
+        "then the sender's real iteration 5 is used: nothing was pinned");
+    ok (s_deliver_values (task, 1, 5 + 900000, 2.5, reason, sizeof reason)
+        == 0 && s_newest (task, 1, NULL) == 2.5,
+        "900000 iterations ahead at once is within a second's reach");
+    ok (s_deliver_values (task, 1, 5 + 3000000, 3.5, reason, sizeof reason)
+        == -1 && s_newest (task, 1, NULL) == 2.5,
+        "3 million more at once is not");
+    ok (s_deliver_values (task, 3, 1000000, 4.5, reason, sizeof reason) == 0,
+        "another sender's first DATA is measured from the largest "
+        "iteration known (900005)");
+    ok (s_deliver_values (task, 4, ((int64_t) 1 << 62) + 7, 5.5, reason,
+                          sizeof reason) == -1
+        && s_deliver_values (task, 4, 11, 6.5, reason, sizeof reason) == 0
+        && s_newest (task, 4, NULL) == 6.5,
+        "a sink's forged future does not freeze it either");
+    is_int ((long long) jace_task_out_of_reach (task), 3,
+            "refusals are counted");
+    //  Our own sends are sealed: the template path sets its fields first.
+    double x = 1;
+    jace_task_count_iteration (task);
+    ok (jace_task_send (task, 1, &x, 1, RANK) == 0, "a vector sent");
 }
 
 static bool
@@ -131,7 +206,8 @@ main (void)
 {
     zsys_set_logstream (stderr);
     zsys_init ();
-    tap_plan (17);
+    jace_key_random (&s_job_key);
+    tap_plan (27);
     zsock_t *pulls [TASKS] = { NULL };
     for (int rank = 0; rank < TASKS; rank++)
         if (rank != RANK) {
@@ -185,6 +261,10 @@ main (void)
     is_int (s_reached (pulls), 0x02, "REMAP resends our list to a moved "
             "source only");
     s_test_fetch_targets (task);
+    s_test_reach (task);
+    is_int (s_reached (pulls), 0x02, "it reached task 1");
+    is_int (s_unsealed, 0, "every request list and vector the task sent "
+            "was sealed with the job key");
     jace_task_destroy (&task);
     for (int rank = 0; rank < TASKS; rank++)
         zsock_destroy (&pulls [rank]);
