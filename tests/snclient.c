@@ -41,7 +41,8 @@
     Options: --keys DIR --cert NAME act as that identity (CURVE);
     --pubkey KEY sets HELLO's record key (default: ours) and RESERVE's
     pubkey; --forwarded marks RESERVE, RELEASE, HEARTBEAT as passed on by
-    a super-node; --power P the power of HELLO's and PEER_STATE's records;
+    a super-node; --power P and --cluster C the power and cluster of
+    HELLO's and PEER_STATE's records (C is also RESERVE's preference);
     --nodes N records per PEER_STATE; --wait MS longest wait for an
     answer (default 5000); --tokens prints a grant's lease tokens.
 
@@ -61,6 +62,7 @@ typedef struct {
     const char *keys;           //  --keys DIR, or NULL
     const char *cert;           //  --cert NAME
     const char *pubkey;         //  --pubkey KEY, or NULL
+    const char *cluster;        //  --cluster NAME
     bool forwarded;             //  --forwarded
     double power;               //  --power P
     long nodes;                 //  --nodes N
@@ -95,7 +97,7 @@ s_record (options_t *options, const char *id)
     snprintf (node.id, sizeof node.id, "%s", id);
     snprintf (node.endpoint, sizeof node.endpoint, "tcp://127.0.0.1:9");
     snprintf (node.data, sizeof node.data, "tcp://127.0.0.1:9");
-    snprintf (node.cluster, sizeof node.cluster, "default");
+    snprintf (node.cluster, sizeof node.cluster, "%s", options->cluster);
     snprintf (node.pubkey, sizeof node.pubkey, "%s", options->pubkey
               ? options->pubkey
               : jace_security_public_key (options->security));
@@ -122,6 +124,7 @@ s_reserve (options_t *options, zsock_t *sock, char *argv [], int argc)
     jace_msg_set_endpoint (reserve, argc > 3 ? argv [3] : "");
     jace_msg_set_forwarded (reserve, options->forwarded);
     jace_msg_set_pubkey (reserve, options->pubkey ? options->pubkey : "");
+    jace_msg_set_cluster (reserve, options->cluster);
     jace_msg_send (&reserve, sock);
     jace_msg_t *grant = s_await (options, sock, JACE_MSG_GRANT);
     if (!grant)
@@ -389,6 +392,7 @@ s_parse (options_t *options, int argc, char *argv [])
         { "pubkey", required_argument, 0, 'p' },
         { "forwarded", no_argument, 0, 'f' },
         { "power", required_argument, 0, 'P' },
+        { "cluster", required_argument, 0, 'C' },
         { "nodes", required_argument, 0, 'n' },
         { "wait", required_argument, 0, 'w' },
         { "tokens", no_argument, 0, 't' },
@@ -404,6 +408,7 @@ s_parse (options_t *options, int argc, char *argv [])
             case 'p': options->pubkey = optarg; break;
             case 'f': options->forwarded = true; break;
             case 'P': options->power = atof (optarg); break;
+            case 'C': options->cluster = optarg; break;
             case 'n': options->nodes = atol (optarg); break;
             case 'w': options->wait_msec = atoi (optarg); break;
             case 't': options->tokens = true; break;
@@ -418,7 +423,7 @@ main (int argc, char *argv [])
 {
     zsys_set_logstream (stderr);
     options_t options = { .cert = JACE_SPAWNER_CERT, .power = 1,
-                          .wait_msec = 5000 };
+                          .cluster = "default", .wait_msec = 5000 };
     if (s_parse (&options, argc, argv) || optind >= argc) {
         fprintf (stderr, "usage: snclient [OPTIONS] ENDPOINT reserve|release|"
                  "heartbeat|status|peer|hello|flood|bye|crash ARGS...\n"
