@@ -13,7 +13,7 @@
 #  spawner key.  A job runs beside a stream of these attacks and verifies.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 38
+plan 40
 CLIENT=$BIN/tests/snclient
 KEYS=$RUN/keys
 HUGE=9223372036854775807
@@ -27,10 +27,10 @@ as () {     #  as CERT ARGS...
 #  The keyless grid's client.
 plain () { "$CLIENT" --wait 400 "$@" 2>>"$RUN/client.log"; }
 key () { "$CLIENT" key; }
-#  STATUS of super-node SN, keyed (SN = $KS) or not.
+#  STATUS of super-node SN, keyed but for the keyless $KL.
 status_of () {      #  status_of SN
-    if [ "$1" = "$KS" ]; then as spawner --wait 5000 "$1" status
-    else plain --wait 5000 "$1" status; fi
+    if [ "$1" = "${KL:-}" ]; then plain --wait 5000 "$1" status
+    else as spawner --wait 5000 "$1" status; fi
 }
 param () {          #  param SN KEY
     status_of "$1" | awk -v k="$2" '$1 == "param" && $2 == k { print $3 }'
@@ -158,6 +158,22 @@ before=$(unauthorised "$KS")
 as daemon "$KS" crash
 wait_for 3 counted_above "$KS" "$before" && running "$PID_ks"
 ok $? "a CRASH from a daemon's key is refused even with --allow-crash"
+
+#  --- Peers: a grant completed by a peer -----------------------------------
+#  Two super-nodes sharing the super-node certificate: kp2 names kp1 as a
+#  peer, kp1 learns kp2 from its PEER_STATE and reaches it with its key.
+start_supernode kp1 --keys "$KEYS" --heartbeat 200 --timeout 60000
+start_supernode kp2 --keys "$KEYS" --heartbeat 200 --timeout 60000 \
+    --peer "$SN_kp1"
+KP=$(key)
+as daemon "$SN_kp2" hello dP "$KP" >/dev/null
+wait_for 5 listed "$SN_kp1" dP
+ok $? "a super-node learns a peer's daemons over CURVE, with the peer's key"
+as spawner --wait 5000 --tokens "$SN_kp1" reserve job-p 1 5000 \
+    >"$RUN/grant-p"
+grep -qxF "token dP $("$CLIENT" token "$KP" job-p "$SPAWNER" dP)" \
+    "$RUN/grant-p"
+ok $? "a grant completed by a peer carries its token for the spawner's key"
 
 #  --- Strangers and audit ---------------------------------------------------
 "$BIN/jace-keygen" "$RUN/rogue" rogue >/dev/null \
