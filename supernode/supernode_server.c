@@ -49,12 +49,15 @@
 //  at once with what we hold, so a flood of them holds no more memory.
 #define PENDING_MAX 64
 //  Messages one connection may have waiting for us.  Every message a
-//  super-node receives is one header frame of at most JACE_MSG_HEADER_MAX
-//  (4 MiB, ZMQ_MAXMSGSIZE); payloads are refused at decoding.  A client
+//  super-node takes is one header frame of at most JACE_MSG_HEADER_MAX
+//  (4 MiB, ZMQ_MAXMSGSIZE, which libzmq applies per frame).  A client
 //  sends one request at a time, a daemon a HELLO a heartbeat, a peer a
-//  PEER_STATE a heartbeat, so 8 is ample, and a connection can make us
-//  buffer at most 8 x 4 MiB = 32 MiB (ZeroMQ's default 1000 let it be
-//  4 GiB).  A full queue stops reading that connection, it drops nothing.
+//  PEER_STATE a heartbeat, so 8 is ample: a connection sending such
+//  messages makes us buffer at most 8 x 4 MiB = 32 MiB (ZeroMQ's default
+//  of 1000 let it be 4 GiB).  A full queue stops reading that connection,
+//  it drops nothing.  libzmq bounds neither the frames of one multipart
+//  message nor lets us see one before it is whole, so a message of many
+//  frames is only dropped (jace_msg_recv) once buffered.
 #define RCVHWM 8
 //  Who we are in refusal logs.
 #define WHO "supernode"
