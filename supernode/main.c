@@ -4,6 +4,7 @@
 */
 #include "supernode_server.h"
 #include "jace_process.h"
+#include "jace_msg.h"
 
 #include <getopt.h>
 
@@ -32,6 +33,9 @@ s_usage (FILE *out)
 "                           their PEER_STATE (default 32); others are refused\n"
 "      --max-lease MS       longest lease granted; a RESERVE asking more, or\n"
 "                           0 or less, gets this (default 60000)\n"
+"      --max-daemons N      most daemons registered here (default 4096); new\n"
+"                           ones beyond are refused, logged and counted, and\n"
+"                           at most N records are taken from a peer\n"
 "      --endpoint-file PATH write the bound endpoint there once serving\n"
 "      --allow-crash        obey CRASH messages (jace-spawner kill\n"
 "                           --crash-supernode): for crash tests only\n"
@@ -57,6 +61,7 @@ main (int argc, char *argv [])
         { "timeout", required_argument, 0, 'T' },
         { "max-peers", required_argument, 0, 'P' },
         { "max-lease", required_argument, 0, 'L' },
+        { "max-daemons", required_argument, 0, 'D' },
         { "endpoint-file", required_argument, 0, 'E' },
         { "verbose", no_argument, 0, 'v' },
         { "allow-crash", no_argument, 0, 'X' },
@@ -100,6 +105,13 @@ main (int argc, char *argv [])
                                             1, 86400000, &number))
                     return 2;
                 config.max_lease_msec = number;
+                break;
+            case 'D':
+                //  Every daemon must fit in one listing.
+                if (jace_process_parse_int (PROGRAM, "--max-daemons", optarg,
+                                            1, JACE_NODES_MAX, &number))
+                    return 2;
+                config.max_daemons = (size_t) number;
                 break;
             case 'E': endpoint_file = optarg; break;
             case 'v': config.verbose = true; break;

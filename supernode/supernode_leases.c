@@ -9,6 +9,7 @@
 //  One lease.
 typedef struct {
     char owner [JACE_ENDPOINT_MAX]; //  Owner spawner's status endpoint
+    char owner_key [JACE_ID_MAX];   //  Owner spawner's public key, or ""
     int64_t began_at;               //  When it began (msec, our clock)
     int64_t expires_at;             //  Forgotten after this (msec)
 } lease_t;
@@ -20,6 +21,7 @@ struct _supernode_leases_t {
 //  Param key prefix and suffixes of a lease on the wire.
 #define KEY_PREFIX "lease/"
 #define KEY_OWNER "/owner"
+#define KEY_OWNER_KEY "/owner_key"
 #define KEY_AGE "/age_ms"
 
 //  --------------------------------------------------------------------------
@@ -56,17 +58,19 @@ supernode_leases_destroy (supernode_leases_t **self_p)
 
 bool
 supernode_leases_begin (supernode_leases_t *self, const char *job,
-                        const char *owner, int64_t began_at,
-                        int64_t expires_at)
+                        const char *owner, const char *owner_key,
+                        int64_t began_at, int64_t expires_at)
 {
     assert (self);
     assert (job && *job);
-    assert (owner);
+    assert (owner && owner_key);
     lease_t *lease = (lease_t *) zhashx_lookup (self->leases, job);
     bool is_new = lease == NULL;
     if (is_new) {
         lease = (lease_t *) zmalloc (sizeof *lease);
         lease->began_at = began_at;
+        snprintf (lease->owner_key, sizeof lease->owner_key, "%s",
+                  owner_key);
         zhashx_insert (self->leases, job, lease);
     }
     if (!*lease->owner)
@@ -74,6 +78,15 @@ supernode_leases_begin (supernode_leases_t *self, const char *job,
     if (lease->expires_at < expires_at)
         lease->expires_at = expires_at;
     return is_new;
+}
+
+const char *
+supernode_leases_owner_key (supernode_leases_t *self, const char *job)
+{
+    assert (self);
+    assert (job);
+    lease_t *lease = (lease_t *) zhashx_lookup (self->leases, job);
+    return lease ? lease->owner_key : NULL;
 }
 
 bool
@@ -183,10 +196,26 @@ supernode_leases_read (supernode_leases_t *self, jace_msg_t *msg,
         snprintf (key, sizeof key, KEY_PREFIX "%s" KEY_AGE, job);
         //  zhash_lookup leaves the iteration cursor alone.
         int64_t age = s_parse_age ((const char *) zhash_lookup (params, key));
-        supernode_leases_begin (self, job, owner, now - age, INT64_MAX);
+        snprintf (key, sizeof key, KEY_PREFIX "%s" KEY_OWNER_KEY, job);
+        const char *owner_key = (const char *) zhash_lookup (params, key);
+        supernode_leases_begin (self, job, owner,
+                                owner_key ? owner_key : "", now - age,
+                                INT64_MAX);
         count++;
     }
     return count;
+}
+
+//  Set param lease/<job><suffix> to value unless msg has a non-empty one.
+static void
+s_merge_param (jace_msg_t *msg, const char *job, const char *suffix,
+               const char *value)
+{
+    char key [JACE_ID_MAX + 16];
+    snprintf (key, sizeof key, KEY_PREFIX "%s%s", job, suffix);
+    const char *known = jace_msg_param (msg, key);
+    if (!known || !*known)
+        jace_msg_set_param (msg, key, value);
 }
 
 size_t
@@ -199,26 +228,22 @@ supernode_leases_describe (supernode_leases_t *self, jace_msg_t *msg,
     for (lease_t *lease = (lease_t *) zhashx_first (self->leases); lease;
          lease = (lease_t *) zhashx_next (self->leases)) {
         const char *job = (const char *) zhashx_cursor (self->leases);
-        char owner_key [JACE_ID_MAX + 16], age_key [JACE_ID_MAX + 16];
-        snprintf (owner_key, sizeof owner_key, KEY_PREFIX "%s" KEY_OWNER, job);
+        char age_key [JACE_ID_MAX + 16];
         snprintf (age_key, sizeof age_key, KEY_PREFIX "%s" KEY_AGE, job);
         int64_t age = now - lease->began_at;
-        const char *known_owner = jace_msg_param (msg, owner_key);
-        if (!known_owner && zhash_size (jace_msg_params (msg)) / 2 >= max) {
+        const char *known_age = jace_msg_param (msg, age_key);
+        if (!known_age && zhash_size (jace_msg_params (msg))
+                          / SUPERNODE_LEASE_PARAMS >= max) {
             left_out++;
             continue;
         }
-        bool has_owner = known_owner && *known_owner;
-        if (known_owner) {
-            int64_t known_age = s_parse_age (jace_msg_param (msg, age_key));
-            if (known_age > age)
-                age = known_age;
-        }
+        if (known_age && s_parse_age (known_age) > age)
+            age = s_parse_age (known_age);
         char age_text [32];
         snprintf (age_text, sizeof age_text, "%" PRId64, age);
         jace_msg_set_param (msg, age_key, age_text);
-        if (!has_owner)
-            jace_msg_set_param (msg, owner_key, lease->owner);
+        s_merge_param (msg, job, KEY_OWNER, lease->owner);
+        s_merge_param (msg, job, KEY_OWNER_KEY, lease->owner_key);
     }
     return left_out;
 }

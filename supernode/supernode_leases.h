@@ -3,9 +3,11 @@
 
     A lease id is the job id of the spawner that asked for it.  For each
     lease we keep who owns it (the owner spawner's status endpoint, from
-    RESERVE.endpoint, possibly "") and when it began, so that STATUS can
-    list the grid's jobs and where to reach their spawners.  On the wire
-    a lease is two params: lease/<job>/owner and lease/<job>/age_ms.
+    RESERVE.endpoint, possibly "", and its public key, the RESERVE's user
+    id, "" without keys) and when it began, so that STATUS can list the
+    grid's jobs and where to reach their spawners, and so that only the
+    owner key may extend or end it.  On the wire a lease is three params:
+    lease/<job>/owner, lease/<job>/owner_key and lease/<job>/age_ms.
     =========================================================================
 */
 #ifndef SUPERNODE_LEASES_H_INCLUDED
@@ -18,6 +20,8 @@ typedef struct _supernode_leases_t supernode_leases_t;
 //  Largest age a peer may report (ten years, msec): keeps arithmetic on
 //  ages far from overflow.
 #define SUPERNODE_LEASE_AGE_MAX (10LL * 366 * 24 * 3600 * 1000)
+//  Params one lease takes in a listing.
+#define SUPERNODE_LEASE_PARAMS 3
 
 //  Create an empty lease table.
 supernode_leases_t *
@@ -27,13 +31,19 @@ supernode_leases_t *
 void
     supernode_leases_destroy (supernode_leases_t **self_p);
 
-//  Begin lease `job` (began_at, msec) owned by `owner` (may be ""), alive
-//  until expires_at.  A lease already known keeps its start and takes the
-//  owner if it had none.  Returns true if the lease is new.
+//  Begin lease `job` (began_at, msec) owned by the spawner at `owner`
+//  (may be "") with key owner_key (may be ""), alive until expires_at.  A
+//  lease already known keeps its start and owner key, and takes the owner
+//  if it had none.  Returns true if the lease is new.
 bool
     supernode_leases_begin (supernode_leases_t *self, const char *job,
-                            const char *owner, int64_t began_at,
-                            int64_t expires_at);
+                            const char *owner, const char *owner_key,
+                            int64_t began_at, int64_t expires_at);
+
+//  Key of lease job's owner ("" without keys; borrowed), or NULL if the
+//  lease is unknown.
+const char *
+    supernode_leases_owner_key (supernode_leases_t *self, const char *job);
 
 //  Keep lease `job` alive until expires_at.  Returns false if unknown.
 bool
@@ -62,9 +72,10 @@ size_t
                            int64_t now);
 
 //  Write every lease into msg's params as of now, at most `max` leases in
-//  all in msg.  A lease msg already has keeps the greater age and a
-//  non-empty owner, so several tables merge into one listing.  Returns
-//  the number of leases left out for lack of room.
+//  all in msg (msg holds only lease params so far).  A lease msg already
+//  has keeps the greater age and a non-empty owner and owner key, so
+//  several tables merge into one listing.  Returns the number of leases
+//  left out for lack of room.
 size_t
     supernode_leases_describe (supernode_leases_t *self, jace_msg_t *msg,
                                int64_t now, size_t max);

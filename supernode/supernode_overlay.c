@@ -117,35 +117,44 @@ s_view_prune (peer_view_t *view)
     zlist_destroy (&gone);
 }
 
-bool
+//  Take one record of a peer's PEER_STATE into view.
+static void
+s_view_take (peer_view_t *view, const jace_node_t *node, int64_t now)
+{
+    record_t *record = (record_t *) zhashx_lookup (view->records, node->id);
+    if (!record) {
+        record = (record_t *) zmalloc (sizeof *record);
+        record->appeared_at = now;
+        zhashx_insert (view->records, node->id, record);
+    }
+    record->node = *node;
+    record->generation = view->generation;
+}
+
+size_t
 supernode_overlay_update (supernode_overlay_t *self, const char *peer,
-                          jace_msg_t *state, int64_t now)
+                          jace_msg_t *state, int64_t now, size_t max_nodes)
 {
     assert (self);
     assert (peer);
     assert (state);
     peer_view_t *view = s_view_find (self, peer, NULL);
-    bool is_new = view == NULL;
-    if (is_new)
+    if (!view)
         view = s_view_add (self, peer);
     view->generation++;
+    size_t taken = 0, left_out = 0;
     for (size_t i = 0; i < jace_msg_node_count (state); i++) {
         const jace_node_t *node = jace_msg_node (state, i);
-        if (!*node->id)
-            continue;
-        record_t *record = (record_t *) zhashx_lookup (view->records,
-                                                       node->id);
-        if (!record) {
-            record = (record_t *) zmalloc (sizeof *record);
-            record->appeared_at = now;
-            zhashx_insert (view->records, node->id, record);
+        if (taken < max_nodes && supernode_node_valid (node, NULL, 0)) {
+            s_view_take (view, node, now);
+            taken++;
         }
-        record->node = *node;
-        record->generation = view->generation;
+        else
+            left_out++;
     }
     s_view_prune (view);
     supernode_leases_read (view->leases, state, now);
-    return is_new;
+    return left_out;
 }
 
 size_t
@@ -258,6 +267,21 @@ supernode_overlay_describe (supernode_overlay_t *self,
         }
         free (records);
     }
+}
+
+const char *
+supernode_overlay_lease_owner_key (supernode_overlay_t *self,
+                                   const char *job)
+{
+    assert (self);
+    assert (job);
+    for (size_t i = 0; i < self->count; i++) {
+        const char *key = supernode_leases_owner_key (
+            self->views [i]->leases, job);
+        if (key)
+            return key;
+    }
+    return NULL;
 }
 
 size_t

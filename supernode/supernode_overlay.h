@@ -27,11 +27,13 @@ supernode_overlay_t *
 void
     supernode_overlay_destroy (supernode_overlay_t **self_p);
 
-//  Take peer's PEER_STATE, heard at now: its daemons (records without an
-//  id are skipped) and its leases.  Returns true if the peer was unknown.
-bool
+//  Take peer's PEER_STATE, heard at now: its daemons, the first max_nodes
+//  valid records (supernode_node_valid), and its leases.  Returns the
+//  number of records left out (invalid or beyond max_nodes).
+size_t
     supernode_overlay_update (supernode_overlay_t *self, const char *peer,
-                              jace_msg_t *state, int64_t now);
+                              jace_msg_t *state, int64_t now,
+                              size_t max_nodes);
 
 //  Forget what peer reported.  Returns the number of daemons forgotten.
 size_t
@@ -56,6 +58,12 @@ void
     supernode_overlay_describe (supernode_overlay_t *self,
                                 supernode_registry_t *registry,
                                 jace_msg_t *msg);
+
+//  Key of the owner of lease job as the first peer listing it says ("" if
+//  it names none; borrowed), or NULL if no peer lists it.
+const char *
+    supernode_overlay_lease_owner_key (supernode_overlay_t *self,
+                                       const char *job);
 
 //  Merge every peer's leases into msg's params as of now, at most `max`
 //  leases in all (supernode_leases_describe).  Returns how many were left

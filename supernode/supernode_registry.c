@@ -4,9 +4,14 @@
 */
 #include "supernode_registry.h"
 
+#include <math.h>
+#include <sodium.h>
+
 //  One registered daemon.
 typedef struct {
     jace_node_t node;               //  As last reported; state is derived
+    jace_key_t lease_key;           //  Its lease key (HELLO's token)
+    char user_id [JACE_ID_MAX];     //  Key it authenticated with, or ""
     int64_t reported_state;         //  State the daemon itself reported
     int64_t expires_at;             //  Forgotten after this (msec)
     int64_t appeared_at;            //  Registered (or came back) then
@@ -19,23 +24,54 @@ typedef struct {
 struct _supernode_registry_t {
     char *endpoint;                 //  Our own endpoint, stamped on nodes
     zhashx_t *entries;              //  Daemon id -> entry_t, owned
+    size_t max_daemons;             //  Most entries
 };
+
+//  --------------------------------------------------------------------------
+
+bool
+supernode_node_valid (const jace_node_t *node, char *reason,
+                      size_t reason_size)
+{
+    assert (node);
+    const char *why = !*node->id ? "no id"
+        : !*node->endpoint ? "no endpoint"
+        : !isfinite (node->power) || node->power <= 0
+          || node->power > SUPERNODE_POWER_MAX ? "power out of range"
+        : node->cores < 1 || node->cores > SUPERNODE_CORES_MAX
+          ? "cores out of range"
+        : node->memory < 0 || node->memory > SUPERNODE_MEMORY_MAX
+          ? "memory out of range"
+        : node->state < JACE_NODE_FREE || node->state > JACE_NODE_WORKING
+          ? "unknown state"
+        : node->task < -1 || node->task > JACE_NODES_MAX
+          ? "task out of range"
+        : node->epoch < 0 ? "negative epoch" : NULL;
+    if (why && reason)
+        snprintf (reason, reason_size, "%s", why);
+    return why == NULL;
+}
 
 //  --------------------------------------------------------------------------
 
 static void
 s_entry_destroy (void **item_p)
 {
-    free (*item_p);
+    entry_t *entry = (entry_t *) *item_p;
+    if (entry) {
+        jace_key_wipe (&entry->lease_key);
+        free (entry);
+    }
     *item_p = NULL;
 }
 
 supernode_registry_t *
-supernode_registry_new (const char *endpoint)
+supernode_registry_new (const char *endpoint, size_t max_daemons)
 {
     assert (endpoint);
     supernode_registry_t *self = (supernode_registry_t *) zmalloc (sizeof *self);
     self->endpoint = strdup (endpoint);
+    self->max_daemons = max_daemons ? max_daemons : SUPERNODE_MAX_DAEMONS;
     self->entries = zhashx_new ();
     zhashx_set_destructor (self->entries, s_entry_destroy);
     return self;
@@ -70,21 +106,55 @@ s_derive_state (entry_t *entry)
         entry->node.state = JACE_NODE_FREE;
 }
 
-bool
+//  True if the entry was registered with this lease key and user id.
+static bool
+s_entry_holder (entry_t *entry, const jace_key_t *lease_key,
+                const char *user_id)
+{
+    return sodium_memcmp (entry->lease_key.bytes, lease_key->bytes,
+                          JACE_KEY_BYTES) == 0
+        && streq (entry->user_id, user_id);
+}
+
+//  A fresh entry for node, or NULL if the registry is full.
+static entry_t *
+s_entry_new (supernode_registry_t *self, const jace_node_t *node,
+             const jace_key_t *lease_key, const char *user_id, int64_t now)
+{
+    if (zhashx_size (self->entries) >= self->max_daemons)
+        return NULL;
+    entry_t *entry = (entry_t *) zmalloc (sizeof *entry);
+    entry->lease_key = *lease_key;
+    snprintf (entry->user_id, sizeof entry->user_id, "%s", user_id);
+    entry->appeared_at = now;
+    zhashx_insert (self->entries, node->id, entry);
+    return entry;
+}
+
+supernode_refresh_t
 supernode_registry_refresh (supernode_registry_t *self,
-                            const jace_node_t *node, int64_t now,
+                            const jace_node_t *node,
+                            const jace_key_t *lease_key,
+                            const char *user_id, int64_t now,
                             int64_t expires_at, int64_t newest_elsewhere)
 {
     assert (self);
-    assert (node);
+    assert (node && lease_key && user_id);
     entry_t *entry = (entry_t *) zhashx_lookup (self->entries, node->id);
-    bool is_new = entry == NULL;
-    if (is_new) {
-        entry = (entry_t *) zmalloc (sizeof *entry);
-        zhashx_insert (self->entries, node->id, entry);
-        entry->appeared_at = now;
+    //  A record past its expiry is the id's previous life (a daemon that
+    //  restarted with a new lease key): it goes, whoever asks.
+    if (entry && entry->expires_at < now
+    &&  !s_entry_holder (entry, lease_key, user_id)) {
+        zhashx_delete (self->entries, node->id);
+        entry = NULL;
     }
-    else
+    if (entry && !s_entry_holder (entry, lease_key, user_id))
+        return SUPERNODE_CLAIMED;
+    bool is_new = entry == NULL;
+    if (is_new && !(entry = s_entry_new (self, node, lease_key, user_id,
+                                         now)))
+        return SUPERNODE_FULL;
+    if (!is_new)
         entry->period = now - entry->heard_at;
     //  A peer listed it after we did, yet it talks to us: it came back.
     if (entry->appeared_at < newest_elsewhere)
@@ -96,7 +166,7 @@ supernode_registry_refresh (supernode_registry_t *self,
     entry->reported_state = node->state;
     entry->expires_at = expires_at;
     s_derive_state (entry);
-    return is_new;
+    return is_new ? SUPERNODE_JOINED : SUPERNODE_REFRESHED;
 }
 
 int64_t
@@ -108,15 +178,19 @@ supernode_registry_appeared_at (supernode_registry_t *self, const char *id)
     return entry ? entry->appeared_at : -1;
 }
 
-bool
-supernode_registry_remove (supernode_registry_t *self, const char *id)
+int
+supernode_registry_remove (supernode_registry_t *self, const char *id,
+                           const jace_key_t *lease_key, const char *user_id)
 {
     assert (self);
-    assert (id);
-    if (!zhashx_lookup (self->entries, id))
-        return false;
+    assert (id && lease_key && user_id);
+    entry_t *entry = (entry_t *) zhashx_lookup (self->entries, id);
+    if (!entry)
+        return 0;
+    if (!s_entry_holder (entry, lease_key, user_id))
+        return -1;
     zhashx_delete (self->entries, id);
-    return true;
+    return 1;
 }
 
 //  --------------------------------------------------------------------------
@@ -201,6 +275,13 @@ supernode_registry_size (supernode_registry_t *self)
 }
 
 size_t
+supernode_registry_max (supernode_registry_t *self)
+{
+    assert (self);
+    return self->max_daemons;
+}
+
+size_t
 supernode_registry_free_count (supernode_registry_t *self)
 {
     assert (self);
@@ -235,8 +316,23 @@ s_compare_for_lease (const void *a, const void *b)
     return strcmp (l->id, r->id);
 }
 
+//  Add entry's node to msg, with the lease token that lets spawner_id
+//  assign it a task of `lease`.
+static void
+s_grant_entry (entry_t *entry, const char *lease, const char *spawner_id,
+               jace_msg_t *msg)
+{
+    jace_msg_add_node (msg, &entry->node);
+    char key [JACE_ID_MAX + 8], token [JACE_KEY_TEXT + 1];
+    snprintf (key, sizeof key, "token/%s", entry->node.id);
+    jace_lease_token (&entry->lease_key, lease, spawner_id, entry->node.id,
+                      token);
+    jace_msg_set_param (msg, key, token);
+}
+
 size_t
 supernode_registry_lease (supernode_registry_t *self, const char *lease,
+                          const char *spawner_id,
                           size_t count, int64_t expires_at,
                           const char *preferred,
                           supernode_registry_filter_fn *exclude, void *arg,
@@ -244,6 +340,7 @@ supernode_registry_lease (supernode_registry_t *self, const char *lease,
 {
     assert (self);
     assert (lease && *lease);
+    assert (spawner_id);
     size_t free_count = supernode_registry_free_count (self);
     if (free_count == 0 || count == 0)
         return 0;
@@ -264,7 +361,7 @@ supernode_registry_lease (supernode_registry_t *self, const char *lease,
         entry->lease_expires_at = expires_at;
         s_derive_state (entry);
         if (msg)
-            jace_msg_add_node (msg, &entry->node);
+            s_grant_entry (entry, lease, spawner_id, msg);
     }
     free (candidates);
     return leased;

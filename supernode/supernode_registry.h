@@ -5,18 +5,52 @@
     expires when the daemon falls silent, so a restarted super-node rebuilds
     its registry from re-registrations alone.  A lease reserves free daemons
     for one job; it lapses unless its holder renews it.
+
+    Each record keeps the daemon's lease key (HELLO's token) and the key
+    it authenticated with: only the same pair refreshes or removes a live
+    record, so no one else can take over a daemon's id, and grants carry
+    lease tokens made with it.  The lease key never leaves this class but
+    as those tokens.  The registry holds at most max_daemons records.
     =========================================================================
 */
 #ifndef SUPERNODE_REGISTRY_H_INCLUDED
 #define SUPERNODE_REGISTRY_H_INCLUDED
 
 #include "jace_msg.h"
+#include "jace_auth.h"
+
+//  Most daemons a registry holds by default (--max-daemons).
+#define SUPERNODE_MAX_DAEMONS 4096
+
+//  Bounds of a node record from the wire (supernode_node_valid).
+#define SUPERNODE_POWER_MAX     1e6
+#define SUPERNODE_CORES_MAX     1000000
+#define SUPERNODE_MEMORY_MAX    (1LL << 40)     //  MiB
+
+//  What became of a HELLO (supernode_registry_refresh).
+typedef enum {
+    SUPERNODE_REFRESHED,        //  A live daemon, same lease key and key
+    SUPERNODE_JOINED,           //  A new daemon (or one whose record expired)
+    SUPERNODE_FULL,             //  A new id, but the registry is full
+    SUPERNODE_CLAIMED           //  A live id held with another lease key or
+                                //  key: someone else's, refused
+} supernode_refresh_t;
 
 typedef struct _supernode_registry_t supernode_registry_t;
 
-//  Create an empty registry for the super-node bound at endpoint.
+//  True if a node record from the wire is within bounds: non-empty id and
+//  endpoint, power finite in (0, SUPERNODE_POWER_MAX], cores in 1..
+//  SUPERNODE_CORES_MAX, memory in 0..SUPERNODE_MEMORY_MAX MiB, a known
+//  state, task in -1..JACE_NODES_MAX, epoch >= 0.  Otherwise false, with
+//  what is wrong in reason.  For HELLO's record and PEER_STATE's.
+bool
+    supernode_node_valid (const jace_node_t *node, char *reason,
+                          size_t reason_size);
+
+//  Create an empty registry for the super-node bound at endpoint, holding
+//  at most max_daemons (0: SUPERNODE_MAX_DAEMONS).
 supernode_registry_t *
-    supernode_registry_new (const char *endpoint);
+    supernode_registry_new (const char *endpoint, size_t max_daemons);
 
 //  Destroy registry; nullifies the reference. Safe on NULL.
 void
@@ -28,14 +62,18 @@ typedef bool
     (supernode_registry_filter_fn) (const char *id, int64_t appeared_at,
                                     void *arg);
 
-//  Insert or refresh the daemon `node` (as its HELLO describes it), heard
-//  at now, alive until expires_at (msec).  newest_elsewhere is when a peer
-//  last began to list it (-1 if none): a HELLO after that means the daemon
-//  came back to us, so our record counts as new again.  Returns true if it
-//  was not registered.
-bool
+//  Insert or refresh the daemon `node` (as its HELLO describes it, valid),
+//  with its lease key and the key it authenticated with (user_id, "" on
+//  plain links), heard at now, alive until expires_at (msec).
+//  newest_elsewhere is when a peer last began to list it (-1 if none): a
+//  HELLO after that means the daemon came back to us, so our record counts
+//  as new again.  A live record with another lease key or user id is left
+//  alone (SUPERNODE_CLAIMED), and so is a new id when the registry is full.
+supernode_refresh_t
     supernode_registry_refresh (supernode_registry_t *self,
-                                const jace_node_t *node, int64_t now,
+                                const jace_node_t *node,
+                                const jace_key_t *lease_key,
+                                const char *user_id, int64_t now,
                                 int64_t expires_at, int64_t newest_elsewhere);
 
 //  When daemon id's record appeared here (msec), or -1 if not registered.
@@ -52,9 +90,13 @@ size_t
                                    supernode_registry_filter_fn *moved,
                                    void *arg, zlist_t *dropped);
 
-//  Forget a daemon (it said BYE).  Returns true if it was registered.
-bool
-    supernode_registry_remove (supernode_registry_t *self, const char *id);
+//  Forget a daemon (it said BYE) if lease_key and user_id are those it
+//  registered with.  Returns 1 if removed, 0 if not registered, -1 if
+//  registered with another lease key or user id (left alone).
+int
+    supernode_registry_remove (supernode_registry_t *self, const char *id,
+                               const jace_key_t *lease_key,
+                               const char *user_id);
 
 //  Remove daemons silent past their expiry, and lapse leases not renewed,
 //  at time now.  Appends the ids of removed daemons to `expired` (a list
@@ -64,18 +106,22 @@ size_t
     supernode_registry_expire (supernode_registry_t *self, int64_t now,
                                zlist_t *expired);
 
-//  Number of daemons, and of free ones.
+//  Number of daemons, and of free ones; the most it may hold.
 size_t
     supernode_registry_size (supernode_registry_t *self);
 size_t
     supernode_registry_free_count (supernode_registry_t *self);
+size_t
+    supernode_registry_max (supernode_registry_t *self);
 
 //  Lease up to `count` free daemons to `lease` until expires_at: those of
 //  cluster `preferred` first (when not empty), then the fastest; adds each
-//  to msg's node list.  Skips daemons for which `exclude` (may be NULL)
-//  holds.  Returns the number leased.
+//  to msg's node list, with its lease token for (lease, spawner_id, its
+//  id) in param token/<id>.  Skips daemons for which `exclude` (may be
+//  NULL) holds.  Returns the number leased.
 size_t
     supernode_registry_lease (supernode_registry_t *self, const char *lease,
+                              const char *spawner_id,
                               size_t count, int64_t expires_at,
                               const char *preferred,
                               supernode_registry_filter_fn *exclude,

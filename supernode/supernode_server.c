@@ -24,6 +24,7 @@
 #include "supernode_overlay.h"
 #include "supernode_leases.h"
 #include "jace_msg.h"
+#include "jace_auth.h"
 #include "jace_security.h"
 
 //  Longest a reservation waits for peers before it is answered.
@@ -36,8 +37,30 @@
 //  Super-nodes we refused to peer with and remember, so that each refusal
 //  is logged once; past this many, refusals are only counted.
 #define REFUSED_MAX 256
-//  Leases listed in one STATUS_REPLY or PEER_STATE (two params each).
-#define LEASES_LISTED_MAX (JACE_PARAMS_MAX / 2)
+//  Params of a STATUS_REPLY that are not leases (audit/...).
+#define AUDIT_PARAMS 4
+//  Leases listed in one STATUS_REPLY or PEER_STATE: what fits in a params
+//  map beside the audit params.
+#define LEASES_LISTED_MAX \
+    ((JACE_PARAMS_MAX - AUDIT_PARAMS) / SUPERNODE_LEASE_PARAMS)
+//  Most daemons one RESERVE gets: each granted daemon takes a token param.
+#define GRANT_MAX JACE_PARAMS_MAX
+//  Reservations waiting for peers at once; past this a RESERVE is answered
+//  at once with what we hold, so a flood of them holds no more memory.
+#define PENDING_MAX 64
+//  Messages one connection may have waiting for us.  Every message a
+//  super-node takes is one header frame of at most JACE_MSG_HEADER_MAX
+//  (4 MiB, ZMQ_MAXMSGSIZE, which libzmq applies per frame).  A client
+//  sends one request at a time, a daemon a HELLO a heartbeat, a peer a
+//  PEER_STATE a heartbeat, so 8 is ample: a connection sending such
+//  messages makes us buffer at most 8 x 4 MiB = 32 MiB (ZeroMQ's default
+//  of 1000 let it be 4 GiB).  A full queue stops reading that connection,
+//  it drops nothing.  libzmq bounds neither the frames of one multipart
+//  message nor lets us see one before it is whole, so a message of many
+//  frames is only dropped (jace_msg_recv) once buffered.
+#define RCVHWM 8
+//  Who we are in refusal logs.
+#define WHO "supernode"
 
 //  One peer super-node.
 typedef struct {
@@ -45,6 +68,7 @@ typedef struct {
     zsock_t *dealer;            //  Our connection to it
     bool configured;            //  From --peer: kept when silent
     bool heard;                 //  Its state is in the overlay
+    size_t left_out;            //  Records its last PEER_STATE lost
     int64_t expires_at;         //  Its state is stale after this
 } peer_t;
 
@@ -75,6 +99,10 @@ typedef struct {
     zhashx_t *refused;          //  Endpoints refused as peers (no values)
     uint64_t refusals;          //  Peerings refused, logged or not
     size_t max_peers;           //  Most peers at once
+    size_t max_daemons;         //  Most daemons, here and per peer
+    uint64_t registry_full;     //  New daemons refused for lack of room
+    bool registry_full_logged;  //  Told since the registry last filled
+    uint64_t pending_full;      //  RESERVEs not passed on for lack of room
     int64_t max_lease_msec;     //  Longest lease granted
     int heartbeat_msec;         //  HELLO / PEER_STATE period
     int timeout_msec;           //  Silence before expiry
@@ -131,9 +159,12 @@ s_refuse_peer (server_t *self, const char *endpoint, const char *why)
 }
 
 //  The peer at endpoint, connected now if it is new and within the bound;
-//  NULL if it is us or refused.
+//  NULL if it is us or refused.  A configured peer is reached with the key
+//  of the super-node certificate for its endpoint; a learned one with
+//  server_key, the key its PEER_STATE was authenticated with.
 static peer_t *
-s_peer_add (server_t *self, const char *endpoint, bool configured)
+s_peer_add (server_t *self, const char *endpoint, bool configured,
+            const char *server_key)
 {
     peer_t *peer = s_peer_find (self, endpoint);
     if (peer || !*endpoint
@@ -148,10 +179,14 @@ s_peer_add (server_t *self, const char *endpoint, bool configured)
     //  Nothing queues for a peer we are not connected to.
     zsock_set_immediate (dealer, 1);
     zsock_set_sndhwm (dealer, PEER_SNDHWM);
+    //  A peer only answers our RESERVEs (GRANTs, header frames): as on the
+    //  ROUTER, at most RCVHWM x JACE_MSG_HEADER_MAX waiting.
+    zsock_set_rcvhwm (dealer, RCVHWM);
     char reason [256] = "cannot connect";
-    if (jace_security_apply_client (self->security, dealer,
-            jace_security_supernode_key (self->security, endpoint,
-                                         reason, sizeof reason))
+    if (configured)
+        server_key = jace_security_supernode_key (self->security, endpoint,
+                                                  reason, sizeof reason);
+    if (jace_security_apply_client (self->security, dealer, server_key)
     ||  zsock_connect (dealer, "%s", endpoint)) {
         zsock_destroy (&dealer);
         s_refuse_peer (self, endpoint, reason);
@@ -213,7 +248,9 @@ s_start (server_t *self, supernode_config_t *config)
                                   config->insecure, reason, sizeof reason))
         goto out_fail;
     self->router = zsock_new (ZMQ_ROUTER);
+    //  Headers up to JACE_MSG_HEADER_MAX: PEER_STATE listings.
     jace_msg_prepare_socket (self->router, JACE_MSG_HEADER_MAX);
+    zsock_set_rcvhwm (self->router, RCVHWM);
     jace_security_apply_server (self->security, self->router);
     if (zsock_bind (self->router, "%s", config->bind) < 0) {
         snprintf (reason, sizeof reason, "cannot bind %s: %s", config->bind,
@@ -221,10 +258,11 @@ s_start (server_t *self, supernode_config_t *config)
         goto out_fail;
     }
     self->endpoint = zsock_last_endpoint (self->router);
-    self->registry = supernode_registry_new (self->endpoint);
+    self->registry = supernode_registry_new (self->endpoint,
+                                             self->max_daemons);
     zpoller_add (self->poller, self->router);
     for (size_t i = 0; i < config->peer_count; i++)
-        s_peer_add (self, config->peers [i], true);
+        s_peer_add (self, config->peers [i], true, NULL);
     zsys_notice ("supernode: serving on %s", self->endpoint);
     return 0;
 
@@ -249,6 +287,8 @@ s_server_new (zsock_t *pipe, supernode_config_t *config)
     self->leases = supernode_leases_new ();
     self->max_peers = config->max_peers > 0 ? config->max_peers
                                             : SUPERNODE_MAX_PEERS;
+    self->max_daemons = config->max_daemons > 0 ? config->max_daemons
+                                                : SUPERNODE_MAX_DAEMONS;
     self->max_lease_msec = config->max_lease_msec > 0
                            ? config->max_lease_msec : SUPERNODE_MAX_LEASE_MSEC;
     self->heartbeat_msec = config->heartbeat_msec > 0
@@ -322,36 +362,116 @@ s_send_grant (server_t *self, pending_t *pending)
 //  --------------------------------------------------------------------------
 //  Daemons
 
+//  A new daemon refused for lack of room: logged once each time the
+//  registry fills, and counted (audit/registry_full).
+static void
+s_registry_full (server_t *self, const char *id)
+{
+    self->registry_full++;
+    if (self->registry_full_logged)
+        return;
+    self->registry_full_logged = true;
+    zsys_warning ("supernode: registry full (%zu daemons, --max-daemons): "
+                  "daemon %s refused, as is every new daemon until one "
+                  "leaves (counted in audit/registry_full)",
+                  supernode_registry_size (self->registry), id);
+}
+
+//  HELLO's record, if it is the sender's own and within bounds; else
+//  logged and counted as malformed.
+static const jace_node_t *
+s_hello_record (server_t *self, jace_msg_t *msg)
+{
+    char reason [64] = "not its own record";
+    const jace_node_t *node = jace_msg_node_count (msg) == 1
+                            ? jace_msg_node (msg, 0) : NULL;
+    if (node && *jace_msg_sender (msg)
+    &&  streq (node->id, jace_msg_sender (msg))
+    &&  supernode_node_valid (node, reason, sizeof reason))
+        return node;
+    zsys_warning ("supernode: HELLO from '%s' without its own record (%s), "
+                  "dropped", jace_msg_sender (msg), reason);
+    self->malformed++;
+    return NULL;
+}
+
+//  The lease key a HELLO or BYE carries in its token, or -1 (unauthorised).
+static int
+s_lease_key (server_t *self, jace_msg_t *msg, jace_key_t *lease_key)
+{
+    if (jace_key_decode (lease_key, jace_msg_token (msg)) == 0)
+        return 0;
+    jace_security_unauthorised (self->security, msg, WHO, "daemon %s sent "
+                                "no lease key", jace_msg_sender (msg));
+    return -1;
+}
+
 static void
 s_on_hello (server_t *self, jace_msg_t *msg)
 {
-    if (jace_msg_node_count (msg) != 1
-    ||  !streq (jace_msg_node (msg, 0)->id, jace_msg_sender (msg))
-    ||  !*jace_msg_sender (msg)) {
-        zsys_warning ("supernode: HELLO from '%s' without its own record, "
-                      "dropped", jace_msg_sender (msg));
-        self->malformed++;
+    if (!jace_security_authorise (self->security, msg, JACE_ROLE_DAEMON,
+                                  WHO))
+        return;
+    const jace_node_t *node = s_hello_record (self, msg);
+    if (!node)
+        return;
+    //  Keys on: a daemon speaks only for its own key, so that a spawner
+    //  reaching it with that key reaches it.
+    if (jace_security_enabled (self->security)
+    &&  !streq (node->pubkey, jace_msg_user_id (msg))) {
+        jace_security_unauthorised (self->security, msg, WHO, "daemon %s "
+                                    "claims key %s, not its own", node->id,
+                                    node->pubkey);
         return;
     }
-    const jace_node_t *node = jace_msg_node (msg, 0);
+    jace_key_t lease_key;
+    if (s_lease_key (self, msg, &lease_key))
+        return;
     int64_t now = zclock_mono ();
-    if (supernode_registry_refresh (self->registry, node, now,
-            now + self->timeout_msec,
-            supernode_overlay_newest (self->overlay, node->id)))
+    supernode_refresh_t result = supernode_registry_refresh (self->registry,
+        node, &lease_key, jace_msg_user_id (msg), now,
+        now + self->timeout_msec,
+        supernode_overlay_newest (self->overlay, node->id));
+    jace_key_wipe (&lease_key);
+    if (result == SUPERNODE_CLAIMED)
+        jace_security_unauthorised (self->security, msg, WHO, "daemon %s is "
+                                    "live with another lease key or key",
+                                    node->id);
+    else
+    if (result == SUPERNODE_FULL)
+        s_registry_full (self, node->id);
+    if (result == SUPERNODE_JOINED)
         zsys_notice ("supernode: daemon %s joined (cluster %s, power %.2f, "
                      "%s)", node->id, node->cluster, node->power,
                      node->endpoint);
+    if (result != SUPERNODE_JOINED && result != SUPERNODE_REFRESHED)
+        return;
     jace_msg_t *welcome = jace_msg_new (JACE_MSG_WELCOME);
     jace_msg_set_sender (welcome, self->id);
     jace_msg_set_interval (welcome, self->heartbeat_msec);
     s_reply (self, msg, &welcome);
 }
 
+//  Only the daemon itself leaves: with its key and its lease key.
 static void
 s_on_bye (server_t *self, jace_msg_t *msg)
 {
-    if (supernode_registry_remove (self->registry, jace_msg_sender (msg)))
-        zsys_notice ("supernode: daemon %s left", jace_msg_sender (msg));
+    jace_key_t lease_key;
+    if (!jace_security_authorise (self->security, msg, JACE_ROLE_DAEMON,
+                                  WHO)
+    ||  s_lease_key (self, msg, &lease_key))
+        return;
+    const char *id = jace_msg_sender (msg);
+    int removed = supernode_registry_remove (self->registry, id, &lease_key,
+                                             jace_msg_user_id (msg));
+    jace_key_wipe (&lease_key);
+    if (removed > 0)
+        zsys_notice ("supernode: daemon %s left", id);
+    else
+    if (removed < 0)
+        jace_security_unauthorised (self->security, msg, WHO, "daemon %s "
+                                    "registered with another lease key or "
+                                    "key", id);
 }
 
 //  --------------------------------------------------------------------------
@@ -360,9 +480,23 @@ s_on_bye (server_t *self, jace_msg_t *msg)
 //  Ask peers for what we lack; returns the number of peers asked.  Each
 //  is asked only for daemons whose freshest record it holds, so a daemon
 //  that just failed over is asked of the super-node it talks to.
+//  True if one more reservation may wait for peers (PENDING_MAX); else
+//  counted, and logged the first time and every 1000th.
+static bool
+s_may_wait (server_t *self)
+{
+    if (zlistx_size (self->pending) < PENDING_MAX)
+        return true;
+    if (self->pending_full++ % 1000 == 0)
+        zsys_warning ("supernode: %d reservations wait for peers already: "
+                      "answering with our daemons only (%" PRIu64 " so "
+                      "far)", PENDING_MAX, self->pending_full);
+    return false;
+}
+
 static size_t
-s_ask_peers (server_t *self, jace_msg_t *request, size_t missing,
-             int64_t lease_msec)
+s_ask_peers (server_t *self, jace_msg_t *request, const char *owner_key,
+             size_t missing, int64_t lease_msec)
 {
     size_t asked = 0;
     for (peer_t *peer = (peer_t *) zlistx_first (self->peers);
@@ -380,6 +514,8 @@ s_ask_peers (server_t *self, jace_msg_t *request, size_t missing,
         jace_msg_set_interval (reserve, lease_msec);
         jace_msg_set_forwarded (reserve, FROM_PEER);
         jace_msg_set_cluster (reserve, jace_msg_cluster (request));
+        //  The peer makes the lease tokens for the spawner, not for us.
+        jace_msg_set_pubkey (reserve, owner_key);
         if (jace_msg_send (&reserve, peer->dealer) == 0) {
             missing -= count;
             asked++;
@@ -402,21 +538,69 @@ s_lease_msec (server_t *self, jace_msg_t *msg)
     return self->max_lease_msec;
 }
 
+//  Key of lease job's owner, here or as a peer lists it, or NULL.
+static const char *
+s_lease_owner_key (server_t *self, const char *job)
+{
+    const char *key = supernode_leases_owner_key (self->leases, job);
+    return key ? key : supernode_overlay_lease_owner_key (self->overlay, job);
+}
+
+//  True unless lease job is known with an owner key other than owner_key
+//  (then the message is refused: logged and counted).
+static bool
+s_owner_may (server_t *self, jace_msg_t *msg, const char *job,
+             const char *owner_key)
+{
+    const char *known = *job ? s_lease_owner_key (self, job) : NULL;
+    if (!known || streq (known, owner_key))
+        return true;
+    jace_security_unauthorised (self->security, msg, WHO, "lease %s belongs "
+                                "to key %s", job, *known ? known : "none");
+    return false;
+}
+
+//  RESERVE's job and count, the count capped to GRANT_MAX; false (and
+//  counted as malformed) if they make no sense.
+static bool
+s_reserve_valid (server_t *self, jace_msg_t *msg, int64_t *count)
+{
+    const char *job = jace_msg_job (msg);
+    *count = jace_msg_count (msg);
+    if (!*job || *count < 0 || *count > JACE_NODES_MAX) {
+        zsys_warning ("supernode: RESERVE from %s with job '%s', count "
+                      "%" PRId64 ", dropped", jace_msg_sender (msg), job,
+                      *count);
+        self->malformed++;
+        return false;
+    }
+    if (*count > GRANT_MAX) {
+        zsys_warning ("supernode: %s asks %" PRId64 " daemons for %s, "
+                      "capped to %d", jace_msg_sender (msg), *count, job,
+                      GRANT_MAX);
+        *count = GRANT_MAX;
+    }
+    return true;
+}
+
+//  A direct RESERVE comes from a spawner, whose key the lease tokens name;
+//  a forwarded one from a super-node, naming the spawner's key in pubkey.
 static void
 s_on_reserve (server_t *self, jace_msg_t *msg)
 {
-    const char *job = jace_msg_job (msg);
-    int64_t count = jace_msg_count (msg);
-    if (!*job || count < 0 || count > JACE_NODES_MAX) {
-        zsys_warning ("supernode: RESERVE from %s with job '%s', count "
-                      "%" PRId64 ", dropped", jace_msg_sender (msg), job,
-                      count);
-        self->malformed++;
+    bool forwarded = jace_msg_forwarded (msg) != 0;
+    int64_t count;
+    if (!jace_security_authorise (self->security, msg, forwarded
+            ? JACE_ROLE_SUPERNODE : JACE_ROLE_SPAWNER, WHO)
+    ||  !s_reserve_valid (self, msg, &count))
         return;
-    }
+    const char *job = jace_msg_job (msg);
+    const char *owner_key = forwarded ? jace_msg_pubkey (msg)
+                                      : jace_msg_user_id (msg);
+    if (!s_owner_may (self, msg, job, owner_key))
+        return;
     int64_t lease_msec = s_lease_msec (self, msg);
     int64_t now = zclock_mono ();
-    bool forwarded = jace_msg_forwarded (msg) != 0;
     pending_t *pending = (pending_t *) zmalloc (sizeof *pending);
     snprintf (pending->job, sizeof pending->job, "%s", job);
     pending->routing_id = zframe_dup (jace_msg_routing_id (msg));
@@ -426,15 +610,15 @@ s_on_reserve (server_t *self, jace_msg_t *msg)
     jace_msg_set_count (pending->grant, count);
     pending->wanted = (size_t) count;
     pending->lease_msec = lease_msec;
-    size_t leased = supernode_registry_lease (self->registry, job,
+    size_t leased = supernode_registry_lease (self->registry, job, owner_key,
         (size_t) count, now + lease_msec, jace_msg_cluster (msg),
         s_not_leasable, self, pending->grant);
     //  A peer's part of a lease is listed only while it holds daemons.
     if (!forwarded || leased > 0)
         supernode_leases_begin (self->leases, job, jace_msg_endpoint (msg),
-                                now, now + lease_msec);
-    if (leased < (size_t) count && !forwarded)
-        pending->outstanding = s_ask_peers (self, msg,
+                                owner_key, now, now + lease_msec);
+    if (leased < (size_t) count && !forwarded && s_may_wait (self))
+        pending->outstanding = s_ask_peers (self, msg, owner_key,
                                             (size_t) count - leased,
                                             lease_msec);
     zsys_info ("supernode: %s asks %" PRId64 " daemons for %s, %zu here, "
@@ -478,6 +662,19 @@ s_grant_names (jace_msg_t *grant, const char *id)
     return false;
 }
 
+//  Add a daemon of a peer's grant to ours, with the lease token the peer
+//  made for it.
+static void
+s_grant_add (jace_msg_t *grant, jace_msg_t *peer_grant,
+             const jace_node_t *node)
+{
+    char key [JACE_ID_MAX + 8];
+    snprintf (key, sizeof key, "token/%s", node->id);
+    const char *token = jace_msg_param (peer_grant, key);
+    jace_msg_add_node (grant, node);
+    jace_msg_set_param (grant, key, token ? token : "");
+}
+
 //  A peer's grant: add it to the waiting reservation, but for daemons it
 //  already names (one that failed over is listed twice for a while) or
 //  beyond what was asked; give those back, and the whole grant if that
@@ -496,7 +693,7 @@ s_on_peer_grant (server_t *self, peer_t *peer, jace_msg_t *msg)
         if (pending && *node->id
         &&  jace_msg_node_count (pending->grant) < pending->wanted
         &&  !s_grant_names (pending->grant, node->id))
-            jace_msg_add_node (pending->grant, node);
+            s_grant_add (pending->grant, msg, node);
         else
             jace_msg_add_node (release, node);
     }
@@ -528,9 +725,25 @@ s_forward_to_peers (server_t *self, jace_msg_t *msg)
     }
 }
 
+//  A lease message (HEARTBEAT, RELEASE) comes from the lease's owner, or
+//  from a super-node passing it on.
+static bool
+s_lease_message_allowed (server_t *self, jace_msg_t *msg)
+{
+    if (jace_msg_forwarded (msg))
+        return jace_security_authorise (self->security, msg,
+                                        JACE_ROLE_SUPERNODE, WHO);
+    return jace_security_authorise (self->security, msg, JACE_ROLE_SPAWNER,
+                                    WHO)
+        && s_owner_may (self, msg, jace_msg_job (msg),
+                        jace_msg_user_id (msg));
+}
+
 static void
 s_on_lease_heartbeat (server_t *self, jace_msg_t *msg)
 {
+    if (!s_lease_message_allowed (self, msg))
+        return;
     int64_t expires_at = zclock_mono () + self->timeout_msec;
     const char *job = jace_msg_job (msg);
     supernode_registry_renew (self->registry, job, expires_at);
@@ -543,6 +756,8 @@ s_on_lease_heartbeat (server_t *self, jace_msg_t *msg)
 static void
 s_on_release (server_t *self, jace_msg_t *msg)
 {
+    if (!s_lease_message_allowed (self, msg))
+        return;
     const char *job = jace_msg_job (msg);
     size_t released = 0;
     for (size_t i = 0; i < jace_msg_node_count (msg); i++)
@@ -579,6 +794,27 @@ s_describe_leases (server_t *self, jace_msg_t *msg, bool with_peers)
 }
 
 static void
+s_set_count (jace_msg_t *msg, const char *key, uint64_t value)
+{
+    char text [32];
+    snprintf (text, sizeof text, "%" PRIu64, value);
+    jace_msg_set_param (msg, key, text);
+}
+
+//  What we refused so far (AUDIT_PARAMS at most), after the leases.
+static void
+s_describe_audit (server_t *self, jace_msg_t *msg)
+{
+    s_set_count (msg, "audit/refused_connections",
+                 jace_security_refused_count (self->security));
+    s_set_count (msg, "audit/unauthorised",
+                 jace_security_unauthorised_count (self->security));
+    s_set_count (msg, "audit/registry_full", self->registry_full);
+    s_set_count (msg, "audit/malformed", self->malformed);
+}
+
+//  From anyone: the registry is what clients choose daemons from.
+static void
 s_on_status (server_t *self, jace_msg_t *msg)
 {
     jace_msg_t *reply = jace_msg_new (JACE_MSG_STATUS_REPLY);
@@ -586,20 +822,33 @@ s_on_status (server_t *self, jace_msg_t *msg)
     supernode_registry_describe (self->registry, s_moved_away, self, reply);
     supernode_overlay_describe (self->overlay, self->registry, reply);
     s_describe_leases (self, reply, true);
+    s_describe_audit (self, reply);
     s_reply (self, msg, &reply);
 }
 
+//  Only a super-node peers; we reach a peer we learn of here with the key
+//  it spoke with.  At most max_daemons of its records are taken.
 static void
 s_on_peer_state (server_t *self, jace_msg_t *msg)
 {
-    peer_t *peer = s_peer_add (self, jace_msg_endpoint (msg), false);
+    if (!jace_security_authorise (self->security, msg, JACE_ROLE_SUPERNODE,
+                                  WHO))
+        return;
+    peer_t *peer = s_peer_add (self, jace_msg_endpoint (msg), false,
+                               jace_msg_user_id (msg));
     if (!peer)
         return;
     if (!peer->heard)
         zsys_notice ("supernode: peer %s reports %zu daemons",
                      peer->endpoint, jace_msg_node_count (msg));
     int64_t now = zclock_mono ();
-    supernode_overlay_update (self->overlay, peer->endpoint, msg, now);
+    size_t left_out = supernode_overlay_update (self->overlay,
+        peer->endpoint, msg, now, self->max_daemons);
+    if (left_out && left_out != peer->left_out)
+        zsys_warning ("supernode: %zu records of peer %s left out (invalid, "
+                      "or beyond --max-daemons %zu)", left_out,
+                      peer->endpoint, self->max_daemons);
+    peer->left_out = left_out;
     peer->heard = true;
     peer->expires_at = now + self->timeout_msec;
 }
@@ -636,6 +885,9 @@ s_send_peer_states (server_t *self)
 static void
 s_on_crash (server_t *self, jace_msg_t *msg)
 {
+    if (!jace_security_authorise (self->security, msg, JACE_ROLE_SPAWNER,
+                                  WHO))
+        return;
     if (!self->allow_crash) {
         self->malformed++;
         zsys_warning ("supernode: CRASH from %s refused (start with "
@@ -801,6 +1053,10 @@ s_tick (server_t *self)
         zsys_notice ("supernode: daemon %s silent for %d ms, removed", id,
                      self->timeout_msec);
     zlist_destroy (&expired);
+    //  Room again: the next refusal is worth a line.
+    if (supernode_registry_size (self->registry)
+        < supernode_registry_max (self->registry))
+        self->registry_full_logged = false;
     s_expire_peers (self, now);
     s_expire_leases_and_moves (self, now);
     s_expire_pending (self, now);

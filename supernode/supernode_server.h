@@ -11,6 +11,12 @@
     age.  Peering is symmetric: a PEER_STATE from an unknown super-node
     makes it a peer, up to max_peers.
 
+    Every message is checked against who sent it (docs/SECURITY.md): only
+    a daemon registers itself, with its own key and its lease key; only a
+    spawner reserves, and only the owner of a lease extends or ends it;
+    only a super-node peers or passes a lease message on.  Grants carry,
+    per daemon, the lease token the daemon will ask of the spawner.
+
     Usage:
         supernode_config_t config = { .bind = "tcp://127.0.0.1:*", ... };
         zactor_t *server = zactor_new (supernode_server_actor, &config);
@@ -45,6 +51,9 @@ typedef struct {
     bool allow_crash;           //  Obey CRASH (crash tests on remote grids)
     size_t max_peers;           //  Most peers, or 0 for SUPERNODE_MAX_PEERS
     int64_t max_lease_msec;     //  Longest lease, 0: SUPERNODE_MAX_LEASE_MSEC
+    size_t max_daemons;         //  Most daemons registered here, and taken
+                                //  from one PEER_STATE; 0 for
+                                //  SUPERNODE_MAX_DAEMONS
 } supernode_config_t;
 
 //  The actor; args is a supernode_config_t.

@@ -6,11 +6,12 @@
 #  near idle after RESERVE and RELEASE, measured in CPU ticks from /proc,
 #  not in wall time); every listing names each daemon once, also while
 #  the daemons of a killed super-node fail over; a grant never names a
-#  daemon twice; --max-peers refuses an extra peer, logged once; a lease
-#  of INT64_MAX ms is capped; leases are listed as jobs with their owner.
+#  daemon twice, and carries a lease token for each; --max-peers refuses
+#  an extra peer, logged once; a lease of INT64_MAX ms is capped; leases
+#  are listed as jobs with their owner.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 17
+plan 18
 CLIENT=$BIN/tests/snclient
 FAST="--heartbeat 200 --timeout 1000"
 
@@ -54,10 +55,16 @@ ok $? "every super-node lists each of the 12 daemons exactly once"
 
 #  A lease of 8 from s1 (3 daemons of its own): 5 come from peers.
 HUGE=9223372036854775807
-"$CLIENT" "$SN_s1" reserve job-big 8 $HUGE tcp://127.0.0.1:9/owner \
-    >"$RUN/grant1" 2>>"$RUN/client.log"
+"$CLIENT" --tokens "$SN_s1" reserve job-big 8 $HUGE tcp://127.0.0.1:9/owner \
+    >"$RUN/grant1.all" 2>>"$RUN/client.log"
+grep -v '^token ' "$RUN/grant1.all" >"$RUN/grant1"
 distinct 8 "$RUN/grant1"
 ok $? "a grant of 8 through peers names 8 distinct daemons"
+#  Each daemon's lease token, made by the super-node it registered with.
+awk '$1 == "token" && length ($3) == 40 { print $3 }' "$RUN/grant1.all" \
+    >"$RUN/tokens1"
+distinct 8 "$RUN/tokens1"
+ok $? "and carries 8 distinct lease tokens, the peers' among them"
 grep -q "asks a lease of $HUGE ms for job-big, capped to 60000 ms" \
     "$RUN/s1.log"
 ok $? "a lease of INT64_MAX ms is capped to --max-lease, and logged"
