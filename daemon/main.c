@@ -94,7 +94,7 @@ s_parse (int argc, char *argv [], daemon_config_t *config,
                 break;
             case 'P':
                 if (jace_process_parse_double (PROGRAM, "--power", optarg,
-                                               1e-9, 1e9, &config->power))
+                                               1e-9, 1e6, &config->power))
                     return 2;
                 break;
             case 'L': config->platform = optarg; break;
