@@ -2,11 +2,17 @@
     fuzz_msg_smoke - a bounded, deterministic run of the decoder fuzz target
 
     Seeds: a valid message of every type, with fields, nodes, params and
-    payloads, in the fuzz target's frame format.  Each seed is mutated
-    (bit flips, byte overwrites, truncations, insertions, frame-length
-    changes) by a fixed-seed generator, and every mutant goes through
+    payloads, in the fuzz target's frame format, twice: once small, once
+    with protocol 3's token and key set (a seal, a job key) and a params
+    map of SEED_PARAMS entries, enough for keys to share hash buckets so
+    that the map comes back in another order.  Each seed is mutated (bit
+    flips, byte overwrites, truncations, insertions, frame-length changes)
+    by a fixed-seed generator, and every mutant goes through
     LLVMFuzzerTestOneInput.  A crash or abort fails the test; under
     --enable-sanitizers so does any memory error.
+
+    fuzz_msg_smoke --seeds DIR writes the seeds into DIR, one file each, as
+    a starting corpus for libFuzzer (`make fuzz`), and runs nothing.
     =========================================================================
 */
 #include "jace_msg.h"
@@ -15,8 +21,12 @@
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 extern size_t fuzz_msg_accepted;
 
-#define MUTANTS_PER_SEED 4000
+#define MUTANTS_PER_SEED 2000
 #define INPUT_MAX 4096
+//  Params in the large seeds: 64 keys in zhash's 255 buckets share some.
+#define SEED_PARAMS 64
+//  Seeds: a small and a large one per type.
+#define SEEDS ((JACE_MSG_TYPE_COUNT - 1) * 2)
 
 //  xorshift64*: fixed seed, same mutants on every run.
 static uint64_t
@@ -28,9 +38,10 @@ s_random (uint64_t *state)
     return *state * 2685821657736338717ULL;
 }
 
-//  Serialise a message in the fuzz target's format.
+//  Serialise a message in the fuzz target's format; large: with token,
+//  key (protocol 3) and many params.
 static size_t
-s_seed (jace_msg_type_t type, uint8_t *out, size_t capacity)
+s_seed (jace_msg_type_t type, bool large, uint8_t *out, size_t capacity)
 {
     jace_msg_t *msg = jace_msg_new (type);
     jace_msg_set_sender (msg, "seed");
@@ -38,6 +49,24 @@ s_seed (jace_msg_type_t type, uint8_t *out, size_t capacity)
     jace_msg_set_task (msg, 3);
     jace_msg_set_value (msg, 0.5);
     jace_msg_set_param (msg, "problem/n", "8");
+    if (large) {
+        unsigned char key [JACE_KEY_BYTES];
+        for (int i = 0; i < JACE_KEY_BYTES; i++)
+            key [i] = (unsigned char) (i * 7 + 1);
+        char text [JACE_KEY_TEXT + 1];
+        zmq_z85_encode (text, key, JACE_KEY_BYTES);
+        jace_msg_set_key (msg, text);
+        jace_msg_set_epoch (msg, 2);
+        jace_msg_set_iteration (msg, 40);
+        jace_msg_set_reason (msg, "seed");
+        for (int i = 0; i < SEED_PARAMS; i++) {
+            char name [32], value [32];
+            snprintf (name, sizeof name, "token/d%d", i);
+            snprintf (value, sizeof value, "v%d", i * 31);
+            jace_msg_set_param (msg, name, value);
+        }
+        jace_msg_seal (msg, key);       //  A token as senders set it
+    }
     jace_node_t node = { .id = "d1", .endpoint = "tcp://127.0.0.1:1",
                          .cluster = "A", .power = 1 };
     jace_msg_add_node (msg, &node);
@@ -85,17 +114,52 @@ s_mutate (uint8_t *data, size_t size, uint64_t *state)
     return size;
 }
 
+//  Write every seed into dir as a libFuzzer corpus.
+static int
+s_write_seeds (const char *dir)
+{
+    uint8_t seed [INPUT_MAX];
+    if (zsys_dir_create ("%s", dir)) {
+        fprintf (stderr, "fuzz_msg_smoke: cannot create %s\n", dir);
+        return 1;
+    }
+    for (int index = 0; index < SEEDS; index++) {
+        int type = 1 + index / 2;
+        bool large = index % 2;
+        size_t size = s_seed ((jace_msg_type_t) type, large, seed,
+                              sizeof seed);
+        char *path = zsys_sprintf ("%s/seed-%s%s", dir,
+                                   jace_msg_type_name (type),
+                                   large ? "-p3" : "");
+        FILE *file = fopen (path, "wb");
+        bool written = file && fwrite (seed, 1, size, file) == size;
+        if (file && fclose (file))
+            written = false;
+        if (!written)
+            fprintf (stderr, "fuzz_msg_smoke: cannot write %s\n", path);
+        free (path);
+        if (!written)
+            return 1;
+    }
+    printf ("%d seeds in %s\n", SEEDS, dir);
+    return 0;
+}
+
 int
-main (void)
+main (int argc, char **argv)
 {
     zsys_set_logstream (stderr);
+    if (argc == 3 && streq (argv [1], "--seeds"))
+        return s_write_seeds (argv [2]);
     tap_plan (4);
     uint64_t state = 0x9E3779B97F4A7C15ULL;
     uint8_t seed [INPUT_MAX], input [INPUT_MAX];
     size_t runs = 0;
     size_t seeds_accepted = 0;
-    for (int type = 1; type < JACE_MSG_TYPE_COUNT; type++) {
-        size_t seed_size = s_seed ((jace_msg_type_t) type, seed, sizeof seed);
+    for (int index = 0; index < SEEDS; index++) {
+        int type = 1 + index / 2;
+        size_t seed_size = s_seed ((jace_msg_type_t) type, index % 2, seed,
+                                   sizeof seed);
         size_t before = fuzz_msg_accepted;
         LLVMFuzzerTestOneInput (seed, seed_size);
         seeds_accepted += fuzz_msg_accepted - before;
@@ -110,9 +174,9 @@ main (void)
             runs++;
         }
     }
-    is_int ((long long) seeds_accepted, JACE_MSG_TYPE_COUNT - 1,
-            "a valid message of every type is accepted");
-    ok (runs == (size_t) (JACE_MSG_TYPE_COUNT - 1) * (MUTANTS_PER_SEED + 1),
+    is_int ((long long) seeds_accepted, SEEDS,
+            "a valid message of every type is accepted, small and large");
+    ok (runs == (size_t) SEEDS * (MUTANTS_PER_SEED + 1),
         "every seed and mutant went through the decoder");
     ok (fuzz_msg_accepted > seeds_accepted && fuzz_msg_accepted < runs / 2,
         "mutants reach both the accepting and the rejecting paths");
