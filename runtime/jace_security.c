@@ -57,11 +57,19 @@ s_load_trusted (jace_security_t *self, const char *keys_dir)
     self->trusted = zhashx_new ();
     zhashx_set_destructor (self->trusted, (zhashx_destructor_fn *) zstr_free);
     zdir_t *dir = zdir_new (keys_dir, "-");
+    //  zdir names files DIR/NAME, DIR without its trailing slashes.
+    size_t dir_length = strlen (keys_dir);
+    while (dir_length > 1 && keys_dir [dir_length - 1] == '/')
+        dir_length--;
     zfile_t **files = dir ? zdir_flatten (dir) : NULL;
     for (size_t i = 0; files && files [i]; i++) {
         const char *path = zfile_filename (files [i], NULL);
         size_t length = strlen (path);
-        if (length < 6 || !streq (path + length - 5, ".cert"))
+        //  Only DIR's own files: zdir also lists sub-folders, and a
+        //  certificate put there (a backup, another grid's) is not trusted.
+        const char *slash = strrchr (path, '/');
+        if (length < 6 || !streq (path + length - 5, ".cert")
+        ||  !slash || (size_t) (slash - path) != dir_length)
             continue;
         zcert_t *cert = zcert_load (path);
         if (!cert)
