@@ -41,11 +41,15 @@ spawner_secret_open (const char *option, const char *job,
     if (rc == 0)
         jace_job_key (&secret, job_key);
     else
-        //  jace_secret_load names the file; say where we looked and why.
-        snprintf (reason, reason_size, "cannot control job %s: %s (secrets "
-                  "folder %s, from %s)", job, why, dir,
-                  option ? "--secrets" : "the default; --secrets DIR to "
-                  "choose another");
+    //  jace_secret_load names the file; say how to look elsewhere if it
+    //  does not already.
+    if (strstr (why, "--secrets"))
+        snprintf (reason, reason_size, "cannot control job %s: %s", job,
+                  why);
+    else
+        snprintf (reason, reason_size, "cannot control job %s: %s (%s)",
+                  job, why, option ? "secrets folder from --secrets"
+                  : "default secrets folder; --secrets DIR names another");
     jace_key_wipe (&secret);
     free (dir);
     return rc;
