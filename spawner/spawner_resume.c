@@ -11,16 +11,20 @@
 
 //  An answer to ADOPT is the daemon's ASSIGN: it holds the job key only if
 //  it had it from the job's spawner.  One that does not is someone else's
-//  word on our job, and would steer the resumed job: refused.
+//  word on our job, and would steer the resumed job: refused.  The daemon
+//  seals it like every report of the job.
 static bool
 s_is_ours (jace_security_t *security, const jace_msg_t *answer,
            const jace_key_t *job_key)
 {
-    if (spawner_secret_is_key (jace_msg_key (answer), job_key))
-        return true;
-    jace_security_unauthorised (security, answer, "spawner resume",
-                                "its job key is not the job's");
-    return false;
+    if (!spawner_secret_is_key (jace_msg_key (answer), job_key)) {
+        jace_security_unauthorised (security, answer, "spawner resume",
+                                    "its job key is not the job's");
+        return false;
+    }
+    //  Sealed too, as everything a daemon of the job tells us.
+    return spawner_secret_check (security, answer, job_key,
+                                 "spawner resume");
 }
 
 //  Connect to every daemon working for the job and ask each what it runs.
