@@ -15,7 +15,7 @@
 #  each job running long enough for the crashes to land while it runs.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 17
+plan 18
 
 JOB=$JACE_SRCDIR/examples/poisson3d.job
 start_supernode a --heartbeat 200 --timeout 1000 --allow-crash
@@ -86,6 +86,13 @@ ok $? "which tells of the resumption, and of one start only"
 ok $? "the resumed job, over, removes its secret"
 grep -q "job $orphan_job: verified answer" "$RUN/resume.out"
 ok $? "the summary names the job"
+"$BIN/jace-spawner" resume job-nobody --supernode "$SN_b" -q \
+    >/dev/null 2>"$RUN/resume-secret.err"
+[ $? -eq 1 ] && grep -q "no secret for job job-nobody" \
+    "$RUN/resume-secret.err"
+ok $? "resuming a job without its secret is an error that says so"
+#  A secret, but no daemon: any 40 Z85 digits make a key.
+(umask 077; printf '%040d\n' 0 >"$JACE_SECRETS/job-nobody.secret")
 "$BIN/jace-spawner" resume job-nobody --supernode "$SN_b" -q \
     >/dev/null 2>"$RUN/resume-none.err"
 [ $? -eq 1 ] && grep -q "no daemon works for job job-nobody" \
