@@ -13,11 +13,14 @@
 #     (`jobs --json` shows it), and the CRASH it seals is not obeyed.
 #  Job B is cancelled by its own user: its spawner ends it, its daemons
 #  are freed, its secret file is removed.
+#  4. With keys and a certificate per user, another user's tools reach
+#  the job's spawner (with the key its lease lists) but cannot cancel
+#  it; its own user can.
 . "$(dirname "$0")/lib.sh"
 #  Exact inner solves keep job A running while it is attacked.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 25
+plan 30
 
 JOB=$JACE_SRCDIR/examples/poisson3d.job
 start_supernode a --heartbeat 200 --timeout 1000
@@ -156,5 +159,42 @@ job_residual victim >/dev/null
 ok $? "with a verified residual"
 [ ! -e "$secret" ]
 ok $? "and its secret file is removed at the end"
+
+#  4. With keys, each user has a certificate of their own: bob reaches
+#  alice's spawner with the key the super-node lists for her lease, and
+#  still cannot cancel her job; alice can.
+keys=$RUN/keys
+"$BIN/jace-keygen" "$keys" supernode daemon spawner:alice spawner:bob \
+    >/dev/null 2>&1
+ok $? "jace-keygen makes a super-node's, a daemon's, alice's and bob's certificates"
+start_supernode k --heartbeat 200 --timeout 1000 --keys "$keys"
+for i in 1 2; do
+    start_daemon k$i --supernode "$SN_k" --keys "$keys"
+done
+wait_for 15 count_is 2 "$SN_k" true --keys "$keys" --cert alice
+submit alice "$JOB" "$SN_k" --set job/tasks=2 $EXACT --set problem/n=44 \
+    --set job/tolerance=1e-14 --set job/max_iterations=0 --keys "$keys" \
+    --cert alice &
+alice=$!
+wait_for 20 grep -q '"event":"start"' "$RUN/alice.events"
+alice_job=$(head -n 1 "$RUN/alice.events" | jq -r .job)
+mkdir -m 700 "$RUN/bob-secrets"
+cp "$forged/$job.secret" "$RUN/bob-secrets/$alice_job.secret"
+[ "$(timeout 10 "$BIN/jace-spawner" jobs --supernode "$SN_k" --json \
+      --keys "$keys" --cert bob \
+    | jq -r ".[] | select(.job == \"$alice_job\") | .state")" = running ]
+ok $? "bob sees alice's job running: her spawner is reached with her key"
+"$BIN/jace-spawner" cancel "$alice_job" --supernode "$SN_k" --keys "$keys" \
+    --cert bob --secrets "$RUN/bob-secrets" >"$RUN/bob-cancel.out" \
+    2>"$RUN/bob-cancel.err"
+[ $? -ne 0 ] && grep -q "refused" "$RUN/bob-cancel.err" && running "$alice"
+ok $? "bob's CANCEL, sealed with a key of his own, is refused"
+"$BIN/jace-spawner" cancel "$alice_job" --supernode "$SN_k" --keys "$keys" \
+    --cert alice >"$RUN/alice-cancel.out" 2>&1 \
+    && grep -q "cancelled by its spawner" "$RUN/alice-cancel.out"
+ok $? "alice cancels her job through her spawner"
+wait $alice
+[ $? -eq 1 ] && [ ! -e "$JACE_SECRETS/$alice_job.secret" ]
+ok $? "which ends, its secret removed"
 
 lib_finish
