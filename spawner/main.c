@@ -24,9 +24,10 @@ s_usage (FILE *out)
 "       " PROGRAM " resume JOBID --supernode EP [options]\n"
 "       " PROGRAM " nodes --supernode EP [--json] [--keys DIR]\n"
 "       " PROGRAM " jobs --supernode EP [--json] [--keys DIR]\n"
-"       " PROGRAM " cancel JOBID --supernode EP [--keys DIR]\n"
+"       " PROGRAM " cancel JOBID --supernode EP [--keys DIR] [--secrets DIR]\n"
 "       " PROGRAM " kill --job JOBID --supernode EP (--task K | --random N)\n"
 "                    [--every SEC [--rounds M]] [--seed S] [--run DIR]\n"
+"                    [--secrets DIR]\n"
 "       " PROGRAM " kill --crash-supernode --supernode EP [--run DIR]\n"
 "       " PROGRAM " report EVENTS [--plot FILE]\n"
 "\n"
@@ -39,6 +40,8 @@ s_usage (FILE *out)
 "         spawner (\"orphaned\" when no spawner answers for a job)\n"
 "cancel   end a running job: its spawner stops its daemons and exits\n"
 "         non-zero; with no spawner, its daemons are told to stop\n"
+"         (resume, cancel and kill need the job's secret: only the user\n"
+"         who submitted a job may control it)\n"
 "kill     crash daemons of a running job like a power cut: SIGKILL through\n"
 "         jace-grid's pid records with --run DIR, else a CRASH message that\n"
 "         makes the daemon exit at once; --every repeats until the job ends\n"
@@ -60,6 +63,11 @@ s_usage (FILE *out)
 "                         time, failures marked (.png or .svg; gnuplot)\n"
 "  -k, --keys DIR         CURVE keys from jace-keygen\n"
 "  -c, --cert NAME        our certificate in DIR (default: spawner)\n"
+"      --secrets DIR      (submit, resume, cancel, kill) job secrets folder\n"
+"                         (default $JACE_SECRETS, else $XDG_STATE_HOME/jace/\n"
+"                         secrets, else ~/.local/state/jace/secrets): submit\n"
+"                         keeps JOB.secret there (mode 0600) until the job\n"
+"                         ends; resume, cancel and kill need it\n"
 "  -b, --bind EP          job status endpoint (default tcp://127.0.0.1:*)\n"
 "      --insecure         allow a non-loopback status endpoint without keys\n"
 "  -q, --quiet            no progress lines\n"
@@ -139,6 +147,7 @@ s_parse (int argc, char *argv [], arguments_t *args)
         { "plot", required_argument, 0, 'p' },
         { "keys", required_argument, 0, 'k' },
         { "cert", required_argument, 0, 'c' },
+        { "secrets", required_argument, 0, 'K' },
         { "bind", required_argument, 0, 'b' },
         { "insecure", no_argument, 0, 'I' },
         { "quiet", no_argument, 0, 'q' },
@@ -179,6 +188,7 @@ s_parse (int argc, char *argv [], arguments_t *args)
             case 'p': args->run.plot_path = optarg; break;
             case 'k': args->run.keys_dir = optarg; break;
             case 'c': args->run.cert = optarg; break;
+            case 'K': args->run.secrets_dir = optarg; break;
             case 'b': args->run.bind = optarg; break;
             case 'I': args->run.insecure = true; break;
             case 'q': args->run.quiet = true; break;
@@ -197,6 +207,7 @@ s_parse (int argc, char *argv [], arguments_t *args)
     args->kill.supernode = args->run.supernode;
     args->kill.keys_dir = args->run.keys_dir;
     args->kill.cert = args->run.cert;
+    args->kill.secrets_dir = args->run.secrets_dir;
     return 0;
 }
 
@@ -298,6 +309,7 @@ s_dispatch (const char *command, const char *operand, arguments_t *args)
     if (streq (command, "cancel"))
         return spawner_jobs_cancel (operand, args->run.supernode,
                                     args->run.keys_dir, args->run.cert,
+                                    args->run.secrets_dir,
                                     (int) args->timeout_msec);
     return spawner_nodes_list (args->run.supernode, args->run.keys_dir,
                                args->run.cert, args->json,

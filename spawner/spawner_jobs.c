@@ -1,13 +1,20 @@
 /*  =========================================================================
     spawner_jobs - `jace-spawner jobs` and `jace-spawner cancel`
 
-    An owner spawner's status endpoint is reached with our own public key
-    as its server key when keys are in use: every spawner of a grid runs
-    with the grid's spawner certificate unless told otherwise.
+    With keys, an owner spawner's status endpoint is reached with the key
+    the super-node lists for its lease (`lease/JOB/owner_key`, the key its
+    RESERVE was authenticated with): each user has a certificate of their
+    own.  A super-node that lists none (an older one) leaves us our own
+    key, which is right when the owner shares our certificate.
+
+    cancel proves the job is ours by sealing CANCEL (or, with no owner,
+    the daemons' STOPs) with the key of the job's secret, read from the
+    secrets folder first: without it, nothing is sent.
     =========================================================================
 */
 #include "spawner_jobs.h"
 #include "spawner_nodes.h"
+#include "spawner_secret.h"
 
 //  Longest wait for an owner spawner's answer: a live one answers at once.
 #define OWNER_WAIT_MSEC 1000
@@ -19,6 +26,8 @@ typedef struct {
     char id [JACE_ID_MAX];      //  Job id
     size_t daemons;             //  Daemons working for it
     char owner [JACE_ENDPOINT_MAX];     //  Owner's status endpoint, or ""
+    char owner_key [JACE_ID_MAX];       //  Its CURVE key, or "" (unknown)
+    int64_t unauthorised;       //  Messages the owner refused, or -1
     int64_t lease_age;          //  Lease age (msec), or -1
     char state [32];            //  Owner's word, or "orphaned"
     int64_t tasks;              //  Tasks, as the owner says, or -1
@@ -51,15 +60,28 @@ s_group_jobs (jace_msg_t *registry, size_t *count)
             job_row_t *added = &rows [(*count)++];
             snprintf (added->id, sizeof added->id, "%s", node->job);
             const char *owner = s_lease_param (registry, node->job, "owner");
+            const char *owner_key = s_lease_param (registry, node->job,
+                                                   "owner_key");
             const char *age = s_lease_param (registry, node->job, "age_ms");
             snprintf (added->owner, sizeof added->owner, "%s",
                       owner ? owner : "");
+            snprintf (added->owner_key, sizeof added->owner_key, "%s",
+                      owner_key ? owner_key : "");
+            added->unauthorised = -1;
             added->lease_age = age ? atoll (age) : -1;
             added->tasks = -1;
         }
         rows [row].daemons++;
     }
     return rows;
+}
+
+//  The key to reach an owner spawner's status endpoint with: the one the
+//  super-node lists, else our own.
+static const char *
+s_owner_key (const char *listed, jace_security_t *security)
+{
+    return listed && *listed ? listed : jace_security_public_key (security);
 }
 
 //  Ask the owner of `row` where its job stands.
@@ -74,7 +96,7 @@ s_ask_owner (job_row_t *row, jace_security_t *security)
     jace_msg_t *status = jace_msg_new (JACE_MSG_STATUS);
     jace_msg_set_sender (status, "jace-spawner-jobs");
     jace_msg_t *reply = spawner_nodes_ask (row->owner,
-        jace_security_public_key (security), security, &status,
+        s_owner_key (row->owner_key, security), security, &status,
         JACE_MSG_STATUS_REPLY, OWNER_WAIT_MSEC);
     if (!reply)
         return;
@@ -82,9 +104,12 @@ s_ask_owner (job_row_t *row, jace_security_t *security)
     const char *state = jace_msg_param (reply, "state");
     const char *tasks = jace_msg_param (reply, "tasks");
     const char *age = jace_msg_param (reply, "age_ms");
-    if (job && streq (job, row->id) && state) {
+    const char *refused = jace_msg_param (reply, "audit/unauthorised");
+    if (jace_msg_type (reply) == JACE_MSG_STATUS_REPLY
+    &&  job && streq (job, row->id) && state) {
         snprintf (row->state, sizeof row->state, "%s", state);
         row->tasks = tasks ? atoll (tasks) : -1;
+        row->unauthorised = refused ? atoll (refused) : -1;
         if (age)
             row->lease_age = atoll (age);
     }
@@ -99,9 +124,11 @@ s_print_jobs (const job_row_t *rows, size_t count, bool json)
         for (size_t i = 0; i < count; i++)
             printf ("%s{\"job\":\"%s\",\"state\":\"%s\",\"daemons\":%zu,"
                     "\"tasks\":%" PRId64 ",\"age_seconds\":%.1f,"
-                    "\"owner\":\"%s\"}", i ? "," : "", rows [i].id,
-                    rows [i].state, rows [i].daemons, rows [i].tasks,
-                    rows [i].lease_age / 1000.0, rows [i].owner);
+                    "\"owner\":\"%s\",\"unauthorised\":%" PRId64 "}",
+                    i ? "," : "", rows [i].id, rows [i].state,
+                    rows [i].daemons, rows [i].tasks,
+                    rows [i].lease_age / 1000.0, rows [i].owner,
+                    rows [i].unauthorised);
         printf ("]\n");
         return;
     }
@@ -171,7 +198,7 @@ s_working_for (const char *supernode, jace_security_t *security,
 //  The owner is gone: tell each daemon of the job to stop.
 static size_t
 s_stop_daemons (jace_msg_t *registry, const char *job_id,
-                jace_security_t *security)
+                jace_security_t *security, const jace_key_t *job_key)
 {
     size_t told = 0;
     for (size_t i = 0; i < jace_msg_node_count (registry); i++) {
@@ -188,56 +215,93 @@ s_stop_daemons (jace_msg_t *registry, const char *job_id,
             jace_msg_set_job (stop, job_id);
             jace_msg_set_reason (stop, "cancelled: the job's spawner is "
                                  "gone");
-            told += jace_msg_send (&stop, link) == 0;
+            told += spawner_secret_send (&stop, job_key, link) == 0;
         }
         zsock_destroy (&link);
     }
     return told;
 }
 
-int
-spawner_jobs_cancel (const char *job_id, const char *supernode,
-                     const char *keys_dir, const char *cert,
-                     int timeout_msec)
+//  Ask the owner spawner to cancel, with a CANCEL sealed with the job
+//  key.  Returns 1 when it obeyed, 0 when none answered, -1 when it
+//  refused (the reason on stderr).
+static int
+s_ask_cancel (jace_msg_t *registry, const char *job_id,
+              jace_security_t *security, const jace_key_t *job_key)
 {
-    jace_security_t *security = spawner_nodes_security (keys_dir, cert);
-    if (!security)
-        return 1;
-    jace_msg_t *registry = NULL;
-    int64_t before = s_working_for (supernode, security, job_id, &registry);
-    if (before < 0) {
-        jace_security_destroy (&security);
-        return 1;
-    }
     const char *owner = s_lease_param (registry, job_id, "owner");
-    jace_msg_t *reply = NULL;
-    if (owner && *owner) {
-        jace_msg_t *cancel = jace_msg_new (JACE_MSG_CANCEL);
-        jace_msg_set_sender (cancel, "jace-spawner-cancel");
-        jace_msg_set_job (cancel, job_id);
-        jace_msg_set_reason (cancel, "jace-spawner cancel");
-        reply = spawner_nodes_ask (owner,
-            jace_security_public_key (security), security, &cancel,
-            JACE_MSG_STATUS_REPLY, OWNER_WAIT_MSEC);
+    if (!owner || !*owner)
+        return 0;
+    jace_msg_t *cancel = jace_msg_new (JACE_MSG_CANCEL);
+    jace_msg_set_sender (cancel, "jace-spawner-cancel");
+    jace_msg_set_job (cancel, job_id);
+    jace_msg_set_reason (cancel, "jace-spawner cancel");
+    jace_msg_seal (cancel, job_key->bytes);
+    jace_msg_t *reply = spawner_nodes_ask (owner,
+        s_owner_key (s_lease_param (registry, job_id, "owner_key"),
+                     security),
+        security, &cancel, JACE_MSG_STATUS_REPLY, OWNER_WAIT_MSEC);
+    int rc = reply ? 1 : 0;
+    if (reply && jace_msg_type (reply) == JACE_MSG_ERROR) {
+        fprintf (stderr, "jace-spawner: the spawner of job %s at %s "
+                 "refused: %s\n", job_id, owner, jace_msg_reason (reply));
+        rc = -1;
     }
+    else
     if (reply)
         printf ("job %s: cancelled by its spawner at %s\n", job_id, owner);
-    else
-    if (before > 0)
-        printf ("job %s: no spawner answers for it; told its %zu daemons "
-                "to stop\n", job_id,
-                s_stop_daemons (registry, job_id, security));
     jace_msg_destroy (&reply);
-    jace_msg_destroy (&registry);
-    int64_t working = before;
+    return rc;
+}
+
+//  Wait until no daemon works for the job (or the wait is over).
+//  Returns those still working, or -1 if the super-node fell silent.
+static int64_t
+s_wait_free (const char *supernode, jace_security_t *security,
+             const char *job_id, int64_t working, int timeout_msec)
+{
     int64_t deadline = zclock_mono () + (timeout_msec > FREE_WAIT_MSEC
                                          ? timeout_msec : FREE_WAIT_MSEC);
     while (working > 0 && zclock_mono () < deadline && !zsys_interrupted) {
         zclock_sleep (200);
         working = s_working_for (supernode, security, job_id, NULL);
     }
+    return working;
+}
+
+int
+spawner_jobs_cancel (const char *job_id, const char *supernode,
+                     const char *keys_dir, const char *cert,
+                     const char *secrets_dir, int timeout_msec)
+{
+    //  Without the job's secret nothing is sent: no spawner nor daemon
+    //  would obey, and the user should hear why from us.
+    jace_key_t job_key;
+    char reason [2048] = "";
+    if (spawner_secret_open (secrets_dir, job_id, &job_key, reason,
+                             sizeof reason)) {
+        fprintf (stderr, "jace-spawner: %s\n", reason);
+        return 1;
+    }
+    jace_security_t *security = spawner_nodes_security (keys_dir, cert);
+    jace_msg_t *registry = NULL;
+    int64_t before = security ? s_working_for (supernode, security, job_id,
+                                               &registry) : -1;
+    int asked = before < 0 ? -1
+              : s_ask_cancel (registry, job_id, security, &job_key);
+    if (asked == 0 && before > 0)
+        printf ("job %s: no spawner answers for it; told its %zu daemons "
+                "to stop\n", job_id,
+                s_stop_daemons (registry, job_id, security, &job_key));
+    jace_msg_destroy (&registry);
+    jace_key_wipe (&job_key);
+    int64_t working = asked < 0 ? before
+                    : s_wait_free (supernode, security, job_id, before,
+                                   timeout_msec);
     jace_security_destroy (&security);
-    if (before == 0 && !reply) {
+    if (asked < 0)
+        return 1;               //  Said why already
+    if (before == 0 && asked == 0) {
         //  Neither a daemon nor a spawner knows the job.
         fprintf (stderr, "jace-spawner: no job %s on the grid of %s\n",
                  job_id, supernode);

@@ -8,7 +8,9 @@
     "orphaned": its daemons leave it by themselves after
     job/orphan_timeout, or at once with `cancel`.
 
-    cancel: asks the job's owner spawner to cancel (it stops its daemons,
+    cancel: needs the job's secret (from --secrets DIR, else the default
+    folder; refused with the reason, nothing sent, when it cannot be
+    read).  Asks the job's owner spawner to cancel (it stops its daemons,
     gives the lease back and exits non-zero, "cancelled by ...").  When the
     owner does not answer, tells each daemon of the job to stop directly.
     Either way it then waits until no daemon works for the job and says how
@@ -26,12 +28,13 @@ int
     spawner_jobs_list (const char *supernode, const char *keys_dir,
                        const char *cert, bool json, int timeout_msec);
 
-//  Cancel job `job_id` and wait until its daemons are free (at most
-//  timeout_msec for each step).  Returns 0 when no daemon works for the
+//  Cancel job `job_id`, proving it ours with its secret in secrets_dir
+//  (NULL: the default folder), and wait until its daemons are free (at
+//  most timeout_msec for each step).  Returns 0 when no daemon works for the
 //  job any more, 1 otherwise (the reason on stderr).
 int
     spawner_jobs_cancel (const char *job_id, const char *supernode,
                          const char *keys_dir, const char *cert,
-                         int timeout_msec);
+                         const char *secrets_dir, int timeout_msec);
 
 #endif

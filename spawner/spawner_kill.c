@@ -5,6 +5,7 @@
 #include "spawner_kill.h"
 #include "spawner_faults.h"
 #include "spawner_nodes.h"
+#include "spawner_secret.h"
 #include "grid_run.h"
 #include "grid_proc.h"
 #include "jace_msg.h"
@@ -20,6 +21,7 @@ typedef struct {
     const spawner_kill_options_t *options;
     jace_security_t *security;
     grid_run_t *run;            //  Pid records, or NULL
+    jace_key_t job_key;         //  Seals a daemon's CRASH (from the secret)
     uint64_t random;            //  splitmix64 state
 } killer_t;
 
@@ -56,6 +58,10 @@ s_send_crash (killer_t *self, const char *endpoint, const char *pubkey,
         jace_msg_t *crash = jace_msg_new (JACE_MSG_CRASH);
         jace_msg_set_sender (crash, "jace-spawner-kill");
         jace_msg_set_job (crash, job);
+        //  A daemon obeys a CRASH of its job only sealed with the job
+        //  key; a super-node's (job "") needs no seal, only --allow-crash.
+        if (*job)
+            jace_msg_seal (crash, self->job_key.bytes);
         zsock_set_linger (dealer, CRASH_LINGER_MSEC);
         //  A fresh connection may not be up yet: wait until it can send.
         int64_t deadline = zclock_mono () + CRASH_LINGER_MSEC;
@@ -180,10 +186,19 @@ s_crash_supernode (killer_t *self)
 static int
 s_killer_init (killer_t *self, const spawner_kill_options_t *options)
 {
-    char reason [512] = "";
+    char reason [2048] = "";
     self->options = options;
     self->random = options->seed ? options->seed
                  : (uint64_t) zclock_time () ^ (uint64_t) getpid ();
+    //  Only the job's own user may crash its daemons: read the job's
+    //  secret before touching anything.  SIGKILL by pid record needs it
+    //  too, so a second user cannot use a shared run folder's records.
+    if (!options->crash_supernode
+    &&  spawner_secret_open (options->secrets_dir, options->job,
+                             &self->job_key, reason, sizeof reason)) {
+        fprintf (stderr, "jace-spawner: %s\n", reason);
+        return -1;
+    }
     self->security = jace_security_new (options->keys_dir,
         options->cert ? options->cert : "spawner", reason, sizeof reason);
     if (!self->security) {
@@ -224,5 +239,6 @@ spawner_kill (const spawner_kill_options_t *options)
     }
     grid_run_destroy (&self.run);
     jace_security_destroy (&self.security);
+    jace_key_wipe (&self.job_key);
     return rc;
 }

@@ -8,7 +8,9 @@
     folder of a local grid (jace-grid), otherwise with a CRASH message
     that makes the daemon exit at once, without a goodbye.  A super-node
     is crashed the same way (by pid record, or by CRASH when it was
-    started with --allow-crash).
+    started with --allow-crash).  Crashing a job's daemons needs the job's
+    secret (its CRASH is sealed with the job key): only the user who
+    submitted the job may.
     =========================================================================
 */
 #ifndef SPAWNER_KILL_H_INCLUDED
@@ -21,6 +23,7 @@ typedef struct {
     const char *keys_dir;       //  CURVE keys, or NULL
     const char *cert;           //  Our certificate name, or NULL
     const char *job;            //  Job whose daemons to crash
+    const char *secrets_dir;    //  Where its secret is, or NULL (default)
     const char *run_dir;        //  jace-grid run folder, or NULL
     int64_t task;               //  Crash this task's daemon, or -1
     int64_t random;             //  ... or this many picked at random

@@ -34,6 +34,7 @@ struct _spawner_lease_t {
     size_t held_count;          //  Entries used in held
     size_t held_alloc;          //  Entries allocated
     zhash_t *known;             //  Daemon id -> KNOWN_* (static strings)
+    zhash_t *tokens;            //  Daemon id -> its lease token (GRANT)
     size_t shortfall;           //  Daemons wanted beyond the spares
     char cluster [JACE_ID_MAX]; //  Cluster to prefer, or ""
     bool grant_heard;           //  The last RESERVE was answered
@@ -77,6 +78,8 @@ spawner_lease_new (const char *job, const char **endpoints,
     self->security = security;
     self->owner = strdup (owner ? owner : "");
     self->known = zhash_new ();
+    self->tokens = zhash_new ();
+    zhash_autofree (self->tokens);
     if (s_connect (self)) {
         snprintf (reason, reason_size, "cannot connect to super-node '%s'",
                   endpoints [0]);
@@ -95,6 +98,7 @@ spawner_lease_destroy (spawner_lease_t **self_p)
     spawner_lease_release_all (self);
     zsock_destroy (&self->dealer);
     zhash_destroy (&self->known);
+    zhash_destroy (&self->tokens);
     free (self->held);
     free (self->taken);
     free (self->owner);
@@ -209,6 +213,21 @@ s_hold (spawner_lease_t *self, const jace_node_t *node)
     zhash_update (self->known, node->id, (void *) KNOWN_SPARE);
 }
 
+//  The lease token the super-node issued for daemon `id` (GRANT param
+//  token/<id>): the daemon takes our ASSIGN only with it.  Kept per daemon,
+//  so a replacement or a readmitted daemon is assigned with its own.
+static void
+s_keep_token (spawner_lease_t *self, jace_msg_t *grant, const char *id)
+{
+    char key [JACE_ID_MAX + 8];
+    snprintf (key, sizeof key, "token/%s", id);
+    const char *token = jace_msg_param (grant, key);
+    if (token)
+        zhash_update (self->tokens, id, (void *) token);
+    else
+        zhash_delete (self->tokens, id);
+}
+
 //  Keep what we asked for; give back what we did not (a late grant, a
 //  daemon we already hold, used or excluded).  Returns daemons kept.
 static int
@@ -230,6 +249,7 @@ s_on_grant (spawner_lease_t *self, jace_msg_t *grant)
             continue;
         }
         s_hold (self, node);
+        s_keep_token (self, grant, node->id);
         self->shortfall--;
         kept++;
     }
@@ -383,6 +403,14 @@ spawner_lease_release_all (spawner_lease_t *self)
     jace_msg_send (&release, self->dealer);
     self->held_count = 0;
     self->shortfall = 0;
+}
+
+const char *
+spawner_lease_token (spawner_lease_t *self, const char *id)
+{
+    assert (self && id);
+    const char *token = (const char *) zhash_lookup (self->tokens, id);
+    return token ? token : "";
 }
 
 size_t

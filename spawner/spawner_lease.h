@@ -9,7 +9,9 @@
     lease renewals).  GRANTs are read by spawner_lease_recv as they come,
     de-duplicated by daemon id: a daemon already held, already used by the
     job or excluded (fenced) is released at once, never handed out twice.
-    Daemons held and not yet taken are the job's spares.
+    Daemons held and not yet taken are the job's spares.  Each GRANT
+    carries, per daemon, the lease token the daemon will ask our ASSIGN
+    for (docs/SECURITY.md); the lease keeps it beside the daemon.
     =========================================================================
 */
 #ifndef SPAWNER_LEASE_H_INCLUDED
@@ -103,6 +105,12 @@ bool
 //  message leaves even if the socket closes right after.
 void
     spawner_lease_release_all (spawner_lease_t *self);
+
+//  The lease token of daemon `id` from its GRANT (params token/<id>), for
+//  its ASSIGN; "" if the grant carried none (an adopted daemon).
+//  Borrowed until the lease is destroyed.
+const char *
+    spawner_lease_token (spawner_lease_t *self, const char *id);
 
 //  Total daemons held (taken or spare).
 size_t

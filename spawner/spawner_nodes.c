@@ -87,7 +87,8 @@ spawner_nodes_ask (const char *endpoint, const char *server_key,
         if (zpoller_wait (poller, 100) != dealer)
             continue;
         reply = jace_msg_recv (dealer, NULL, 0, NULL, 0);
-        if (reply && jace_msg_type (reply) != wanted)
+        if (reply && jace_msg_type (reply) != wanted
+        &&  jace_msg_type (reply) != JACE_MSG_ERROR)
             jace_msg_destroy (&reply);
     }
     zpoller_destroy (&poller);
@@ -114,6 +115,12 @@ spawner_nodes_query (const char *supernode, jace_security_t *security,
     if (!reply)
         fprintf (stderr, "jace-spawner: no answer from super-node %s within "
                  "%d ms\n", supernode, timeout_msec);
+    else
+    if (jace_msg_type (reply) == JACE_MSG_ERROR) {
+        fprintf (stderr, "jace-spawner: super-node %s refused: %s\n",
+                 supernode, jace_msg_reason (reply));
+        jace_msg_destroy (&reply);
+    }
     return reply;
 }
 

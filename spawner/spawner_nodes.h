@@ -22,7 +22,8 @@ jace_msg_t *
 
 //  Send *request_p (consumed) to the ROUTER at endpoint, reached with
 //  server_key (CURVE, or "" for plain links), and return the first answer
-//  of type `wanted`, or NULL after timeout_msec.
+//  of type `wanted` or ERROR (a refusal, for the caller to tell), or NULL
+//  after timeout_msec.
 jace_msg_t *
     spawner_nodes_ask (const char *endpoint, const char *server_key,
                        jace_security_t *security, jace_msg_t **request_p,

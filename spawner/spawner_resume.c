@@ -4,15 +4,35 @@
 */
 #include "spawner_resume.h"
 #include "spawner_nodes.h"
+#include "spawner_secret.h"
 #include "jace_security.h"
 
 #define ADOPT_WAIT_MSEC 5000
+
+//  An answer to ADOPT is the daemon's ASSIGN: it holds the job key only if
+//  it had it from the job's spawner.  One that does not is someone else's
+//  word on our job, and would steer the resumed job: refused.  The daemon
+//  seals it like every report of the job.
+static bool
+s_is_ours (jace_security_t *security, const jace_msg_t *answer,
+           const jace_key_t *job_key)
+{
+    if (!spawner_secret_is_key (jace_msg_key (answer), job_key)) {
+        jace_security_unauthorised (security, answer, "spawner resume",
+                                    "its job key is not the job's");
+        return false;
+    }
+    //  Sealed too, as everything a daemon of the job tells us.
+    return spawner_secret_check (security, answer, job_key,
+                                 "spawner resume");
+}
 
 //  Connect to every daemon working for the job and ask each what it runs.
 //  Returns the ASSIGN answers (a list of jace_msg_t), possibly empty.
 static zlist_t *
 s_adopt_daemons (const char *job_id, const spawner_options_t *options,
-                 jace_security_t *security, char *reason, size_t reason_size)
+                 jace_security_t *security, const jace_key_t *job_key,
+                 char *reason, size_t reason_size)
 {
     zlist_t *answers = zlist_new ();
     jace_msg_t *registry = spawner_nodes_query (options->supernode, security,
@@ -38,7 +58,7 @@ s_adopt_daemons (const char *job_id, const spawner_options_t *options,
         jace_msg_t *adopt = jace_msg_new (JACE_MSG_ADOPT);
         jace_msg_set_sender (adopt, "jace-spawner-resume");
         jace_msg_set_job (adopt, job_id);
-        jace_msg_send (&adopt, link);
+        spawner_secret_send (&adopt, job_key, link);
         zpoller_add (poller, link);
         zlist_append (links, link);
     }
@@ -50,7 +70,8 @@ s_adopt_daemons (const char *job_id, const spawner_options_t *options,
         jace_msg_t *msg = which ? jace_msg_recv (which, NULL, 0, NULL, 0)
                                 : NULL;
         if (msg && jace_msg_type (msg) == JACE_MSG_ASSIGN
-        &&  streq (jace_msg_job (msg), job_id))
+        &&  streq (jace_msg_job (msg), job_id)
+        &&  s_is_ours (security, msg, job_key))
             zlist_append (answers, msg);
         else
             jace_msg_destroy (&msg);
@@ -82,13 +103,15 @@ s_adopted_job (zlist_t *answers, const char *job_id, char *reason,
 
 zlist_t *
 spawner_resume_gather (const char *job_id, const spawner_options_t *options,
-                       char *reason, size_t reason_size)
+                       const jace_key_t *job_key, char *reason,
+                       size_t reason_size)
 {
-    assert (job_id && options && options->supernode);
+    assert (job_id && options && options->supernode && job_key);
     jace_security_t *security = jace_security_new (options->keys_dir,
         options->cert ? options->cert : "spawner", reason, reason_size);
     zlist_t *answers = security ? s_adopt_daemons (job_id, options, security,
-                                                   reason, reason_size)
+                                                   job_key, reason,
+                                                   reason_size)
                                 : zlist_new ();
     jace_security_destroy (&security);
     return answers;

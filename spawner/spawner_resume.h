@@ -3,8 +3,9 @@
 
     A job whose spawner died goes on: its daemons keep iterating.  To
     resume it, ask the super-node which daemons work for the job, send each
-    an ADOPT, and collect their answers: each returns its ASSIGN as it
-    stands (application, parameters, every task's daemon and epoch, and
+    an ADOPT sealed with the job key (from the job's secret file: only the
+    job's user can resume it), and collect their answers: each returns its
+    ASSIGN as it stands, with the job key, checked (application, parameters, every task's daemon and epoch, and
     its sources).  The job is rebuilt from the parameters; the server
     (spawner_server) takes the answers over, the newest epoch of each task
     winning, and replaces the tasks whose daemon did not answer.
@@ -17,11 +18,13 @@
 
 //  The ADOPT answers (a list of jace_msg_t ASSIGNs, possibly empty; the
 //  caller destroys it with spawner_resume_forget) of the daemons working
-//  for job_id, as the super-node options->supernode knows them.  Writes
-//  the reason when none answered.
+//  for job_id, as the super-node options->supernode knows them: each
+//  ADOPT sealed with job_key, and only answers that carry it (key field)
+//  kept.  Writes the reason when none answered.
 zlist_t *
     spawner_resume_gather (const char *job_id,
-                           const spawner_options_t *options, char *reason,
+                           const spawner_options_t *options,
+                           const jace_key_t *job_key, char *reason,
                            size_t reason_size);
 
 //  The job the answers describe, or NULL with the reason.

@@ -8,6 +8,7 @@
 */
 #include "spawner_run.h"
 #include "spawner_resume.h"
+#include "spawner_secret.h"
 
 //  Run the actor described by config to the end; returns its exit code.
 static int
@@ -58,16 +59,24 @@ int
 spawner_resume (const char *job_id, const spawner_options_t *options)
 {
     assert (job_id && options && options->supernode);
-    char reason [1024] = "";
-    zlist_t *answers = spawner_resume_gather (job_id, options, reason,
-                                              sizeof reason);
+    char reason [2048] = "";
+    //  Only the job's user holds its secret; nothing is sent without it.
+    jace_key_t job_key;
+    if (spawner_secret_open (options->secrets_dir, job_id, &job_key, reason,
+                             sizeof reason)) {
+        fprintf (stderr, "jace-spawner: %s\n", reason);
+        return 1;
+    }
+    zlist_t *answers = spawner_resume_gather (job_id, options, &job_key,
+                                              reason, sizeof reason);
     spawner_job_t *job = spawner_resume_job (answers, job_id, reason,
                                              sizeof reason);
     int rc = 1;
     if (job) {
         spawner_server_config_t config = { .job = job, .options = options,
                                            .job_id = job_id,
-                                           .adopted = answers };
+                                           .adopted = answers,
+                                           .job_key = &job_key };
         rc = s_run_actor (&config);
         spawner_job_destroy (&job);
     }
@@ -75,5 +84,6 @@ spawner_resume (const char *job_id, const spawner_options_t *options)
         fprintf (stderr, "jace-spawner: cannot resume job %s: %s\n", job_id,
                  reason);
     spawner_resume_forget (&answers);
+    jace_key_wipe (&job_key);
     return rc;
 }

@@ -23,6 +23,7 @@
 #include "spawner_events.h"
 #include "spawner_lease.h"
 #include "spawner_output.h"
+#include "spawner_secret.h"
 #include "spawner_task.h"
 #include "spawner_verify.h"
 #include "jace_security.h"
@@ -67,6 +68,9 @@ typedef struct {
     char id [JACE_ID_MAX];      //  Job id, also the lease id
     job_state_t state;          //  Where the job stands
     jace_security_t *security;  //  Keys, or plain links
+    jace_key_t job_key;         //  Seals the job's messages
+    char *secrets_dir;          //  Where the job's secret file is
+    bool secret_ours;           //  Remove the secret file when the job ends
     spawner_lease_t *lease;     //  Daemons leased from the super-nodes
     zsock_t *status;            //  ROUTER answering STATUS and CANCEL
     char *status_endpoint;      //  Where it is bound
@@ -175,6 +179,30 @@ s_connect (server_t *self)
     return 0;
 }
 
+//  A new job's secret is made and saved before anything is leased; a
+//  resumed job's key comes from the secret file its tools loaded.
+static int
+s_open_secret (server_t *self, const jace_key_t *resumed_key)
+{
+    self->secrets_dir = spawner_secret_dir (self->options->secrets_dir);
+    if (resumed_key) {
+        self->job_key = *resumed_key;
+        return 0;
+    }
+    char reason [1024] = "";
+    char *path = spawner_secret_make (self->secrets_dir, self->id,
+                                      &self->job_key, reason, sizeof reason);
+    if (!path) {
+        s_fail (self, "cannot keep the job's secret: %s", reason);
+        return -1;
+    }
+    self->secret_ours = true;
+    zsys_info ("spawner: job %s: secret in %s (resume, cancel and kill "
+               "need it)", self->id, path);
+    free (path);
+    return 0;
+}
+
 static void
 s_make_id (server_t *self, const char *job_id)
 {
@@ -224,7 +252,8 @@ s_server_new (zsock_t *pipe, spawner_server_config_t *config)
         s_fail (self, "cannot write events to %s: %s", events_path,
                 strerror (errno));
     else
-    if (s_connect (self) == 0 && !self->resumed)
+    if (s_open_secret (self, config->job_key) == 0
+    &&  s_connect (self) == 0 && !self->resumed)
         spawner_lease_want (self->lease, self->task_count
                             + (size_t) spawner_job_spares (self->job), "");
     return self;
@@ -256,6 +285,8 @@ s_server_destroy (server_t **self_p)
     zsock_destroy (&self->status);
     zstr_free (&self->status_endpoint);
     jace_security_destroy (&self->security);
+    jace_key_wipe (&self->job_key);
+    free (self->secrets_dir);
     free (self);
     *self_p = NULL;
 }
@@ -273,6 +304,14 @@ s_job_msg (server_t *self, jace_msg_type_t type, const spawner_task_t *task)
     return msg;
 }
 
+//  Seal a job message, every field set, and send it on link: a daemon
+//  obeys only what is sealed with the job key.
+static int
+s_send_job (server_t *self, jace_msg_t **msg_p, zsock_t *link)
+{
+    return spawner_secret_send (msg_p, &self->job_key, link);
+}
+
 //  Send to every task whose daemon has its ASSIGN; `count` goes in the
 //  count field (a snapshot id), reason in reason when not NULL.
 static void
@@ -287,7 +326,7 @@ s_send_all (server_t *self, jace_msg_type_t type, int64_t count,
         jace_msg_set_count (msg, count);
         if (reason)
             jace_msg_set_reason (msg, reason);
-        jace_msg_send (&msg, task->link);
+        s_send_job (self, &msg, task->link);
     }
 }
 
@@ -300,7 +339,7 @@ s_fence (server_t *self, spawner_task_t *task, const char *reason)
     if (task->link) {
         jace_msg_t *stop = s_job_msg (self, JACE_MSG_STOP, task);
         jace_msg_set_reason (stop, reason);
-        jace_msg_send (&stop, task->link);
+        s_send_job (self, &stop, task->link);
         self->fenced = (zsock_t **) realloc (self->fenced,
             (self->fenced_count + 1) * sizeof (zsock_t *));
         self->fenced_told = (int64_t *) realloc (self->fenced_told,
@@ -379,6 +418,13 @@ s_assign_msg (server_t *self, size_t rank, spawner_stream_t *stream)
     if (stream)
         spawner_stream_declare (stream, assign);
     s_add_table (self, assign);
+    //  Not sealed: the daemon checks the lease token the super-node gave
+    //  us for it, and learns the job key from this message.
+    jace_msg_set_token (assign, spawner_lease_token (self->lease,
+                                                     task->daemon.id));
+    char job_key [JACE_KEY_TEXT + 1];
+    jace_key_encode (&self->job_key, job_key);
+    jace_msg_set_key (assign, job_key);
     return assign;
 }
 
@@ -501,7 +547,8 @@ s_stream_data (server_t *self)
             continue;
         if (task->stream)
             spawner_stream_send (task->stream, self->id, (int64_t) i,
-                                 task->epoch, task->link);
+                                 task->epoch, self->job_key.bytes,
+                                 task->link);
     }
 }
 
@@ -551,7 +598,7 @@ s_send_start (server_t *self, size_t rank)
     jace_msg_t *start = s_job_msg (self, JACE_MSG_START, task);
     if (known)
         jace_msg_add_payload (start, JACE_PAYLOAD_I64, sinks, count);
-    jace_msg_send (&start, task->link);
+    s_send_job (self, &start, task->link);
     free (sinks);
     task->phase = SPAWNER_TASK_RUNNING;
 }
@@ -569,7 +616,7 @@ s_announce_move (server_t *self, size_t rank)
         jace_msg_set_task (remap, (int64_t) rank);
         jace_msg_set_epoch (remap, moved->epoch);
         jace_msg_add_node (remap, &moved->daemon);
-        jace_msg_send (&remap, task->link);
+        s_send_job (self, &remap, task->link);
     }
 }
 
@@ -584,10 +631,13 @@ s_start_all (server_t *self)
     for (size_t i = 0; i < self->task_count; i++)
         s_send_start (self, i);
     self->state = JOB_RUNNING;
+    char secret [1024];
+    spawner_events_escape (secret, sizeof secret, self->secrets_dir);
     spawner_events_write (self->events, "start", ",\"tasks\":%zu,"
-                          "\"status\":\"%s\",\"setup_seconds\":%.3f",
+                          "\"status\":\"%s\",\"setup_seconds\":%.3f,"
+                          "\"secret\":\"%s/%s.secret\"",
                           self->task_count, self->status_endpoint,
-                          s_elapsed (self) / 1000.0);
+                          s_elapsed (self) / 1000.0, secret, self->id);
 }
 
 //  A replacement accepted its task while the job runs: tell the others
@@ -858,7 +908,11 @@ s_recv_task (server_t *self, size_t rank)
                       task->daemon.id, reason);
         return;
     }
-    if (streq (jace_msg_job (msg), self->id))
+    //  What is not sealed with the job key did not come from the daemon
+    //  we gave it to: dropped before it can move the job.
+    if (streq (jace_msg_job (msg), self->id)
+    &&  spawner_secret_check (self->security, msg, &self->job_key,
+                              "spawner"))
         s_on_task_message (self, rank, msg);
     jace_msg_destroy (&msg);
 }
@@ -877,6 +931,12 @@ s_recv_fenced (server_t *self, size_t index)
     jace_msg_t *msg = jace_msg_recv (link, NULL, 0, NULL, 0);
     if (!msg)
         return;
+    if (streq (jace_msg_job (msg), self->id)
+    &&  !spawner_secret_check (self->security, msg, &self->job_key,
+                               "spawner")) {
+        jace_msg_destroy (&msg);
+        return;                 //  Neither a readmission nor worth a STOP
+    }
     bool ours = streq (jace_msg_job (msg), self->id)
              && streq (jace_msg_sender (msg), self->fenced_id [index]);
     if (ours && jace_msg_type (msg) == JACE_MSG_HEARTBEAT
@@ -896,7 +956,7 @@ s_recv_fenced (server_t *self, size_t index)
         jace_msg_set_sender (stop, self->id);
         jace_msg_set_job (stop, self->id);
         jace_msg_set_reason (stop, "fenced: your task runs elsewhere now");
-        jace_msg_send (&stop, link);
+        s_send_job (self, &stop, link);
         spawner_events_write (self->events, "fenced", ",\"task\":%" PRId64
                               ",\"epoch\":%" PRId64 ",\"daemon\":\"%s\"",
                               jace_msg_task (msg), jace_msg_epoch (msg),
@@ -930,13 +990,30 @@ s_status_reply (server_t *self, jace_msg_t *request)
     snprintf (residual, sizeof residual, "%.6e",
               spawner_verify_residual (self->verify));
     jace_msg_set_param (reply, "residual", residual);
+    s_set_number (reply, "audit/unauthorised", (int64_t)
+                  jace_security_unauthorised_count (self->security));
+    s_set_number (reply, "audit/refused_connections", (int64_t)
+                  jace_security_refused_count (self->security));
     jace_msg_set_routing_id (reply, jace_msg_routing_id (request));
     jace_msg_send (&reply, self->status);
 }
 
-//  Anyone who can reach the status endpoint may ask where the job stands
-//  or cancel it (with --keys, only holders of a grid certificate can);
-//  anything else is counted and dropped.
+//  A CANCEL not sealed with the job key (refused and counted) is answered
+//  with an ERROR, so an honest client with the wrong secret hears why.
+static void
+s_refuse_cancel (server_t *self, jace_msg_t *request)
+{
+    jace_msg_t *error = jace_msg_new (JACE_MSG_ERROR);
+    jace_msg_set_sender (error, self->id);
+    jace_msg_set_reason (error, "CANCEL refused: not sealed with the key "
+                         "of the job's secret");
+    jace_msg_set_routing_id (error, jace_msg_routing_id (request));
+    jace_msg_send (&error, self->status);
+}
+
+//  Anyone who can reach the status endpoint may ask where the job stands;
+//  only a CANCEL sealed with the job key (its sender holds the job's
+//  secret) ends it.  Anything else is counted and dropped.
 static void
 s_recv_status (server_t *self)
 {
@@ -944,7 +1021,13 @@ s_recv_status (server_t *self)
     jace_msg_t *msg = jace_msg_recv (self->status, reason, sizeof reason,
                                      sender, sizeof sender);
     jace_msg_type_t type = msg ? jace_msg_type (msg) : 0;
-    if (type == JACE_MSG_CANCEL && streq (jace_msg_job (msg), self->id)) {
+    bool cancel = type == JACE_MSG_CANCEL
+               && streq (jace_msg_job (msg), self->id);
+    if (cancel && !spawner_secret_check (self->security, msg, &self->job_key,
+                                         "spawner"))
+        s_refuse_cancel (self, msg);
+    else
+    if (cancel) {
         zsys_notice ("spawner: job %s cancelled by %s: %s", self->id,
                      jace_msg_sender (msg), jace_msg_reason (msg));
         s_fail (self, "cancelled by %s%s%s", *jace_msg_sender (msg)
@@ -1116,7 +1199,7 @@ s_inject_faults (server_t *self, int64_t now)
     for (size_t i = 0; i < picked; i++) {
         spawner_task_t *task = &self->tasks [victims [i]];
         jace_msg_t *crash = s_job_msg (self, JACE_MSG_CRASH, task);
-        jace_msg_send (&crash, task->link);
+        s_send_job (self, &crash, task->link);
         self->crashes++;
         zsys_notice ("spawner: crashing daemon %s of task %" PRId64
                      " (job file schedule)", task->daemon.id, victims [i]);
@@ -1364,7 +1447,7 @@ s_finish (server_t *self)
         jace_msg_set_sender (stop, self->id);
         jace_msg_set_job (stop, self->id);
         jace_msg_set_reason (stop, why);
-        jace_msg_send (&stop, self->fenced [i]);
+        s_send_job (self, &stop, self->fenced [i]);
     }
     //  The STOPs must leave before the links close.
     for (size_t i = 0; i < self->task_count; i++)
@@ -1374,6 +1457,11 @@ s_finish (server_t *self)
         zsock_set_linger (self->fenced [i], 1000);
     if (self->lease)
         spawner_lease_release_all (self->lease);
+    //  The job is over and its daemons told: nothing can use the secret
+    //  any more.  (A spawner that crashes never gets here: resume needs
+    //  the file.)
+    if (self->secret_ours)
+        jace_secret_remove (self->secrets_dir, self->id);
     double seconds = s_elapsed (self) / 1000.0;
     int64_t unknowns;
     const double *x = spawner_verify_answer (self->verify, &unknowns);
@@ -1460,7 +1548,7 @@ s_adopt_tasks (server_t *self, zlist_t *answers)
             continue;
         spawner_lease_adopt (self->lease, &node);
         jace_msg_t *adopt = s_job_msg (self, JACE_MSG_ADOPT, task);
-        jace_msg_send (&adopt, task->link);
+        s_send_job (self, &adopt, task->link);
         task->phase = SPAWNER_TASK_RUNNING;
         task->assigned_at = zclock_mono ();
         if (jace_msg_payload_count (answer) == 1
@@ -1490,6 +1578,8 @@ s_resume (server_t *self, zlist_t *answers)
         return;
     }
     s_adopt_tasks (self, answers);
+    //  From here on this spawner ends the job, and removes its secret.
+    self->secret_ours = true;
     spawner_events_write (self->events, "resume", ",\"tasks\":%zu,"
                           "\"daemons\":%zu", self->task_count,
                           zlist_size (answers));

@@ -19,6 +19,12 @@
         FINISHING   verified, failed or cancelled: telling the daemons
         DONE        over; the result has been sent on the pipe
 
+    Each job has a secret, made at submit and saved in the user's secrets
+    folder until the job ends (a crashed spawner leaves it for `resume`);
+    every message to the job's daemons is sealed with the key derived from
+    it, and their messages, and a CANCEL, count only when sealed with it
+    (docs/SECURITY.md).
+
     The pipe takes "$TERM" and "CANCEL" (a reason follows); when the job is
     over the actor sends "DONE" and the exit code ("0" for a verified
     answer, "1" otherwise) once.  spawner_run () is the driver that runs it
@@ -30,6 +36,7 @@
 #define SPAWNER_SERVER_H_INCLUDED
 
 #include "spawner_job.h"
+#include "jace_auth.h"
 
 //  How the user asked to run the job.
 typedef struct {
@@ -39,6 +46,7 @@ typedef struct {
     size_t supernode_count;     //  Entries in supernodes
     const char *keys_dir;       //  CURVE keys directory, or NULL
     const char *cert;           //  Our certificate (default spawner)
+    const char *secrets_dir;    //  Job secrets folder, or NULL (default)
     const char *bind;           //  Status endpoint (default loopback:*)
     const char *out_path;       //  Where to write the answer, or NULL
     const char *events_path;    //  JSON-lines event log, or NULL
@@ -56,6 +64,8 @@ typedef struct {
     const char *job_id;         //  Resume this job, or NULL for a new one
     zlist_t *adopted;           //  Resume: its daemons' answers to ADOPT
                                 //  (jace_msg_t ASSIGNs), borrowed
+    const jace_key_t *job_key;  //  Resume: the job key, from the secret
+                                //  file the job was submitted with
 } spawner_server_config_t;
 
 //  The actor; args is a spawner_server_config_t.

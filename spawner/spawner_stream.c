@@ -89,9 +89,9 @@ spawner_stream_declare (spawner_stream_t *self, jace_msg_t *assign)
 
 void
 spawner_stream_send (spawner_stream_t *self, const char *job, int64_t task,
-                     int64_t epoch, zsock_t *link)
+                     int64_t epoch, const unsigned char *key, zsock_t *link)
 {
-    assert (self && job && link);
+    assert (self && job && key && link);
     jace_msg_t *data = self->data;
     while (true) {
         //  An empty block has no chunk: the daemon skips it too.
@@ -117,6 +117,9 @@ spawner_stream_send (spawner_stream_t *self, const char *job, int64_t task,
         void *space = jace_msg_add_payload_space (chunk, kind, count);
         memcpy (space, (const char *) jace_msg_payload_data (data,
                 self->block) + self->offset * element, count * element);
+        //  The daemon drops a chunk not sealed with the job key: only
+        //  the job's spawner may feed it task data.
+        jace_msg_seal (chunk, key);
         if (jace_msg_send (&chunk, link))
             return;             //  Queue full: the next call goes on
         self->sent += (int64_t) (count * element);

@@ -36,11 +36,13 @@ void
     spawner_stream_declare (spawner_stream_t *self, jace_msg_t *assign);
 
 //  Send on `link` the chunks the window allows, each a CHUNK of `job`
-//  for task `task`, epoch `epoch`.  Stops, to go on at the next call,
-//  when the window is full or the link's queue is.
+//  for task `task`, epoch `epoch`, sealed with the job key `key`
+//  (JACE_KEY_BYTES).  Stops, to go on at the next call, when the window
+//  is full or the link's queue is.
 void
     spawner_stream_send (spawner_stream_t *self, const char *job,
-                         int64_t task, int64_t epoch, zsock_t *link);
+                         int64_t task, int64_t epoch,
+                         const unsigned char *key, zsock_t *link);
 
 //  The daemon says it has `received` bytes.  Returns true once every byte
 //  is acknowledged; an acknowledgement of bytes never sent is ignored.

@@ -50,6 +50,10 @@ lib_init () {
     exec 9>"$JACE_BUILDDIR/tests/.grid-tests.lock"
     flock 9
     RUN=$(mktemp -d "${TMPDIR:-/tmp}/jace-test.XXXXXX")
+    #  Job secrets (submit writes them, resume, cancel and kill read them)
+    #  stay in the run folder, never in the user's home.
+    JACE_SECRETS=$RUN/secrets
+    export JACE_SECRETS
     trap lib_cleanup EXIT
     trap 'exit 1' INT TERM
 }

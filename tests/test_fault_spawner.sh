@@ -7,13 +7,15 @@
 #     job ends with a verified answer.
 #  2. The spawner is crashed mid-job (SIGKILL); its daemons keep
 #     iterating; `jace-spawner resume JOBID` rebuilds the job from them
-#     and carries it to a verified answer, adding to the same event log.
+#     and carries it to a verified answer, adding to the same event log;
+#     the job's secret outlives the crashed spawner, and the resumed one
+#     removes it at the end.
 . "$(dirname "$0")/lib.sh"
 #  Exact inner solves (the default, 1e-3, is several times faster) keep
 #  each job running long enough for the crashes to land while it runs.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 15
+plan 18
 
 JOB=$JACE_SRCDIR/examples/poisson3d.job
 start_supernode a --heartbeat 200 --timeout 1000 --allow-crash
@@ -56,17 +58,22 @@ reap_dead
 
 #  2. The spawner dies as soon as the job has started (hundreds of
 #  iterations before it could end) and is resumed.
-submit orphan "$JOB" "$SN_b" --set job/tasks=4 $EXACT --set problem/n=44 \
-    --set job/tolerance=1e-10 --set job/heartbeat_timeout=800 &
+#  The spawner is started here, not through submit's timeout, so that $!
+#  is the spawner itself: we crash it by its pid.
+"$BIN/jace-spawner" submit "$JOB" --supernode "$SN_b" -q \
+    --events "$RUN/orphan.events" --set job/tasks=4 $EXACT \
+    --set problem/n=44 --set job/tolerance=1e-10 \
+    --set job/heartbeat_timeout=800 >"$RUN/orphan.out" 2>"$RUN/orphan.err" &
 submitted=$!
 wait_for 20 grep -q '"event":"start"' "$RUN/orphan.events"
-#  The spawner itself, not the shell around it (nor its timeout).
-pkill -KILL -f -- "--events $RUN/orphan.events"
+kill -KILL "$submitted"
 wait $submitted 2>/dev/null
 orphan_job=$(head -n 1 "$RUN/orphan.events" | jq -r .job)
 iterations_then=$(nodes_json "$SN_b" | jq "[.[] | select(.job == \"$orphan_job\")] | length")
 [ "$iterations_then" -eq 4 ]
 ok $? "the spawner is gone; its 4 daemons still work for the job"
+[ -f "$JACE_SECRETS/$orphan_job.secret" ]
+ok $? "a crashed spawner leaves the job's secret for resume"
 timeout 120 "$BIN/jace-spawner" resume "$orphan_job" --supernode "$SN_b" -q \
     --events "$RUN/orphan.events" >"$RUN/resume.out" 2>"$RUN/resume.err"
 ok $? "resume carries the job to the end and exits 0"
@@ -75,8 +82,17 @@ ok $? "with a verified residual, in the same event log"
 grep -q '"event":"resume"' "$RUN/orphan.events" \
     && [ "$(grep -c '"event":"start"' "$RUN/orphan.events")" -eq 1 ]
 ok $? "which tells of the resumption, and of one start only"
+[ ! -e "$JACE_SECRETS/$orphan_job.secret" ]
+ok $? "the resumed job, over, removes its secret"
 grep -q "job $orphan_job: verified answer" "$RUN/resume.out"
 ok $? "the summary names the job"
+"$BIN/jace-spawner" resume job-nobody --supernode "$SN_b" -q \
+    >/dev/null 2>"$RUN/resume-secret.err"
+[ $? -eq 1 ] && grep -q "no secret for job job-nobody" \
+    "$RUN/resume-secret.err"
+ok $? "resuming a job without its secret is an error that says so"
+#  A secret, but no daemon: any 40 Z85 digits make a key.
+(umask 077; printf '%040d\n' 0 >"$JACE_SECRETS/job-nobody.secret")
 "$BIN/jace-spawner" resume job-nobody --supernode "$SN_b" -q \
     >/dev/null 2>"$RUN/resume-none.err"
 [ $? -eq 1 ] && grep -q "no daemon works for job job-nobody" \

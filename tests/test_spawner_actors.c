@@ -6,7 +6,8 @@
     having seen a task pass iteration CRASH_AT in the event log, destroys
     the actors of two working daemons (a crash, as far as anyone else can
     tell).  The spawner must replace both from its spares and still return
-    a verified answer; then every daemon left must be free.
+    a verified answer; then every daemon left must be free, and the job's
+    secret (kept in the test's folder) removed.
     =========================================================================
 */
 #include "tap.h"
@@ -101,7 +102,7 @@ main (void)
     zsys_set_logstream (stderr);
     zsys_set_logident ("test_spawner_actors");
     openblas_set_num_threads (1);
-    tap_plan (8);
+    tap_plan (9);
     char folder [] = "/tmp/jace-actors.XXXXXX";
     assert (mkdtemp (folder));
     char job_path [256], events [256];
@@ -144,9 +145,13 @@ main (void)
     ok (job != NULL, "the job file loads");
     if (!job)
         diag (reason);
+    //  Secrets in the test's folder, never in the user's home.
+    char secrets [256];
+    snprintf (secrets, sizeof secrets, "%s/secrets", folder);
     spawner_options_t options = { .job_file = job_path,
                                   .supernode = endpoint,
-                                  .events_path = events, .quiet = true };
+                                  .events_path = events,
+                                  .secrets_dir = secrets, .quiet = true };
     spawner_server_config_t config = { .job = job, .options = &options };
     zactor_t *spawner = zactor_new (spawner_server_actor, &config);
 
@@ -191,6 +196,22 @@ main (void)
         zclock_sleep (100);
     }
     ok (still == 0, "every daemon left is free after the job");
+    char *job_id = NULL;
+    char secret [512] = "";
+    FILE *log = fopen (events, "r");
+    char line [4096];
+    if (log && fgets (line, sizeof line, log)) {
+        char *at = strstr (line, "\"job\":\"");
+        if (at && (job_id = strdup (at + 7)) && strchr (job_id, '"'))
+            *strchr (job_id, '"') = 0;
+    }
+    if (log)
+        fclose (log);
+    if (job_id)
+        snprintf (secret, sizeof secret, "%s/%s.secret", secrets, job_id);
+    ok (*secret && access (secret, F_OK) != 0,
+        "the job's secret file is gone after the job");
+    free (job_id);
 
     spawner_job_destroy (&job);
     for (int i = 0; i < DAEMONS; i++)
@@ -199,6 +220,7 @@ main (void)
     zstr_free (&endpoint);
     unlink (job_path);
     unlink (events);
+    rmdir (secrets);
     rmdir (folder);
     return tap_done ();
 }

@@ -3,7 +3,8 @@
 
     The spawner side of CHUNK / CHUNK_ACK over an inproc pair: blocks of
     every kind arrive whole and in order, no chunk is over 1 MiB, never more
-    than the window is unacknowledged, and nothing is sent past the end.
+    than the window is unacknowledged, nothing is sent past the end, and
+    every chunk is sealed with the job key (and only with it).
     =========================================================================
 */
 #include "tap.h"
@@ -16,7 +17,7 @@ int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (11);
+    tap_plan (12);
     zsock_t *out = zsock_new_pair ("@inproc://stream");
     zsock_t *in = zsock_new_pair (">inproc://stream");
     double *values = (double *) malloc (DOUBLES * sizeof (double));
@@ -42,13 +43,18 @@ main (void)
         "the ASSIGN declares kinds and lengths");
     jace_msg_destroy (&assign);
 
+    unsigned char key [JACE_KEY_BYTES], other [JACE_KEY_BYTES];
+    for (int i = 0; i < JACE_KEY_BYTES; i++) {
+        key [i] = (unsigned char) (i * 7 + 1);
+        other [i] = (unsigned char) (i * 7 + 2);
+    }
     double *got = (double *) calloc (DOUBLES, sizeof (double));
     int64_t got_indices [10] = { 0 };
     int64_t received = 0, most_outstanding = 0, biggest = 0;
-    bool in_order = true, labelled = true, done = false;
+    bool in_order = true, labelled = true, sealed = true, done = false;
     size_t expect_block = 0, expect_offset = 0;
     for (int round = 0; round < 100 && !done; round++) {
-        spawner_stream_send (stream, "job-x", 3, 2, out);
+        spawner_stream_send (stream, "job-x", 3, 2, key, out);
         int64_t sent_now = received;
         while (zsock_events (in) & ZMQ_POLLIN) {
             jace_msg_t *chunk = jace_msg_recv (in, NULL, 0, NULL, 0);
@@ -59,6 +65,8 @@ main (void)
             labelled &= streq (jace_msg_job (chunk), "job-x")
                      && jace_msg_task (chunk) == 3
                      && jace_msg_epoch (chunk) == 2;
+            sealed &= jace_msg_sealed (chunk, key)
+                   && !jace_msg_sealed (chunk, other);
             if (expect_block == 1)
                 expect_block = 2;   //  The empty block has no chunk
             in_order &= block == expect_block && offset == expect_offset;
@@ -84,6 +92,7 @@ main (void)
     ok (done, "every byte arrives and is acknowledged");
     ok (in_order, "chunks come in order, block by block");
     ok (labelled, "each chunk names the job, task and epoch");
+    ok (sealed, "each chunk is sealed with the job key, not another");
     ok (biggest <= JACE_CHUNK_BYTES, "no chunk is over 1 MiB");
     ok (most_outstanding <= WINDOW_MOST,
         "never more than the window is unacknowledged");
@@ -92,7 +101,7 @@ main (void)
         "the blocks arrive intact");
     ok (spawner_stream_ack (stream, 0),
         "a late, older acknowledgement does not undo the progress");
-    spawner_stream_send (stream, "job-x", 3, 2, out);
+    spawner_stream_send (stream, "job-x", 3, 2, key, out);
     ok (!(zsock_events (in) & ZMQ_POLLIN), "nothing is sent past the end");
 
     spawner_stream_destroy (&stream);

@@ -1,0 +1,93 @@
+/*  =========================================================================
+    spawner_secret - a job's secret, as the spawner and its tools hold it
+    =========================================================================
+*/
+#include "spawner_secret.h"
+
+#include <sodium.h>
+
+char *
+spawner_secret_dir (const char *option)
+{
+    return option ? strdup (option) : jace_secret_dir_default ();
+}
+
+char *
+spawner_secret_make (const char *dir, const char *job, jace_key_t *job_key,
+                     char *reason, size_t reason_size)
+{
+    assert (dir && job && job_key);
+    jace_key_t secret;
+    jace_key_random (&secret);
+    int rc = jace_secret_save (dir, job, &secret, reason, reason_size);
+    jace_job_key (&secret, job_key);
+    jace_key_wipe (&secret);
+    if (rc) {
+        jace_key_wipe (job_key);
+        return NULL;
+    }
+    return zsys_sprintf ("%s/%s.secret", dir, job);
+}
+
+int
+spawner_secret_open (const char *option, const char *job,
+                     jace_key_t *job_key, char *reason, size_t reason_size)
+{
+    assert (job && job_key);
+    char *dir = spawner_secret_dir (option);
+    jace_key_t secret;
+    char why [1024] = "";
+    int rc = jace_secret_load (dir, job, &secret, why, sizeof why);
+    if (rc == 0)
+        jace_job_key (&secret, job_key);
+    else
+    //  jace_secret_load names the file; say how to look elsewhere if it
+    //  does not already.
+    if (strstr (why, "--secrets"))
+        snprintf (reason, reason_size, "cannot control job %s: %s", job,
+                  why);
+    else
+        snprintf (reason, reason_size, "cannot control job %s: %s (%s)",
+                  job, why, option ? "secrets folder from --secrets"
+                  : "default secrets folder; --secrets DIR names another");
+    jace_key_wipe (&secret);
+    free (dir);
+    return rc;
+}
+
+int
+spawner_secret_send (jace_msg_t **msg_p, const jace_key_t *job_key,
+                     zsock_t *link)
+{
+    assert (msg_p && *msg_p && job_key);
+    jace_msg_seal (*msg_p, job_key->bytes);
+    return jace_msg_send (msg_p, link);
+}
+
+bool
+spawner_secret_check (jace_security_t *security, const jace_msg_t *msg,
+                      const jace_key_t *job_key, const char *who)
+{
+    assert (security && msg && job_key);
+    if (jace_msg_sealed (msg, job_key->bytes))
+        return true;
+    jace_security_unauthorised (security, msg, who, "%s",
+                                *jace_msg_token (msg)
+                                ? "sealed with another key than the job's"
+                                : "not sealed with the job key");
+    return false;
+}
+
+bool
+spawner_secret_is_key (const char *text, const jace_key_t *job_key)
+{
+    assert (text && job_key);
+    jace_key_t key;
+    if (jace_key_decode (&key, text))
+        return false;
+    jace_sodium_init ();
+    bool same = sodium_memcmp (key.bytes, job_key->bytes,
+                               JACE_KEY_BYTES) == 0;
+    jace_key_wipe (&key);
+    return same;
+}

@@ -1,0 +1,54 @@
+/*  =========================================================================
+    spawner_secret - a job's secret, as the spawner and its tools hold it
+
+    At submit the spawner makes the job's secret and saves it in its
+    user's secrets folder (`--secrets DIR`, else jace_secret_dir_default);
+    `resume`, `cancel` and `kill` load it from there.  Only the job key
+    derived from it travels: every job message the spawner's side sends is
+    sealed with it, and every message of the job it receives must be
+    (docs/SECURITY.md).  The secret itself is wiped from memory as soon as
+    the key is made.
+    =========================================================================
+*/
+#ifndef SPAWNER_SECRET_H_INCLUDED
+#define SPAWNER_SECRET_H_INCLUDED
+
+#include "jace_auth.h"
+#include "jace_security.h"
+
+//  The secrets folder: `option` if given, else the default.  Caller frees.
+char *
+    spawner_secret_dir (const char *option);
+
+//  Make a new secret for `job`, save it in `dir`, and give its job key.
+//  Returns the secret file's path (caller frees), or NULL with the reason.
+char *
+    spawner_secret_make (const char *dir, const char *job,
+                         jace_key_t *job_key, char *reason,
+                         size_t reason_size);
+
+//  The job key of `job` from its secret file in `dir` (`option`, or the
+//  default when NULL).  Returns 0, or -1 with a reason that names the
+//  file and --secrets, for a user to act on.
+int
+    spawner_secret_open (const char *option, const char *job,
+                         jace_key_t *job_key, char *reason,
+                         size_t reason_size);
+
+//  Seal a job message with the job key and send it (consumes *msg_p).
+//  Every field must be set first.  Returns as jace_msg_send.
+int
+    spawner_secret_send (jace_msg_t **msg_p, const jace_key_t *job_key,
+                         zsock_t *link);
+
+//  True if msg is sealed with the job key; otherwise logs (rate-limited)
+//  and counts it as unauthorised in `security`, and returns false.
+bool
+    spawner_secret_check (jace_security_t *security, const jace_msg_t *msg,
+                          const jace_key_t *job_key, const char *who);
+
+//  True if `text` (Z85, as ASSIGN's key field) is the job key.
+bool
+    spawner_secret_is_key (const char *text, const jace_key_t *job_key);
+
+#endif
