@@ -54,6 +54,7 @@ lib_init () {
     #  stay in the run folder, never in the user's home.
     JACE_SECRETS=$RUN/secrets
     export JACE_SECRETS
+    mkdir -m 700 "$JACE_SECRETS"
     trap lib_cleanup EXIT
     trap 'exit 1' INT TERM
 }

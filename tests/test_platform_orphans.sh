@@ -83,6 +83,7 @@ ok $? "jobs shows the job of a dead spawner as orphaned"
 ok $? "cancel frees the daemons of a job whose spawner is gone"
 grep -q "no spawner answers" "$RUN/cancel2.out"
 ok $? "and says it told the daemons itself"
+(umask 077; printf '%040d\n' 0 >"$JACE_SECRETS/job-nosuch.secret")
 "$BIN/jace-spawner" cancel job-nosuch --supernode "$SN_sn" \
     >/dev/null 2>"$RUN/cancel3.err"
 [ $? -eq 1 ] && grep -q "no job job-nosuch" "$RUN/cancel3.err"
