@@ -115,7 +115,8 @@ s_receive (zsock_t *pull, jace_task_t *task, double *buffer, size_t doubles)
         char reason [128];
         jace_msg_t *msg = jace_msg_recv (pull, reason, sizeof reason,
                                          NULL, 0);
-        if (msg)
+        //  The worker checks the seal before it delivers.
+        if (msg && jace_msg_sealed (msg, jace_task_job_key (task)->bytes))
             jace_task_deliver (task, msg, reason, sizeof reason);
         jace_msg_destroy (&msg);
     }

@@ -9,10 +9,10 @@
       polled    raw libzmq, received as a daemon must (it listens to
                 several sockets): zpoller_wait, then non-blocking zmq_recv
       jace      the path an application uses: jace_task_send (DATA
-                message: msgpack header + payload frame, never blocking)
-                and the daemon worker's receive (zpoller_wait, recv,
-                decode, validate, keep the newest vector, then recv again
-                while the socket has input)
+                message: msgpack header + payload frame, sealed, never
+                blocking) and the daemon worker's receive (zpoller_wait,
+                recv, decode, check the seal, validate, keep the newest
+                vector, then recv again while the socket has input)
 
     On a shared 2-core VM one-way latency drifts by tens of microseconds
     between runs of the same binary, with how deeply the cores sleep.  So
@@ -162,7 +162,9 @@ s_receive (side_t *side, path_t path, double *vector, int64_t after)
             char reason [256];
             jace_msg_t *msg = jace_msg_recv (side->pull [path], reason,
                                              sizeof reason, NULL, 0);
-            if (msg)
+            //  The worker checks the seal before it delivers.
+            if (msg && jace_msg_sealed (msg,
+                           jace_task_job_key (side->task)->bytes))
                 jace_task_deliver (side->task, msg, reason, sizeof reason);
             jace_msg_destroy (&msg);
         } while (zsock_events (side->pull [path]) & ZMQ_POLLIN);
