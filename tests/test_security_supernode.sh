@@ -13,7 +13,7 @@
 #  spawner key.  A job runs beside a stream of these attacks and verifies.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 40
+plan 41
 CLIENT=$BIN/tests/snclient
 KEYS=$RUN/keys
 HUGE=9223372036854775807
@@ -246,6 +246,10 @@ wait_for 3 counted_above "$KL" "$before" && listed "$KL" x1
 ok $? "keyless, a BYE with another lease key is refused"
 ! plain "$KL" hello x2 "not a key" >/dev/null && ! listed "$KL" x2
 ok $? "keyless, a HELLO without a lease key is refused"
+#  A rogue that claims a huge power would be leased first and get the
+#  job's data: records out of range are refused.
+! plain --power 1e9 "$KL" hello x4 "$(key)" >/dev/null && ! listed "$KL" x4
+ok $? "keyless, a daemon claiming power 1e9 is refused"
 #  Any local process may lease a free daemon on a keyless grid (a stray
 #  spawner of another test on a reused port did): try a few times.
 for try in 1 2 3; do
