@@ -42,6 +42,15 @@
 #define PROGRESS_EVENT_MSEC 1000
 //  Tasks' data prepared and not yet acknowledged, in all.
 #define STREAM_BUDGET (64LL * 1024 * 1024)
+//  Receive limits.  A daemon reports a PROGRESS every 100 ms at most and
+//  one RESULT a snapshot: 64 messages queued per link is plenty, and the
+//  largest frame is a RESULT of the whole job's unknowns (a task owns
+//  fewer), so a daemon can make us buffer 64 such results at most.  The
+//  status endpoint takes small requests (STATUS, CANCEL) from anyone:
+//  16 of 128 KiB (a reason is under 64 KiB), 2 MiB per client.
+#define LINK_RCVHWM 64
+#define STATUS_RCVHWM 16
+#define STATUS_FRAME_MAX (128 * 1024)
 //  Daemons that may refuse one task in a row before the job gives up.
 #define REFUSALS_MAX 8
 
@@ -150,7 +159,8 @@ s_bind_status (server_t *self)
         return -1;
     }
     self->status = zsock_new (ZMQ_ROUTER);
-    jace_msg_prepare_socket (self->status, JACE_MSG_HEADER_MAX);
+    jace_msg_prepare_socket (self->status, STATUS_FRAME_MAX);
+    zsock_set_rcvhwm (self->status, STATUS_RCVHWM);
     jace_security_apply_server (self->security, self->status);
     if (zsock_bind (self->status, "%s", bind) < 0) {
         s_fail (self, "cannot bind status endpoint %s", bind);
@@ -470,6 +480,17 @@ s_send_assign (server_t *self, size_t rank)
     return true;
 }
 
+//  Largest frame a daemon of the job may send us: a RESULT of every
+//  unknown of the job, or a header.
+static int64_t
+s_link_frame_max (server_t *self)
+{
+    int64_t unknowns = spawner_job_rows (self->job)
+                     * spawner_job_unknowns_per_row (self->job);
+    int64_t bytes = unknowns * (int64_t) sizeof (double);
+    return bytes > JACE_MSG_HEADER_MAX ? bytes : JACE_MSG_HEADER_MAX;
+}
+
 //  Place task `rank` on daemon `node` with the task's next epoch.
 static int
 s_place (server_t *self, size_t rank, const jace_node_t *node)
@@ -481,7 +502,8 @@ s_place (server_t *self, size_t rank, const jace_node_t *node)
     task->state = -1;
     task->assigned_at = 0;
     task->link = zsock_new (ZMQ_DEALER);
-    jace_msg_prepare_socket (task->link, 0);
+    jace_msg_prepare_socket (task->link, s_link_frame_max (self));
+    zsock_set_rcvhwm (task->link, LINK_RCVHWM);
     self->items_dirty = true;
     if (jace_security_apply_client (self->security, task->link,
                                     task->daemon.pubkey)
