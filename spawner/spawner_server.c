@@ -420,6 +420,11 @@ s_assign_msg (server_t *self, size_t rank, spawner_stream_t *stream)
     s_set_number (assign, "block/rows", spawner_job_rows (self->job));
     s_set_number (assign, "block/unknowns_per_row",
                   spawner_job_unknowns_per_row (self->job));
+    //  How long the job has run: a replacement's daemons bound how far
+    //  ahead a neighbour's iteration may be by the time it had to get
+    //  there (jace_task), from the start of the job, not of the task.
+    s_set_number (assign, "job/elapsed_seconds",
+                  (zclock_mono () - self->started) / 1000);
     char key [64];
     for (size_t i = 0; i <= self->task_count; i++) {
         snprintf (key, sizeof key, "block/first/%zu", i);
