@@ -120,6 +120,8 @@ s_worth_logging (uint64_t count)
 typedef struct {
     jace_security_t *security;  //  Trusted table and counters (borrowed)
     zsock_t *handler;           //  REP on ZAP_ENDPOINT
+    zpoller_t *poller;          //  Pipe, handler, watches
+    zlist_t *watches;           //  PAIRs on our sockets' monitors, owned
 } zap_t;
 
 //  Answer one ZAP request (RFC 27): version, request id, domain, address,
@@ -171,25 +173,80 @@ s_zap_answer (zap_t *self)
     zmsg_destroy (&request);
 }
 
+//  A client that does not even speak CURVE (no keys at all) fails the
+//  handshake before ZAP is asked: our sockets' monitors tell us.  Log it
+//  as a refused authentication too.  libzmq's stable monitor names only
+//  our endpoint, not the client's address (its version 2 is a draft API).
+static void
+s_watch_event (zap_t *self, zsock_t *watch)
+{
+    zmsg_t *event = zmsg_recv (watch);
+    zframe_t *numbers = event ? zmsg_first (event) : NULL;
+    char *address = event && zmsg_size (event) > 1
+                  ? zframe_strdup (zmsg_next (event)) : NULL;
+    if (numbers && zframe_size (numbers) >= 2) {
+        uint64_t count = atomic_fetch_add (&self->security->refused, 1) + 1;
+        if (s_worth_logging (count))
+            zsys_warning ("authentication refused: a client of %s failed "
+                          "the CURVE handshake (it has no keys; %" PRIu64
+                          " refused so far)", address ? address : "?",
+                          count);
+    }
+    zstr_free (&address);
+    zmsg_destroy (&event);
+}
+
+//  Watch the monitor of one of our CURVE server sockets.
+static void
+s_watch (zap_t *self, const char *endpoint)
+{
+    zsock_t *watch = zsock_new (ZMQ_PAIR);
+    if (zsock_connect (watch, "%s", endpoint) == 0) {
+        zlist_append (self->watches, watch);
+        zpoller_add (self->poller, watch);
+    }
+    else
+        zsock_destroy (&watch);
+}
+
+static bool
+s_zap_command (zap_t *self, zsock_t *pipe)
+{
+    char *command = NULL, *endpoint = NULL;
+    if (zstr_recvx (pipe, &command, &endpoint, NULL) < 1)
+        return true;
+    bool terminated = streq (command, "$TERM");
+    if (streq (command, "WATCH") && endpoint)
+        s_watch (self, endpoint);
+    zstr_free (&command);
+    zstr_free (&endpoint);
+    return terminated;
+}
+
 static void
 s_zap_actor (zsock_t *pipe, void *args)
 {
-    zap_t self = { (jace_security_t *) args, zsock_new (ZMQ_REP) };
+    zap_t self = { (jace_security_t *) args, zsock_new (ZMQ_REP), NULL,
+                   zlist_new () };
     int rc = zsock_bind (self.handler, ZAP_ENDPOINT);
     zsock_signal (pipe, rc == 0 ? 0 : 1);
-    zpoller_t *poller = zpoller_new (pipe, self.handler, NULL);
+    self.poller = zpoller_new (pipe, self.handler, NULL);
     bool terminated = rc != 0;
     while (!terminated) {
-        void *which = zpoller_wait (poller, -1);
+        void *which = zpoller_wait (self.poller, -1);
         if (which == self.handler)
             s_zap_answer (&self);
-        else {
-            char *command = which ? zstr_recv (pipe) : NULL;
-            terminated = !command || streq (command, "$TERM");
-            zstr_free (&command);
-        }
+        else
+        if (which == pipe || !which)
+            terminated = !which || s_zap_command (&self, pipe);
+        else
+            s_watch_event (&self, (zsock_t *) which);
     }
-    zpoller_destroy (&poller);
+    zpoller_destroy (&self.poller);
+    for (zsock_t *watch = (zsock_t *) zlist_first (self.watches); watch;
+         watch = (zsock_t *) zlist_next (self.watches))
+        zsock_destroy (&watch);
+    zlist_destroy (&self.watches);
     zsock_destroy (&self.handler);
 }
 
@@ -391,6 +448,16 @@ jace_security_apply_server (jace_security_t *self, zsock_t *sock)
     zcert_apply (self->cert, sock);
     zsock_set_curve_server (sock, 1);
     zsock_set_zap_domain (sock, "jace");
+    //  Handshakes that fail before ZAP is asked reach our ZAP actor
+    //  through the socket's monitor (the actor logs them).
+    static atomic_uint watched = 0;
+    char endpoint [64];
+    snprintf (endpoint, sizeof endpoint, "inproc://jace-handshakes-%u",
+              atomic_fetch_add (&watched, 1));
+    if (zmq_socket_monitor (zsock_resolve (sock), endpoint,
+                            ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
+                            | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) == 0)
+        zstr_sendx (self->zap, "WATCH", endpoint, NULL);
 }
 
 int

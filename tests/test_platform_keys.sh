@@ -13,7 +13,7 @@
 #  bind a non-loopback endpoint.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 16
+plan 17
 
 "$BIN/jace-keygen" "$RUN/all" supernode:sn daemon:d1 daemon:d2 \
     spawner:alice >/dev/null 2>&1
@@ -66,6 +66,9 @@ ok $? "the super-node logs the refusal with the stranger's address and key"
 ! timeout 10 "$BIN/jace-spawner" nodes --supernode "$SN_sn" --timeout 1000 \
     >/dev/null 2>&1
 ok $? "a client without keys gets no answer"
+grep -q "authentication refused: a client of .* failed the CURVE handshake" \
+    "$RUN/sn.log"
+ok $? "and the super-node logs the refused handshake"
 ! timeout 10 "$BIN/jace-spawner" nodes --supernode "$SN_sn" --timeout 1000 \
     --keys "$RUN/rogue" --cert rogue >/dev/null 2>&1
 ok $? "nor does a client whose key is not trusted"
