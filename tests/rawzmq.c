@@ -24,7 +24,7 @@
     steer: at a daemon's control endpoint, ASSIGN JOB without a lease
     token and with a made-up one, then STOP, CRASH, ADOPT, REMAP, COLLECT
     and START of JOB unsealed and sealed with another key; prints
-    "refusals=R answers=A".
+    "refusals=R answers=A" once its third ASSIGN is refused.
 
     data: at a daemon's data endpoint, FETCH task TASK's copies to our
     own endpoint and DATA from TASK at iteration 2^62, unsealed and sealed
@@ -36,6 +36,11 @@
 #include "jace_auth.h"
 
 #include <msgpack.h>
+#include <limits.h>
+
+//  Longest wait for a daemon to refuse our three ASSIGNs (a slow daemon,
+//  under load or a sanitizer, is not a silent one).
+#define STEER_MSEC 30000
 
 static void
 s_send_bytes (zsock_t *sock, const void *data, size_t size, bool more)
@@ -142,20 +147,21 @@ s_send_twice (zsock_t *sock, jace_msg_t *msg)
     jace_msg_send (&msg, sock);
 }
 
-//  Messages received on sock within msec; REFUSEs counted apart.
+//  Messages received on sock until `expected` REFUSEs came (or msec
+//  passed); REFUSEs counted apart.
 static int
-s_answers (zsock_t *sock, int msec, int *refusals)
+s_answers (zsock_t *sock, int msec, int expected, int *refusals)
 {
     int count = 0;
     zpoller_t *poller = zpoller_new (sock, NULL);
     int64_t deadline = zclock_mono () + msec;
-    while (zclock_mono () < deadline) {
+    while (zclock_mono () < deadline && *refusals < expected) {
         if (!zpoller_wait (poller, (int) (deadline - zclock_mono ())))
             continue;
         jace_msg_t *msg = jace_msg_recv (sock, NULL, 0, NULL, 0);
         if (!msg)
             continue;
-        if (jace_msg_type (msg) == JACE_MSG_REFUSE && refusals)
+        if (jace_msg_type (msg) == JACE_MSG_REFUSE)
             (*refusals)++;
         else
             count++;
@@ -165,10 +171,27 @@ s_answers (zsock_t *sock, int msec, int *refusals)
     return count;
 }
 
+//  An ASSIGN of job with a made-up lease token: refused by any daemon.
+static void
+s_send_assign (zsock_t *sock, const char *job, const char *key,
+               const char *token)
+{
+    jace_msg_t *assign = jace_msg_new (JACE_MSG_ASSIGN);
+    jace_msg_set_sender (assign, "intruder");
+    jace_msg_set_job (assign, job);
+    jace_msg_set_count (assign, 1);
+    jace_msg_set_key (assign, key);
+    jace_msg_set_token (assign, token);
+    jace_msg_send (&assign, sock);
+}
+
 //  At a daemon's control endpoint, knowing only JOB: ASSIGN without a
 //  lease token and with a made-up one, then STOP, CRASH, ADOPT, REMAP,
-//  COLLECT, START unsealed and sealed with another key.  Prints
-//  "refusals=R answers=A" (A: anything else the daemon sent us).
+//  COLLECT, START unsealed and sealed with another key, then one more
+//  ASSIGN: a daemon handles its control messages in order, so once that
+//  last one is refused, every message before it was handled.  Prints
+//  "refusals=R answers=A" (R should be 3; A: anything else the daemon
+//  sent us).
 static int
 s_steer (const char *endpoint, const char *job)
 {
@@ -180,15 +203,8 @@ s_steer (const char *endpoint, const char *job)
     jace_key_random (&key);
     char text [JACE_KEY_TEXT + 1];
     jace_key_encode (&key, text);
-    for (int i = 0; i < 2; i++) {
-        jace_msg_t *assign = jace_msg_new (JACE_MSG_ASSIGN);
-        jace_msg_set_sender (assign, "intruder");
-        jace_msg_set_job (assign, job);
-        jace_msg_set_count (assign, 1);
-        jace_msg_set_key (assign, text);
-        jace_msg_set_token (assign, i ? text : "");
-        jace_msg_send (&assign, sock);
-    }
+    s_send_assign (sock, job, text, "");
+    s_send_assign (sock, job, text, text);
     jace_msg_type_t types [] = { JACE_MSG_STOP, JACE_MSG_CRASH,
         JACE_MSG_ADOPT, JACE_MSG_REMAP, JACE_MSG_COLLECT, JACE_MSG_START };
     for (size_t i = 0; i < sizeof types / sizeof types [0]; i++) {
@@ -202,8 +218,9 @@ s_steer (const char *endpoint, const char *job)
         }
         s_send_twice (sock, msg);
     }
+    s_send_assign (sock, job, text, text);
     int refusals = 0;
-    int answers = s_answers (sock, 1000, &refusals);
+    int answers = s_answers (sock, STEER_MSEC, 3, &refusals);
     printf ("refusals=%d answers=%d\n", refusals, answers);
     zsock_destroy (&sock);
     return 0;
@@ -240,7 +257,9 @@ s_data_attack (const char *endpoint, const char *job, int64_t task)
     jace_msg_set_iteration (data, (int64_t) 1 << 62);
     jace_msg_add_payload (data, JACE_PAYLOAD_F64, values, 64);
     s_send_twice (sock, data);
-    printf ("copies=%d\n", s_answers (pull, 1000, NULL));
+    //  No barrier here (nothing is due back): listen 2 s for copies.
+    int none = 0;
+    printf ("copies=%d\n", s_answers (pull, 2000, INT_MAX, &none));
     zsock_destroy (&sock);
     zsock_destroy (&pull);
     return 0;

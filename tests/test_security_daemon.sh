@@ -25,8 +25,8 @@ check "4 daemons register" wait_for 10 count_is 4 "$SN_sn"
 #  1. Free daemons: no lease token, no daemon.
 refused=0
 for control in $(nodes_json "$SN_sn" | jq -r '.[].endpoint'); do
-    out=$(timeout 20 "$RAW" "$control" steer job-evil)
-    [ "$out" = "refusals=2 answers=0" ] && refused=$((refused + 1))
+    out=$(timeout 60 "$RAW" "$control" steer job-evil)
+    [ "$out" = "refusals=3 answers=0" ] && refused=$((refused + 1))
 done
 [ "$refused" = 4 ]
 ok $? "ASSIGN without a lease token or with a made-up one: refused by all 4"
@@ -53,7 +53,7 @@ nodes_json "$SN_sn" | jq -r ".[] | select(.job == \"$job\")
     | .endpoint + \" \" + .data" >"$RUN/victims"
 answers=0; copies=0
 while read -r control data; do
-    out=$(timeout 20 "$RAW" "$control" steer "$job")
+    out=$(timeout 60 "$RAW" "$control" steer "$job")
     answers=$((answers + ${out##*answers=}))
     out=$(timeout 20 "$RAW" "$data" data "$job" 1)
     copies=$((copies + ${out##*copies=}))
