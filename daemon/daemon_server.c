@@ -88,6 +88,16 @@ typedef struct {
 } server_t;
 
 
+//  Count a bad message; true if it is worth a log line: the first few,
+//  then one in a thousand, so that a flood cannot fill the log.
+static bool
+s_count_bad (server_t *self)
+{
+    self->malformed++;
+    return self->verbose || self->malformed <= 10
+        || self->malformed % 1000 == 0;
+}
+
 //  --------------------------------------------------------------------------
 //  Set-up
 
@@ -335,9 +345,10 @@ s_recv_supernode (server_t *self)
     jace_msg_t *msg = jace_msg_recv (self->supernode, reason, sizeof reason,
                                      NULL, 0);
     if (!msg) {
-        self->malformed++;
-        zsys_warning ("daemon %s: malformed message from super-node %s: %s",
-                      self->self_node.id, self->current, reason);
+        if (s_count_bad (self))
+            zsys_warning ("daemon %s: malformed message from super-node "
+                          "%s: %s", self->self_node.id, self->current,
+                          reason);
         return;
     }
     if (jace_msg_type (msg) == JACE_MSG_WELCOME) {
@@ -576,8 +587,9 @@ s_on_chunk (server_t *self, jace_msg_t *chunk)
         snprintf (reason, sizeof reason, "CHUNK of job %s while no data is "
                   "expected", self->job);
     if (result == DAEMON_CHUNK_DROPPED) {
-        self->malformed++;
-        zsys_warning ("daemon %s: dropped %s", self->self_node.id, reason);
+        if (s_count_bad (self))
+            zsys_warning ("daemon %s: dropped %s", self->self_node.id,
+                          reason);
         return;
     }
     if (result == DAEMON_CHUNK_OUT_OF_ORDER) {
@@ -638,10 +650,10 @@ s_on_job_message (server_t *self, jace_msg_t **msg_p)
         return;
     }
     if (!ours) {
-        self->malformed++;
-        zsys_warning ("daemon %s: %s for job '%s' we do not run, dropped",
-                      self->self_node.id, jace_msg_type_name (type),
-                      jace_msg_job (msg));
+        if (s_count_bad (self))
+            zsys_warning ("daemon %s: %s for job '%s' we do not run, "
+                          "dropped", self->self_node.id,
+                          jace_msg_type_name (type), jace_msg_job (msg));
         return;
     }
     if (type == JACE_MSG_CHUNK) {
@@ -692,10 +704,10 @@ static void
 s_on_crash (server_t *self, jace_msg_t *msg, const char *sender)
 {
     if (!*self->job || !streq (jace_msg_job (msg), self->job)) {
-        self->malformed++;
-        zsys_warning ("daemon %s: CRASH for job '%s' from %s ignored: we "
-                      "run %s", self->self_node.id, jace_msg_job (msg),
-                      sender, *self->job ? self->job : "no job");
+        if (s_count_bad (self))
+            zsys_warning ("daemon %s: CRASH for job '%s' from %s ignored: we "
+                          "run %s", self->self_node.id, jace_msg_job (msg),
+                          sender, *self->job ? self->job : "no job");
         return;
     }
     if (!s_from_our_spawner (self, msg))
@@ -712,10 +724,10 @@ s_recv_router (server_t *self)
     jace_msg_t *msg = jace_msg_recv (self->router, reason, sizeof reason,
                                      sender, sizeof sender);
     if (!msg) {
-        self->malformed++;
-        zsys_warning ("daemon %s: malformed message from %s: %s "
-                      "(%" PRIu64 " bad messages so far)",
-                      self->self_node.id, sender, reason, self->malformed);
+        if (s_count_bad (self))
+            zsys_warning ("daemon %s: malformed message from %s: %s "
+                          "(%" PRIu64 " bad messages so far)",
+                          self->self_node.id, sender, reason, self->malformed);
         return;
     }
     switch (jace_msg_type (msg)) {
@@ -735,11 +747,11 @@ s_recv_router (server_t *self)
             s_on_crash (self, msg, sender);
             break;
         default:
-            self->malformed++;
-            zsys_warning ("daemon %s: unexpected %s from %s, dropped "
-                          "(%" PRIu64 " bad messages so far)",
-                          self->self_node.id, jace_msg_type_name (
-                          jace_msg_type (msg)), sender, self->malformed);
+            if (s_count_bad (self))
+                zsys_warning ("daemon %s: unexpected %s from %s, dropped "
+                              "(%" PRIu64 " bad messages so far)",
+                              self->self_node.id, jace_msg_type_name (
+                              jace_msg_type (msg)), sender, self->malformed);
     }
     jace_msg_destroy (&msg);
 }
