@@ -8,6 +8,7 @@
 #include "jace_msg.h"
 
 #include <msgpack.h>
+#include <math.h>
 #include <sodium.h>
 #include <stdatomic.h>
 
@@ -1312,6 +1313,30 @@ jace_msg_payload_data (const jace_msg_t *self, size_t index)
     assert (self);
     assert (index < self->payload_count);
     return zframe_data (self->payloads [index].frame);
+}
+
+//  --------------------------------------------------------------------------
+
+bool
+jace_node_valid (const jace_node_t *node, char *reason, size_t reason_size)
+{
+    assert (node);
+    const char *why = !*node->id ? "no id"
+        : !*node->endpoint ? "no endpoint"
+        : !isfinite (node->power) || node->power <= 0
+          || node->power > JACE_POWER_MAX ? "power out of range"
+        : node->cores < 1 || node->cores > JACE_CORES_MAX
+          ? "cores out of range"
+        : node->memory < 0 || node->memory > JACE_MEMORY_MAX
+          ? "memory out of range"
+        : node->state < JACE_NODE_FREE || node->state > JACE_NODE_WORKING
+          ? "unknown state"
+        : node->task < -1 || node->task > JACE_NODES_MAX
+          ? "task out of range"
+        : node->epoch < 0 ? "negative epoch" : NULL;
+    if (why && reason)
+        snprintf (reason, reason_size, "%s", why);
+    return why == NULL;
 }
 
 //  --------------------------------------------------------------------------

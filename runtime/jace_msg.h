@@ -137,6 +137,21 @@ typedef struct {
     char job [JACE_ID_MAX];             //  Job of that task, or ""
 } jace_node_t;
 
+//  Bounds of a node record from the wire (jace_node_valid).
+#define JACE_POWER_MAX          1e6
+#define JACE_CORES_MAX          1000000
+#define JACE_MEMORY_MAX         (1LL << 40)     //  MiB
+
+//  True if a node record from the wire is within bounds: non-empty id and
+//  endpoint, power finite in (0, JACE_POWER_MAX], cores in 1..
+//  JACE_CORES_MAX, memory in 0..JACE_MEMORY_MAX MiB, a known state, task
+//  in -1..JACE_NODES_MAX, epoch >= 0.  Otherwise false, with what is
+//  wrong in reason (may be NULL).  Super-nodes check HELLO's and
+//  PEER_STATE's records with it, spawners GRANT's.
+bool
+    jace_node_valid (const jace_node_t *node, char *reason,
+                     size_t reason_size);
+
 //  Opaque message.
 typedef struct _jace_msg_t jace_msg_t;
 

@@ -244,6 +244,14 @@ s_on_grant (spawner_lease_t *self, jace_msg_t *grant)
             //  ours.  Excluded: we fenced it; we keep holding it so that
             //  no grant offers it again, and it does not count.
             continue;
+        char reason [64];
+        if (*node->id && !jace_node_valid (node, reason, sizeof reason)) {
+            //  Not ours to use, nor to give back: a super-node never
+            //  grants such a record.
+            zsys_warning ("spawner: granted daemon '%s' ignored: %s",
+                          node->id, reason);
+            continue;
+        }
         if (self->shortfall == 0 || !*node->id) {
             s_release_one (self, node);
             continue;

@@ -145,7 +145,7 @@ supernode_overlay_update (supernode_overlay_t *self, const char *peer,
     size_t taken = 0, left_out = 0;
     for (size_t i = 0; i < jace_msg_node_count (state); i++) {
         const jace_node_t *node = jace_msg_node (state, i);
-        if (taken < max_nodes && supernode_node_valid (node, NULL, 0)) {
+        if (taken < max_nodes && jace_node_valid (node, NULL, 0)) {
             s_view_take (view, node, now);
             taken++;
         }

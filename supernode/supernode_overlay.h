@@ -28,7 +28,7 @@ void
     supernode_overlay_destroy (supernode_overlay_t **self_p);
 
 //  Take peer's PEER_STATE, heard at now: its daemons, the first max_nodes
-//  valid records (supernode_node_valid), and its leases.  Returns the
+//  valid records (jace_node_valid), and its leases.  Returns the
 //  number of records left out (invalid or beyond max_nodes).
 size_t
     supernode_overlay_update (supernode_overlay_t *self, const char *peer,

@@ -29,29 +29,6 @@ struct _supernode_registry_t {
 
 //  --------------------------------------------------------------------------
 
-bool
-supernode_node_valid (const jace_node_t *node, char *reason,
-                      size_t reason_size)
-{
-    assert (node);
-    const char *why = !*node->id ? "no id"
-        : !*node->endpoint ? "no endpoint"
-        : !isfinite (node->power) || node->power <= 0
-          || node->power > SUPERNODE_POWER_MAX ? "power out of range"
-        : node->cores < 1 || node->cores > SUPERNODE_CORES_MAX
-          ? "cores out of range"
-        : node->memory < 0 || node->memory > SUPERNODE_MEMORY_MAX
-          ? "memory out of range"
-        : node->state < JACE_NODE_FREE || node->state > JACE_NODE_WORKING
-          ? "unknown state"
-        : node->task < -1 || node->task > JACE_NODES_MAX
-          ? "task out of range"
-        : node->epoch < 0 ? "negative epoch" : NULL;
-    if (why && reason)
-        snprintf (reason, reason_size, "%s", why);
-    return why == NULL;
-}
-
 //  --------------------------------------------------------------------------
 
 static void

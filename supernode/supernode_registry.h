@@ -22,11 +22,6 @@
 //  Most daemons a registry holds by default (--max-daemons).
 #define SUPERNODE_MAX_DAEMONS 4096
 
-//  Bounds of a node record from the wire (supernode_node_valid).
-#define SUPERNODE_POWER_MAX     1e6
-#define SUPERNODE_CORES_MAX     1000000
-#define SUPERNODE_MEMORY_MAX    (1LL << 40)     //  MiB
-
 //  What became of a HELLO (supernode_registry_refresh).
 typedef enum {
     SUPERNODE_REFRESHED,        //  A live daemon, same lease key and key
@@ -37,15 +32,6 @@ typedef enum {
 } supernode_refresh_t;
 
 typedef struct _supernode_registry_t supernode_registry_t;
-
-//  True if a node record from the wire is within bounds: non-empty id and
-//  endpoint, power finite in (0, SUPERNODE_POWER_MAX], cores in 1..
-//  SUPERNODE_CORES_MAX, memory in 0..SUPERNODE_MEMORY_MAX MiB, a known
-//  state, task in -1..JACE_NODES_MAX, epoch >= 0.  Otherwise false, with
-//  what is wrong in reason.  For HELLO's record and PEER_STATE's.
-bool
-    supernode_node_valid (const jace_node_t *node, char *reason,
-                          size_t reason_size);
 
 //  Create an empty registry for the super-node bound at endpoint, holding
 //  at most max_daemons (0: SUPERNODE_MAX_DAEMONS).

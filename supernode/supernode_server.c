@@ -387,7 +387,7 @@ s_hello_record (server_t *self, jace_msg_t *msg)
                             ? jace_msg_node (msg, 0) : NULL;
     if (node && *jace_msg_sender (msg)
     &&  streq (node->id, jace_msg_sender (msg))
-    &&  supernode_node_valid (node, reason, sizeof reason))
+    &&  jace_node_valid (node, reason, sizeof reason))
         return node;
     zsys_warning ("supernode: HELLO from '%s' without its own record (%s), "
                   "dropped", jace_msg_sender (msg), reason);
