@@ -435,6 +435,88 @@ platform_with_slots (platform_t *self, size_t slots)
 //  --------------------------------------------------------------------------
 //  Destroy a platform
 
+//  --------------------------------------------------------------------------
+//  A platform from a live description (a registry listing)
+
+static int
+s_check_live (size_t cluster_count, const char *const *names,
+              const size_t *nodes, const double *power,
+              const double *latency_us, const double *bandwidth_mbps,
+              char *error, size_t error_size)
+{
+    parser_t parser = { error, error_size };
+    if (cluster_count == 0)
+        return s_fail (&parser, NULL, "no cluster");
+    size_t node = 0;
+    for (size_t c = 0; c < cluster_count; c++) {
+        if (!names [c] || !*names [c])
+            return s_fail (&parser, NULL, "cluster %zu has no name", c);
+        for (size_t other = 0; other < c; other++)
+            if (streq (names [other], names [c]))
+                return s_fail (&parser, NULL, "cluster '%s' given twice",
+                               names [c]);
+        if (nodes [c] == 0)
+            return s_fail (&parser, NULL, "cluster '%s' has no node",
+                           names [c]);
+        for (size_t i = 0; i < nodes [c]; i++, node++)
+            if (!isfinite (power [node]) || power [node] <= 0)
+                return s_fail (&parser, NULL, "node %zu of cluster '%s' "
+                               "has power %g", i, names [c], power [node]);
+    }
+    for (size_t i = 0; i < cluster_count * cluster_count; i++)
+        if (!isfinite (latency_us [i]) || latency_us [i] < 0
+        ||  !isfinite (bandwidth_mbps [i]) || bandwidth_mbps [i] <= 0)
+            return s_fail (&parser, NULL, "link %zu -> %zu: latency %g us, "
+                           "bandwidth %g Mb/s", i / cluster_count,
+                           i % cluster_count, latency_us [i],
+                           bandwidth_mbps [i]);
+    return 0;
+}
+
+platform_t *
+platform_new_live (const char *name, size_t cluster_count,
+                   const char *const *names, const size_t *nodes,
+                   const double *power, const double *latency_us,
+                   const double *bandwidth_mbps, char *error,
+                   size_t error_size)
+{
+    assert (name && names && nodes && power && latency_us && bandwidth_mbps);
+    if (s_check_live (cluster_count, names, nodes, power, latency_us,
+                      bandwidth_mbps, error, error_size))
+        return NULL;
+    platform_t *self = (platform_t *) calloc (1, sizeof *self);
+    assert (self);
+    self->name = strdup (name);
+    self->cluster_count = cluster_count;
+    self->clusters = (cluster_t *) calloc (cluster_count, sizeof (cluster_t));
+    assert (self->clusters);
+    for (size_t c = 0; c < cluster_count; c++) {
+        cluster_t *cluster = &self->clusters [c];
+        cluster->name = strdup (names [c]);
+        cluster->nodes = nodes [c];
+        cluster->first = self->node_count;
+        cluster->supernodes = 1;
+        cluster->speeds = (double *) calloc (nodes [c], sizeof (double));
+        assert (cluster->speeds);
+        //  A cluster's power is its fastest node's, so that every speed
+        //  is in (0, 1] and speed x power is each node's own power.
+        const double *own = power + cluster->first;
+        for (size_t i = 0; i < nodes [c]; i++)
+            if (own [i] > cluster->power)
+                cluster->power = own [i];
+        for (size_t i = 0; i < nodes [c]; i++)
+            cluster->speeds [i] = own [i] / cluster->power;
+        self->node_count += nodes [c];
+    }
+    size_t links = cluster_count * cluster_count;
+    self->latency_us = (double *) malloc (links * sizeof (double));
+    self->bandwidth_mbps = (double *) malloc (links * sizeof (double));
+    assert (self->latency_us && self->bandwidth_mbps);
+    memcpy (self->latency_us, latency_us, links * sizeof (double));
+    memcpy (self->bandwidth_mbps, bandwidth_mbps, links * sizeof (double));
+    return self;
+}
+
 void
 platform_destroy (platform_t **self_p)
 {

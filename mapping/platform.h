@@ -54,7 +54,24 @@ platform_t *
 platform_t *
     platform_with_slots (platform_t *self, size_t slots);
 
-//  Destroy a platform; nullifies the reference.  Safe on NULL.
+//  A platform from a live description, as a registry lists daemons:
+//  cluster_count clusters named names [c] with nodes [c] nodes each;
+//  power [i] the measured power of node i in global order (clusters in
+//  order, then their nodes); latency_us and bandwidth_mbps the
+//  cluster_count x cluster_count links (row = from).  Each cluster's power
+//  is its fastest node's and each node's speed its power over that, so
+//  platform_node_power gives back power [i].  Returns NULL on bad input
+//  (no cluster, an empty or repeated name, an empty cluster, a power not
+//  finite and positive, a negative latency, a bandwidth not positive),
+//  with the reason in error.
+platform_t *
+    platform_new_live (const char *name, size_t cluster_count,
+                       const char *const *names, const size_t *nodes,
+                       const double *power, const double *latency_us,
+                       const double *bandwidth_mbps, char *error,
+                       size_t error_size);
+
+//  Destroy a platform; nullifies the reference.  Safe on NULL.//  Destroy a platform; nullifies the reference.  Safe on NULL.
 void
     platform_destroy (platform_t **self_p);
 

@@ -218,13 +218,90 @@ s_test_slots (void)
     platform_destroy (&platform);
 }
 
+//  A platform built from live powers and links is the parsed one: same
+//  node powers, same heterogeneity, and MAHEVE maps a job the same way.
+static void
+s_test_live (void)
+{
+    platform_t *parsed = platform_parse (s_two_clusters, NULL, 0);
+    assert (parsed);
+    size_t clusters = platform_cluster_count (parsed);
+    const char *names [3];
+    size_t nodes [3];
+    double power [16], latency [9], bandwidth [9];
+    for (size_t c = 0; c < clusters; c++) {
+        names [c] = platform_cluster_name (parsed, c);
+        nodes [c] = platform_cluster_nodes (parsed, c);
+        for (size_t i = 0; i < nodes [c]; i++)
+            power [platform_node_index (parsed, c, i)] =
+                platform_node_power (parsed, c, i);
+        for (size_t d = 0; d < clusters; d++) {
+            latency [c * clusters + d] = platform_latency_us (parsed, c, d);
+            bandwidth [c * clusters + d] =
+                platform_bandwidth_mbps (parsed, c, d);
+        }
+    }
+    char error [256] = "";
+    platform_t *live = platform_new_live ("live", clusters, names, nodes,
+                                          power, latency, bandwidth, error,
+                                          sizeof error);
+    if (!ok (live != NULL, "a live platform is built from a listing"))
+        diag ("%s", error);
+    if (!live) {
+        platform_destroy (&parsed);
+        return;
+    }
+    bool same = platform_node_count (live) == platform_node_count (parsed);
+    for (size_t c = 0; c < clusters; c++)
+        for (size_t i = 0; i < nodes [c]; i++)
+            same = same && fabs (platform_node_power (live, c, i)
+                                 - platform_node_power (parsed, c, i)) < 1e-12
+                        && platform_node_speed (live, c, i) <= 1;
+    ok (same, "each node has its own power back, speeds within (0, 1]");
+    ok (platform_latency_us (live, 0, 1) == platform_latency_us (parsed, 0, 1)
+        && platform_bandwidth_mbps (live, 2, 0)
+           == platform_bandwidth_mbps (parsed, 2, 0), "links are kept");
+    grid_t *grid_live = grid_new (live), *grid_parsed = grid_new (parsed);
+    is_double (grid_heterogeneity (grid_live),
+               grid_heterogeneity (grid_parsed), 1e-12, "same hd");
+    tig_t *tig = tig_new_banded (400, 30, 5);
+    size_t placed_live [5], placed_parsed [5];
+    int rc = maheve_map (grid_live, tig, placed_live)
+           | maheve_map (grid_parsed, tig, placed_parsed);
+    ok (rc == 0 && memcmp (placed_live, placed_parsed,
+                           sizeof placed_live) == 0,
+        "MAHEVE maps a job on it as on the parsed platform");
+    tig_destroy (&tig);
+    grid_destroy (&grid_live);
+    grid_destroy (&grid_parsed);
+    platform_destroy (&live);
+
+    //  Bad listings are refused with a reason.
+    const char *twice [3] = { "A", "B", "A" };
+    ok (!platform_new_live ("x", 3, twice, nodes, power, latency, bandwidth,
+                            error, sizeof error)
+        && strstr (error, "given twice"), "a repeated cluster is refused");
+    double zero [16];
+    memcpy (zero, power, sizeof zero);
+    zero [1] = 0;
+    ok (!platform_new_live ("x", 3, names, nodes, zero, latency, bandwidth,
+                            error, sizeof error)
+        && strstr (error, "power"), "a node without power is refused");
+    size_t empty [3] = { nodes [0], 0, nodes [2] };
+    ok (!platform_new_live ("x", 3, names, empty, power, latency, bandwidth,
+                            error, sizeof error)
+        && strstr (error, "no node"), "an empty cluster is refused");
+    platform_destroy (&parsed);
+}
+
 int
 main (void)
 {
-    tap_plan (51);
+    tap_plan (59);
     s_test_good ();
     s_test_bad ();
     s_test_files ();
     s_test_slots ();
+    s_test_live ();
     return tap_done ();
 }
