@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 //  Counters of the running test program (one per process).
 typedef struct {
@@ -73,6 +74,22 @@ is_double (double got, double want, double tolerance, const char *name)
     if (!passed)
         diag ("  got %.17g, want %.17g (tolerance %g)", got, want, tolerance);
     return passed;
+}
+
+//  True if a line of the file at path (an events or log file) contains
+//  needle; false too if the file cannot be read.
+static inline bool
+tap_file_has (const char *path, const char *needle)
+{
+    FILE *file = fopen (path, "r");
+    if (!file)
+        return false;
+    char line [4096];
+    bool found = false;
+    while (!found && fgets (line, sizeof line, file))
+        found = strstr (line, needle) != NULL;
+    fclose (file);
+    return found;
 }
 
 //  Close the run: 0 if every check passed, 1 otherwise.

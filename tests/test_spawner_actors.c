@@ -43,20 +43,6 @@ s_max_iteration (const char *events)
     return most;
 }
 
-static bool
-s_log_has (const char *events, const char *needle)
-{
-    FILE *file = fopen (events, "r");
-    if (!file)
-        return false;
-    char line [4096];
-    bool found = false;
-    while (!found && fgets (line, sizeof line, file))
-        found = strstr (line, needle) != NULL;
-    fclose (file);
-    return found;
-}
-
 //  Ids of the daemons working for a job, as the super-node sees them.
 static size_t
 s_working (const char *supernode, char ids [][JACE_ID_MAX], size_t most)
@@ -183,9 +169,9 @@ main (void)
     }
     zpoller_destroy (&poller);
     ok (rc == 0, "the job ends with a verified answer after two crashes");
-    ok (s_log_has (events, "\"event\":\"replace\""),
+    ok (tap_file_has (events, "\"event\":\"replace\""),
         "the log records the replacements");
-    ok (s_log_has (events, "\"event\":\"result\""),
+    ok (tap_file_has (events, "\"event\":\"result\""),
         "the log ends with the result");
     zactor_destroy (&spawner);
     //  The daemons heard STOP: none works for the job any more.

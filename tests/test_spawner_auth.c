@@ -484,20 +484,6 @@ s_check_cancels (grid_t *grid, zactor_t *spawner, const char *secrets)
     ok (access (path, F_OK) != 0, "the job's secret file is removed");
 }
 
-static bool
-s_log_has (const char *events, const char *needle)
-{
-    FILE *file = fopen (events, "r");
-    if (!file)
-        return false;
-    char line [4096];
-    bool found = false;
-    while (!found && fgets (line, sizeof line, file))
-        found = strstr (line, needle) != NULL;
-    fclose (file);
-    return found;
-}
-
 int
 main (void)
 {
@@ -532,7 +518,7 @@ main (void)
     char needle [512];
     snprintf (needle, sizeof needle, "\"secret\":\"%s/%s.secret\"", secrets,
               grid.job);
-    ok (s_log_has (events, needle),
+    ok (tap_file_has (events, needle),
         "the start event says where the secret is");
     s_check_cancels (&grid, spawner, secrets);
 
