@@ -191,18 +191,9 @@ main (int argc, char *argv [])
 {
     zsys_init ();
     zsys_set_logstream (stderr);
-    bool json = false, keys = false;
-    for (int arg = 1; arg < argc; arg++) {
-        if (streq (argv [arg], "--json"))
-            json = true;
-        else
-        if (streq (argv [arg], "--keys"))
-            keys = true;
-        else {
-            fprintf (stderr, "usage: bench_exchange [--json] [--keys]\n");
-            return 2;
-        }
-    }
+    bool json, keys;
+    if (bench_options (argc, argv, &json, &keys))
+        return 2;
     s_security = bench_keys_new (keys);
     bench_job_key ();
     size_t sizes [] = { 8 * 1024, 64 * 1024, 1024 * 1024 };

@@ -7,6 +7,24 @@
 
 static char s_dir [64];
 
+int
+bench_options (int argc, char *argv [], bool *json, bool *keys)
+{
+    *json = *keys = false;
+    for (int arg = 1; arg < argc; arg++) {
+        if (streq (argv [arg], "--json"))
+            *json = true;
+        else
+        if (streq (argv [arg], "--keys"))
+            *keys = true;
+        else {
+            fprintf (stderr, "usage: %s [--json] [--keys]\n", argv [0]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 jace_security_t *
 bench_keys_new (bool with_keys)
 {

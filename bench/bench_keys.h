@@ -14,6 +14,11 @@
 #include "jace_msg.h"
 #include "jace_security.h"
 
+//  The options the benchmarks share: --json (for scripts) and --keys
+//  (CURVE on every path).  Returns 0, or -1 after printing the usage.
+int
+    bench_options (int argc, char *argv [], bool *json, bool *keys);
+
 //  Keys for the benchmark when with_keys, else plain links (a security
 //  object that encrypts nothing).  Never NULL.
 jace_security_t *
