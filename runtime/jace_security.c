@@ -229,7 +229,11 @@ s_zap_actor (zsock_t *pipe, void *args)
     zap_t self = { (jace_security_t *) args, zsock_new (ZMQ_REP), NULL,
                    zlist_new () };
     int rc = zsock_bind (self.handler, ZAP_ENDPOINT);
-    zsock_signal (pipe, rc == 0 ? 0 : 1);
+    const char *failure = rc == 0 ? "OK" : zmq_strerror (zmq_errno ());
+    //  zactor_new waits for the signal but not its status: say whether we
+    //  could bind with a word of our own.
+    zsock_signal (pipe, 0);
+    zstr_send (pipe, failure);
     self.poller = zpoller_new (pipe, self.handler, NULL);
     bool terminated = rc != 0;
     while (!terminated) {
@@ -299,11 +303,15 @@ jace_security_new (const char *keys_dir, const char *cert,
         goto out_fail;
     s_load_trusted (self, keys_dir);
     self->zap = zactor_new (s_zap_actor, self);
-    if (!self->zap) {
-        snprintf (reason, reason_size, "cannot start authentication (is "
-                  "another ZAP handler running in this process?)");
+    char *started = zstr_recv (self->zap);
+    if (!started || !streq (started, "OK")) {
+        snprintf (reason, reason_size, "cannot start authentication: %s "
+                  "(only one process-wide handler: is another keyed "
+                  "security object alive here?)", started ? started : "?");
+        zstr_free (&started);
         goto out_fail;
     }
+    zstr_free (&started);
     return self;
 
 out_fail:

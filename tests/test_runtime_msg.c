@@ -798,6 +798,14 @@ test_identities (void)
     chmod (secret, 0600);
     security = jace_security_new (dir, "alice", reason, sizeof reason);
     ok (security != NULL, "... and accepted once it is 0600 again");
+    //  ZeroMQ has one authentication handler per context: a second keyed
+    //  object must say so rather than authenticate with the first's.
+    *reason = 0;
+    jace_security_t *second = jace_security_new (dir, "head2", reason,
+                                                 sizeof reason);
+    ok (!second && strstr (reason, "cannot start authentication"),
+        "a second keyed security object in a process is refused");
+    jace_security_destroy (&second);
     jace_security_destroy (&security);
     free (secret);
 out:
@@ -813,7 +821,7 @@ int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (60);
+    tap_plan (61);
     test_every_type_round_trips ();
     test_fields_survive ();
     test_large_headers ();
