@@ -1058,6 +1058,26 @@ s_test_running_job (attacker_t *evil, rig_t *rig)
         "the spawner's own STOP still ends it");
 }
 
+//  Wait, at most msec, until the daemon asks tasks 1 and 2 (our others
+//  socket) for its copies: it is gathering them from then on, and copies
+//  that came earlier would be taken for late answers and ignored.
+static bool
+s_await_fetch (rig_t *rig, int msec)
+{
+    zpoller_t *poller = zpoller_new (rig->others, NULL);
+    int64_t deadline = zclock_mono () + msec;
+    bool fetched = false;
+    while (!fetched && zclock_mono () < deadline) {
+        if (zpoller_wait (poller, 100) != rig->others)
+            continue;
+        jace_msg_t *msg = jace_msg_recv (rig->others, NULL, 0, NULL, 0);
+        fetched = msg && jace_msg_type (msg) == JACE_MSG_FETCH;
+        jace_msg_destroy (&msg);
+    }
+    zpoller_destroy (&poller);
+    return fetched;
+}
+
 //  A replacement gathers its copies: forged, relabelled and unsealed
 //  ones are never restored, the job's own is.
 static void
@@ -1071,6 +1091,8 @@ s_test_forged_copies (rig_t *rig)
     jace_msg_destroy (&accept);
     int64_t sinks [] = { 1, 2 };
     s_send (rig, s_start ("job-phoenix", sinks, 2, true));
+    if (!s_await_fetch (rig, 10000))
+        diag ("the replacement sent no FETCH within 10 s");
     int64_t huge = (int64_t) 1 << 40;
     jace_msg_t *forged [5] = {
         jace_checkpoint_new ("fake-1", "job-phoenix", 0, 2, huge, &state,
