@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "jace_msg.h"
+#include "jace_graph.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -96,6 +97,15 @@ typedef struct {
     //  slower tasks get it.  False for a relaxation that progresses on
     //  its own (one Jacobi sweep per iteration).
     bool idle_without_news;
+
+    //  Spawner side, may be NULL.  Describe the tasks for the mapping
+    //  (docs/MAPPING.md): for the blocks first_row (tasks + 1 starts),
+    //  each task's work per iteration (jace_graph_set_cost, flops) and
+    //  the values it needs from each other task (jace_graph_add_need).
+    //  Returns 0, or -1 if it cannot.  Without it, each task costs its
+    //  rows and needs one value from each rank neighbour.
+    int (*describe) (void *problem, const int64_t *first_row, int64_t tasks,
+                     jace_graph_t *graph);
 } jace_app_t;
 
 //  This task's number, 0 .. jace_task_count () - 1.
