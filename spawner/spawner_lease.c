@@ -35,6 +35,10 @@ struct _spawner_lease_t {
     size_t held_alloc;          //  Entries allocated
     zhash_t *known;             //  Daemon id -> KNOWN_* (static strings)
     zhash_t *tokens;            //  Daemon id -> its lease token (GRANT)
+    zhashx_t *wanted;           //  Daemon id -> jace_node_t wanted by id
+    zlist_t *refused;           //  Ids wanted and not granted, not yet told
+    size_t ids_asked;           //  Ids in the RESERVE awaiting its GRANT
+    jace_msg_t *listing;        //  Newest STATUS_REPLY, not yet taken
     size_t shortfall;           //  Daemons wanted beyond the spares
     char cluster [JACE_ID_MAX]; //  Cluster to prefer, or ""
     bool grant_heard;           //  The last RESERVE was answered
@@ -45,6 +49,22 @@ struct _spawner_lease_t {
 
 
 //  --------------------------------------------------------------------------
+
+static void
+s_node_destroy (void **item_p)
+{
+    free (*item_p);
+    *item_p = NULL;
+}
+
+static void *
+s_node_dup (const void *item)
+{
+    jace_node_t *copy = (jace_node_t *) malloc (sizeof *copy);
+    assert (copy);
+    *copy = *(const jace_node_t *) item;
+    return copy;
+}
 
 static int
 s_connect (spawner_lease_t *self)
@@ -80,6 +100,11 @@ spawner_lease_new (const char *job, const char **endpoints,
     self->known = zhash_new ();
     self->tokens = zhash_new ();
     zhash_autofree (self->tokens);
+    self->wanted = zhashx_new ();
+    zhashx_set_destructor (self->wanted, s_node_destroy);
+    zhashx_set_duplicator (self->wanted, s_node_dup);
+    self->refused = zlist_new ();
+    zlist_autofree (self->refused);
     if (s_connect (self)) {
         snprintf (reason, reason_size, "cannot connect to super-node '%s'",
                   endpoints [0]);
@@ -99,6 +124,9 @@ spawner_lease_destroy (spawner_lease_t **self_p)
     zsock_destroy (&self->dealer);
     zhash_destroy (&self->known);
     zhash_destroy (&self->tokens);
+    zhashx_destroy (&self->wanted);
+    zlist_destroy (&self->refused);
+    jace_msg_destroy (&self->listing);
     free (self->held);
     free (self->taken);
     free (self->owner);
@@ -141,14 +169,25 @@ s_release_one (spawner_lease_t *self, const jace_node_t *node)
     jace_msg_send (&release, self->dealer);
 }
 
+//  A RESERVE for the daemons wanted by id when there are any (the plan
+//  chose them), else for `shortfall` daemons the super-node chooses.
 static void
 s_send_reserve (spawner_lease_t *self, int64_t now)
 {
     jace_msg_t *reserve = s_lease_msg (self, JACE_MSG_RESERVE);
     jace_msg_set_endpoint (reserve, self->owner);
-    jace_msg_set_count (reserve, (int64_t) self->shortfall);
     jace_msg_set_interval (reserve, LEASE_MSEC);
-    jace_msg_set_cluster (reserve, self->cluster);
+    self->ids_asked = zhashx_size (self->wanted);
+    if (self->ids_asked > 0) {
+        for (jace_node_t *node = (jace_node_t *) zhashx_first (self->wanted);
+             node; node = (jace_node_t *) zhashx_next (self->wanted))
+            jace_msg_add_node (reserve, node);
+        jace_msg_set_count (reserve, (int64_t) self->ids_asked);
+    }
+    else {
+        jace_msg_set_count (reserve, (int64_t) self->shortfall);
+        jace_msg_set_cluster (reserve, self->cluster);
+    }
     jace_msg_send (&reserve, self->dealer);
     self->grant_heard = false;
     self->next_request = now + GRANT_WAIT_MSEC;
@@ -174,7 +213,8 @@ int64_t
 spawner_lease_tick (spawner_lease_t *self, int64_t now)
 {
     assert (self);
-    if (self->shortfall > 0) {
+    bool asking = self->shortfall > 0 || zhashx_size (self->wanted) > 0;
+    if (asking) {
         if (self->next_request && now >= self->next_request
         &&  !self->grant_heard)
             s_fail_over (self);
@@ -182,13 +222,13 @@ spawner_lease_tick (spawner_lease_t *self, int64_t now)
             s_send_reserve (self, now);
     }
     if (now >= self->next_renewal
-    &&  (self->held_count > 0 || self->shortfall > 0)) {
+    &&  (self->held_count > 0 || asking)) {
         jace_msg_t *beat = s_lease_msg (self, JACE_MSG_HEARTBEAT);
         jace_msg_send (&beat, self->dealer);
         self->next_renewal = now + LEASE_RENEW_MSEC;
     }
     int64_t next = self->next_renewal - now;
-    if (self->shortfall > 0 && self->next_request - now < next)
+    if (asking && self->next_request - now < next)
         next = self->next_request - now;
     return next > 0 ? next : 0;
 }
@@ -252,14 +292,28 @@ s_on_grant (spawner_lease_t *self, jace_msg_t *grant)
                           node->id, reason);
             continue;
         }
-        if (self->shortfall == 0 || !*node->id) {
+        bool by_id = *node->id && zhashx_lookup (self->wanted, node->id);
+        if (!by_id && (self->shortfall == 0 || !*node->id)) {
             s_release_one (self, node);
             continue;
         }
         s_hold (self, node);
         s_keep_token (self, grant, node->id);
-        self->shortfall--;
+        if (by_id)
+            zhashx_delete (self->wanted, node->id);
+        else
+            self->shortfall--;
         kept++;
+    }
+    //  The answer to a RESERVE by id: what it lacks was taken meanwhile
+    //  (or is gone); the plan is remade rather than asked again.
+    if (self->ids_asked > 0 && jace_msg_count (grant)
+                               == (int64_t) self->ids_asked) {
+        for (jace_node_t *node = (jace_node_t *) zhashx_first (self->wanted);
+             node; node = (jace_node_t *) zhashx_next (self->wanted))
+            zlist_append (self->refused, node->id);
+        zhashx_purge (self->wanted);
+        self->ids_asked = 0;
     }
     if (self->shortfall > 0
     &&  self->next_request > zclock_mono () + GRANT_RETRY_MSEC)
@@ -284,6 +338,12 @@ spawner_lease_recv (spawner_lease_t *self)
     &&  streq (jace_msg_job (msg), self->job)) {
         self->grant_heard = true;
         kept = s_on_grant (self, msg);
+    }
+    else
+    if (jace_msg_type (msg) == JACE_MSG_STATUS_REPLY) {
+        jace_msg_destroy (&self->listing);
+        self->listing = msg;
+        msg = NULL;
     }
     jace_msg_destroy (&msg);
     return kept;
@@ -435,4 +495,102 @@ spawner_lease_failover_event (spawner_lease_t *self)
     char *from = self->failed_over_from;
     self->failed_over_from = NULL;
     return from;
+}
+
+//  --------------------------------------------------------------------------
+//  Daemons by id, and the grid's listing
+
+void
+spawner_lease_want_ids (spawner_lease_t *self, const jace_node_t *nodes,
+                        size_t count)
+{
+    assert (self);
+    bool added = false;
+    for (size_t i = 0; i < count; i++)
+        if (*nodes [i].id && !zhash_lookup (self->known, nodes [i].id)) {
+            zhashx_update (self->wanted, nodes [i].id, (void *) &nodes [i]);
+            added = true;
+        }
+    if (added && self->next_request > zclock_mono () + GRANT_RETRY_MSEC)
+        self->next_request = zclock_mono () + GRANT_RETRY_MSEC;
+}
+
+size_t
+spawner_lease_ids_wanted (spawner_lease_t *self)
+{
+    assert (self);
+    return zhashx_size (self->wanted);
+}
+
+void
+spawner_lease_forget_ids (spawner_lease_t *self)
+{
+    assert (self);
+    zhashx_purge (self->wanted);
+}
+
+zlist_t *
+spawner_lease_refused (spawner_lease_t *self)
+{
+    assert (self);
+    zlist_t *refused = self->refused;
+    self->refused = zlist_new ();
+    zlist_autofree (self->refused);
+    return refused;
+}
+
+int
+spawner_lease_find_spare (spawner_lease_t *self, const char *id)
+{
+    assert (self && id);
+    size_t index = 0;
+    for (size_t i = 0; i < self->held_count; i++) {
+        if (self->taken [i])
+            continue;
+        if (streq (self->held [i].id, id))
+            return (int) index;
+        index++;
+    }
+    return -1;
+}
+
+void
+spawner_lease_release_spare (spawner_lease_t *self, size_t index)
+{
+    assert (self);
+    size_t slot = s_spare_slot (self, index);
+    assert (slot < self->held_count);
+    s_release_one (self, &self->held [slot]);
+    zhash_delete (self->known, self->held [slot].id);
+    zhash_delete (self->tokens, self->held [slot].id);
+    self->held_count--;
+    memmove (&self->held [slot], &self->held [slot + 1],
+             (self->held_count - slot) * sizeof (jace_node_t));
+    memmove (&self->taken [slot], &self->taken [slot + 1],
+             (self->held_count - slot) * sizeof (bool));
+}
+
+void
+spawner_lease_ask_listing (spawner_lease_t *self)
+{
+    assert (self);
+    jace_msg_t *status = jace_msg_new (JACE_MSG_STATUS);
+    jace_msg_set_sender (status, self->job);
+    jace_msg_send (&status, self->dealer);
+}
+
+jace_msg_t *
+spawner_lease_listing (spawner_lease_t *self)
+{
+    assert (self);
+    jace_msg_t *listing = self->listing;
+    self->listing = NULL;
+    return listing;
+}
+
+bool
+spawner_lease_is_held (spawner_lease_t *self, const char *id)
+{
+    assert (self && id);
+    return zhash_lookup (self->known, id) != NULL;
 }

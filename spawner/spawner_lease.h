@@ -116,6 +116,49 @@ const char *
 size_t
     spawner_lease_held (spawner_lease_t *self);
 
+//  Want exactly the daemons `nodes` (count records; only ids count): the
+//  next RESERVE names them.  Ids already held or known are skipped.
+void
+    spawner_lease_want_ids (spawner_lease_t *self, const jace_node_t *nodes,
+                            size_t count);
+
+//  Daemons wanted by id and not yet granted.
+size_t
+    spawner_lease_ids_wanted (spawner_lease_t *self);
+
+//  Stop wanting any daemon by id.
+void
+    spawner_lease_forget_ids (spawner_lease_t *self);
+
+//  The ids a GRANT answering our RESERVE by id lacked (taken meanwhile,
+//  or gone) since the last call; the caller destroys the list.  They are
+//  no longer wanted: the caller re-plans.
+zlist_t *
+    spawner_lease_refused (spawner_lease_t *self);
+
+//  Index of daemon `id` among the spares, or -1.
+int
+    spawner_lease_find_spare (spawner_lease_t *self, const char *id);
+
+//  Give spare number `index` back to the super-node (a new plan does
+//  not use it).
+void
+    spawner_lease_release_spare (spawner_lease_t *self, size_t index);
+
+//  True if the lease holds daemon `id` (spare, taken or excluded).
+bool
+    spawner_lease_is_held (spawner_lease_t *self, const char *id);
+
+//  Ask the super-node for the grid's listing (STATUS); the answer is kept
+//  for spawner_lease_listing.
+void
+    spawner_lease_ask_listing (spawner_lease_t *self);
+
+//  The newest listing (a STATUS_REPLY) since the last call, or NULL; the
+//  caller destroys it.
+jace_msg_t *
+    spawner_lease_listing (spawner_lease_t *self);
+
 //  Events worth logging since the last call: failovers.  Returns the
 //  super-node given up, or NULL; the caller frees it.
 char *

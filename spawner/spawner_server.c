@@ -22,6 +22,7 @@
 #include "spawner_detector.h"
 #include "spawner_events.h"
 #include "spawner_lease.h"
+#include "spawner_mapper.h"
 #include "spawner_output.h"
 #include "spawner_secret.h"
 #include "spawner_task.h"
@@ -53,6 +54,11 @@
 #define STATUS_FRAME_MAX (128 * 1024)
 //  Daemons that may refuse one task in a row before the job gives up.
 #define REFUSALS_MAX 8
+//  The grid's listing is asked for this often while the job runs (a
+//  replacement is chosen on the grid as it is now), and this often while
+//  a plan waits for one.
+#define LISTING_MSEC 2000
+#define LISTING_RETRY_MSEC 300
 
 typedef enum {
     JOB_LEASING, JOB_ASSIGNING, JOB_RUNNING, JOB_REPLACING, JOB_VERIFYING,
@@ -81,6 +87,15 @@ typedef struct {
     char *secrets_dir;          //  Where the job's secret file is
     bool secret_ours;           //  Remove the secret file when the job ends
     spawner_lease_t *lease;     //  Daemons leased from the super-nodes
+    spawner_mapper_t *mapper;   //  The job's mapping on the live grid
+    bool planned;               //  A plan is being leased
+    int64_t next_listing;       //  When to ask for the grid's listing
+    int64_t refused_at;         //  Last refusal of a daemon by id (msec)
+    int64_t listing_asked_at;   //  When the last listing was asked
+    zlist_t *refused;           //  Daemons wanted by id and taken by others
+    zlist_t *dead;              //  Daemons the job lost
+    char plan_failure [256];    //  Why the last plan could not be made
+    int64_t plan_tried_at;      //  Listing time of the last plan tried
     zsock_t *status;            //  ROUTER answering STATUS and CANCEL
     char *status_endpoint;      //  Where it is bound
     spawner_events_t *events;   //  The event log
@@ -227,6 +242,24 @@ s_make_id (server_t *self, const char *job_id)
         *c = (char) tolower (*c);
 }
 
+//  The job's task graph, and a first look at the grid to plan on.
+static void
+s_new_mapper (server_t *self)
+{
+    char reason [512] = "";
+    self->mapper = spawner_mapper_new (self->job, self->task_count, reason,
+                                       sizeof reason);
+    if (!self->mapper) {
+        s_fail (self, "cannot map the job: %s", reason);
+        return;
+    }
+    self->refused = zlist_new ();
+    zlist_autofree (self->refused);
+    self->dead = zlist_new ();
+    zlist_autofree (self->dead);
+    zlist_comparefn (self->dead, (zlist_compare_fn *) strcmp);
+}
+
 static server_t *
 s_server_new (zsock_t *pipe, spawner_server_config_t *config)
 {
@@ -263,9 +296,8 @@ s_server_new (zsock_t *pipe, spawner_server_config_t *config)
                 strerror (errno));
     else
     if (s_open_secret (self, config->job_key) == 0
-    &&  s_connect (self) == 0 && !self->resumed)
-        spawner_lease_want (self->lease, self->task_count
-                            + (size_t) spawner_job_spares (self->job), "");
+    &&  s_connect (self) == 0)
+        s_new_mapper (self);
     return self;
 }
 
@@ -288,6 +320,9 @@ s_server_destroy (server_t **self_p)
     free (self->items);
     free (self->item_owner);
     spawner_lease_destroy (&self->lease);
+    spawner_mapper_destroy (&self->mapper);
+    zlist_destroy (&self->refused);
+    zlist_destroy (&self->dead);
     spawner_detector_destroy (&self->detector);
     spawner_verify_destroy (&self->verify);
     spawner_console_destroy (&self->console);
@@ -370,21 +405,6 @@ s_fence (server_t *self, spawner_task_t *task, const char *reason)
 
 //  --------------------------------------------------------------------------
 //  Placement
-
-//  Neighbouring tasks talk most: keep a cluster's daemons together, the
-//  fastest first, so that consecutive blocks share a cluster.
-static int
-s_compare_placement (const void *a, const void *b)
-{
-    const jace_node_t *left = (const jace_node_t *) a;
-    const jace_node_t *right = (const jace_node_t *) b;
-    int by_cluster = strcmp (left->cluster, right->cluster);
-    if (by_cluster)
-        return by_cluster;
-    if (left->power != right->power)
-        return left->power > right->power ? -1 : 1;
-    return strcmp (left->id, right->id);
-}
 
 //  The table of every task's daemon, as ASSIGN and REMAP carry it.
 static void
@@ -524,30 +544,26 @@ s_place (server_t *self, size_t rank, const jace_node_t *node)
     return 0;
 }
 
-//  Every task and spare is leased: place the tasks on the first daemons
-//  in placement order, rows in proportion to power; the rest are spares.
+//  Every daemon of the plan is leased: place each task on the daemon the
+//  mapping chose for it, rows in proportion to power; the plan's other
+//  daemons are the spares.
 static void
 s_place_all (server_t *self)
 {
     size_t count = self->task_count;
-    size_t spares = spawner_lease_spare_count (self->lease);
-    jace_node_t *nodes = (jace_node_t *) zmalloc (spares
+    jace_node_t *nodes = (jace_node_t *) zmalloc (count
                                                   * sizeof (jace_node_t));
-    for (size_t i = 0; i < spares; i++)
-        nodes [i] = *spawner_lease_spare (self->lease, i);
-    qsort (nodes, spares, sizeof (jace_node_t), s_compare_placement);
     double *power = (double *) zmalloc (count * sizeof (double));
-    for (size_t rank = 0; rank < count; rank++)
+    for (size_t rank = 0; rank < count; rank++) {
+        const jace_node_t *chosen = spawner_mapper_task_node (self->mapper,
+                                                               rank);
+        int index = spawner_lease_find_spare (self->lease, chosen->id);
+        assert (index >= 0);    //  s_plan_leased checked them all
+        spawner_lease_take (self->lease, (size_t) index, &nodes [rank]);
         power [rank] = nodes [rank].power > 0 ? nodes [rank].power : 1;
+    }
     spawner_job_partition (self->job, power, count, self->first_row);
     for (size_t rank = 0; rank < count; rank++) {
-        for (size_t i = 0; i < spawner_lease_spare_count (self->lease); i++)
-            if (streq (spawner_lease_spare (self->lease, i)->id,
-                       nodes [rank].id)) {
-                jace_node_t taken;
-                spawner_lease_take (self->lease, i, &taken);
-                break;
-            }
         s_place (self, rank, &nodes [rank]);
         spawner_events_write (self->events, "assign", ",\"task\":%zu,"
             "\"daemon\":\"%s\",\"cluster\":\"%s\",\"power\":%.3f,"
@@ -695,6 +711,9 @@ s_lose_daemon (server_t *self, size_t rank, int64_t silent, const char *why)
     spawner_events_write (self->events, "dead", ",\"task\":%zu,"
                           "\"daemon\":\"%s\",\"silent_ms\":%" PRId64, rank,
                           task->daemon.id, silent);
+    if (*task->daemon.id && self->dead)
+        zlist_append (self->dead, task->daemon.id);
+    *task->wanted = 0;
     s_fence (self, task, "fenced: your task runs elsewhere now");
     if (task->stream) {
         self->stream_bytes -= spawner_stream_total (task->stream);
@@ -707,47 +726,133 @@ s_lose_daemon (server_t *self, size_t rank, int64_t silent, const char *why)
     spawner_verify_abandon (self->verify);
 }
 
-//  Give waiting tasks a spare the replacement policy picks, or ask the
-//  super-node for one more daemon per task still without.
+//  Task `rank` runs on `node` now, in place of its lost daemon.
+static void
+s_place_replacement (server_t *self, size_t rank, const jace_node_t *node,
+                     int64_t now)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    int64_t waited = now - task->assigned_at;
+    s_place (self, rank, node);
+    self->replacements++;
+    char why [256];
+    spawner_events_escape (why, sizeof why, task->why);
+    spawner_events_write (self->events, "replace", ",\"task\":%zu,"
+        "\"daemon\":\"%s\",\"cluster\":\"%s\",\"epoch\":%" PRId64
+        ",\"seconds\":%.3f,\"mapping\":\"%s\",\"reason\":\"%s\"", rank,
+        node->id, node->cluster, task->epoch, waited / 1000.0,
+        spawner_job_mapping (self->job), why);
+    *task->wanted = 0;
+}
+
+//  The simple mapping replaces with job/replacement: a spare the policy
+//  picks, else one more daemon leased, preferring the policy's cluster.
+static bool
+s_replace_by_policy (server_t *self, size_t rank, int64_t now)
+{
+    const spawner_replacement_t *policy = spawner_job_replacement (self->job);
+    spawner_task_t *task = &self->tasks [rank];
+    size_t count = spawner_lease_spare_count (self->lease);
+    jace_node_t *spares = (jace_node_t *) zmalloc ((count + 1)
+                                                   * sizeof (jace_node_t));
+    for (size_t i = 0; i < count; i++)
+        spares [i] = *spawner_lease_spare (self->lease, i);
+    int chosen = policy->pick_spare (&task->daemon, spares, count);
+    free (spares);
+    if (chosen < 0 || (size_t) chosen >= count)
+        return false;
+    jace_node_t node;
+    spawner_lease_take (self->lease, (size_t) chosen, &node);
+    snprintf (task->why, sizeof task->why, "job/replacement = %s",
+              policy->name);
+    s_place_replacement (self, rank, &node, now);
+    return true;
+}
+
+//  Ids a replacement must not take: refused by the super-node, or asked
+//  for another waiting task.  The caller destroys the list.
+static zlist_t *
+s_unavailable (server_t *self)
+{
+    zlist_t *ids = zlist_dup (self->refused);
+    zlist_autofree (ids);
+    for (size_t i = 0; i < self->task_count; i++)
+        if (*self->tasks [i].wanted)
+            zlist_append (ids, self->tasks [i].wanted);
+    return ids;
+}
+
+//  The mapping's replacement: the daemon its policy chooses on the grid
+//  as it is now; a spare we hold is taken at once, another daemon is
+//  reserved by id (and chosen again if someone took it meanwhile).
+//  Returns true once the task is placed.
+static bool
+s_replace_by_mapping (server_t *self, size_t rank, int64_t now)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    if (*task->wanted) {
+        int index = spawner_lease_find_spare (self->lease, task->wanted);
+        if (index < 0)
+            return false;       //  Still asked for
+        jace_node_t node;
+        spawner_lease_take (self->lease, (size_t) index, &node);
+        s_place_replacement (self, rank, &node, now);
+        return true;
+    }
+    zlist_t *unavailable = s_unavailable (self);
+    jace_node_t chosen;
+    char why [192];
+    int rc = spawner_mapper_replace (self->mapper, self->lease, self->tasks,
+                                     self->task_count, rank, self->dead,
+                                     unavailable, &chosen, why, sizeof why);
+    zlist_destroy (&unavailable);
+    if (rc) {
+        if (!streq (why, task->why)) {
+            zsys_notice ("spawner: no daemon for task %zu yet: %s", rank,
+                         why);
+            snprintf (task->why, sizeof task->why, "%s", why);
+        }
+        return false;
+    }
+    snprintf (task->why, sizeof task->why, "%s", why);
+    int index = spawner_lease_find_spare (self->lease, chosen.id);
+    if (index >= 0) {
+        jace_node_t node;
+        spawner_lease_take (self->lease, (size_t) index, &node);
+        s_place_replacement (self, rank, &node, now);
+        return true;
+    }
+    snprintf (task->wanted, sizeof task->wanted, "%s", chosen.id);
+    spawner_lease_want_ids (self->lease, &chosen, 1);
+    return false;
+}
+
+//  Give every waiting task the daemon its mapping chooses; fail the job
+//  when one waits longer than job/reserve_timeout.
 static void
 s_place_waiting (server_t *self, int64_t now)
 {
-    const spawner_replacement_t *policy = spawner_job_replacement (self->job);
+    bool simple = streq (spawner_job_mapping (self->job), "simple");
     size_t waiting = 0;
-    for (size_t rank = 0; rank < self->task_count; rank++) {
+    for (size_t rank = 0; rank < self->task_count && !*self->failure;
+         rank++) {
         spawner_task_t *task = &self->tasks [rank];
         if (task->phase != SPAWNER_TASK_WAITING)
             continue;
-        size_t count = spawner_lease_spare_count (self->lease);
-        jace_node_t *spares = (jace_node_t *) zmalloc ((count + 1)
-                                                 * sizeof (jace_node_t));
-        for (size_t i = 0; i < count; i++)
-            spares [i] = *spawner_lease_spare (self->lease, i);
-        int chosen = policy->pick_spare (&task->daemon, spares, count);
-        free (spares);
-        if (chosen >= 0 && (size_t) chosen < count) {
-            jace_node_t node;
-            spawner_lease_take (self->lease, (size_t) chosen, &node);
-            int64_t waited = now - task->assigned_at;
-            s_place (self, rank, &node);
-            self->replacements++;
-            spawner_events_write (self->events, "replace", ",\"task\":%zu,"
-                "\"daemon\":\"%s\",\"cluster\":\"%s\",\"epoch\":%" PRId64
-                ",\"seconds\":%.3f", rank, node.id, node.cluster,
-                task->epoch, waited / 1000.0);
+        if (simple ? s_replace_by_policy (self, rank, now)
+                   : s_replace_by_mapping (self, rank, now))
             continue;
-        }
         waiting++;
         double limit = spawner_job_reserve_timeout (self->job);
         if (now - task->assigned_at > (int64_t) (limit * 1000))
             s_fail (self, "daemon %s of task %zu died and no free daemon "
-                    "took its place within %.0f s", task->daemon.id, rank,
-                    limit);
+                    "took its place within %.0f s%s%s", task->daemon.id,
+                    rank, limit, *task->why ? ": " : "", task->why);
         else
-        if (spawner_lease_spare_count (self->lease) == 0
+        if (simple && spawner_lease_spare_count (self->lease) == 0
         &&  waiting > spawner_lease_wanted (self->lease))
-            spawner_lease_want (self->lease, 1,
-                                policy->lease_cluster (&task->daemon));
+            spawner_lease_want (self->lease, 1, spawner_job_replacement (
+                self->job)->lease_cluster (&task->daemon));
     }
 }
 
@@ -968,7 +1073,10 @@ s_recv_fenced (server_t *self, size_t index)
              && streq (jace_msg_sender (msg), self->fenced_id [index]);
     if (ours && jace_msg_type (msg) == JACE_MSG_HEARTBEAT
     &&  jace_msg_state (msg) != JACE_NODE_WORKING) {
-        if (spawner_lease_readmit (self->lease, self->fenced_id [index]))
+        if (spawner_lease_readmit (self->lease, self->fenced_id [index])
+        &&  self->dead)
+            zlist_remove (self->dead, self->fenced_id [index]);
+        if (spawner_lease_is_held (self->lease, self->fenced_id [index]))
             spawner_events_write (self->events, "fenced", ",\"daemon\":"
                                   "\"%s\",\"stopped\":true",
                                   self->fenced_id [index]);
@@ -1352,6 +1460,141 @@ s_running_state (server_t *self)
 
 static void s_finish (server_t *self);
 
+//  --------------------------------------------------------------------------
+//  The live grid: listings, plans and refusals
+
+//  True if some task waits for a daemon.
+static bool
+s_any_waiting (server_t *self)
+{
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].phase == SPAWNER_TASK_WAITING)
+            return true;
+    return false;
+}
+
+//  Daemons we asked for by id and someone else took: a plan being leased
+//  is made again, a replacement chosen again.
+static void
+s_on_refused (server_t *self, int64_t now)
+{
+    zlist_t *refused = spawner_lease_refused (self->lease);
+    if (zlist_size (refused) == 0) {
+        zlist_destroy (&refused);
+        return;
+    }
+    char ids [1024] = "";
+    for (char *id = (char *) zlist_first (refused); id;
+         id = (char *) zlist_next (refused)) {
+        zlist_append (self->refused, id);
+        if (strlen (ids) + strlen (id) + 4 < sizeof ids)
+            snprintf (ids + strlen (ids), sizeof ids - strlen (ids),
+                      "%s\"%s\"", *ids ? "," : "", id);
+        for (size_t i = 0; i < self->task_count; i++)
+            if (streq (self->tasks [i].wanted, id))
+                *self->tasks [i].wanted = 0;
+    }
+    zlist_destroy (&refused);
+    self->refused_at = now;
+    self->next_listing = now;   //  The grid changed under us: look again
+    if (self->state == JOB_LEASING && self->planned) {
+        self->planned = false;
+        spawner_events_write (self->events, "replan", ",\"taken\":[%s]",
+                              ids);
+    }
+}
+
+//  Take the newest listing, and ask for the next one when it is due.
+static void
+s_refresh_listing (server_t *self, int64_t now)
+{
+    jace_msg_t *listing = spawner_lease_listing (self->lease);
+    if (listing) {
+        spawner_mapper_set_listing (self->mapper, &listing, now);
+        //  Asked after the last refusal, it says who took those daemons.
+        if (self->listing_asked_at > self->refused_at)
+            zlist_purge (self->refused);
+    }
+    if (now < self->next_listing)
+        return;
+    spawner_lease_ask_listing (self->lease);
+    self->listing_asked_at = now;
+    bool urgent = (self->state == JOB_LEASING && !self->planned)
+               || s_any_waiting (self);
+    self->next_listing = now + (urgent ? LISTING_RETRY_MSEC : LISTING_MSEC);
+}
+
+static void
+s_plan_event (server_t *self)
+{
+    const spawner_plan_t *plan = spawner_mapper_current (self->mapper);
+    spawner_live_t *live = spawner_mapper_live (self->mapper);
+    char spares [2048] = "";
+    for (size_t i = 0; i < plan->spare_count; i++) {
+        const char *id = spawner_live_node (live, plan->spares [i])->id;
+        if (strlen (spares) + strlen (id) + 4 < sizeof spares)
+            snprintf (spares + strlen (spares), sizeof spares
+                      - strlen (spares), "%s\"%s\"", i ? "," : "", id);
+    }
+    spawner_events_write (self->events, "plan", ",\"mapping\":\"%s\","
+        "\"hd\":%.4f,\"predicted_seconds\":%.6e,\"plan_ms\":%.3f,"
+        "\"daemons\":%zu,\"clusters\":%zu,\"links_measured\":%zu,"
+        "\"links\":%zu,\"spares\":[%s]", plan->mapping, plan->hd,
+        plan->predicted_seconds, plan->plan_msec, spawner_live_count (live),
+        platform_cluster_count (spawner_live_platform (live)),
+        spawner_live_links_measured (live), spawner_live_links_total (live),
+        spares);
+}
+
+//  True if the lease holds every daemon of the plan.
+static bool
+s_plan_leased (server_t *self)
+{
+    for (size_t rank = 0; rank < self->task_count; rank++)
+        if (spawner_lease_find_spare (self->lease, spawner_mapper_task_node (
+                self->mapper, rank)->id) < 0)
+            return false;
+    return true;
+}
+
+//  LEASING: plan on the newest listing (again when a planned daemon was
+//  taken), lease the plan's daemons by id, and place the tasks once they
+//  are all held.
+static void
+s_lease_step (server_t *self, int64_t now)
+{
+    if (!self->planned) {
+        int64_t listed = spawner_mapper_listing_time (self->mapper);
+        if (listed == 0 || listed == self->plan_tried_at)
+            return;             //  Planned on this listing already
+        self->plan_tried_at = listed;
+        char reason [256] = "";
+        if (spawner_mapper_plan (self->mapper, self->lease, self->refused,
+                                 reason, sizeof reason)) {
+            if (!streq (reason, self->plan_failure))
+                zsys_notice ("spawner: job %s cannot be placed yet: %s",
+                             self->id, reason);
+            snprintf (self->plan_failure, sizeof self->plan_failure, "%s",
+                      reason);
+            return;
+        }
+        self->planned = true;
+        *self->plan_failure = 0;
+        s_plan_event (self);
+        return;
+    }
+    if (spawner_lease_ids_wanted (self->lease) > 0 || !s_plan_leased (self))
+        return;
+    spawner_events_write (self->events, "lease", ",\"daemons\":%zu,"
+                          "\"wanted\":%zu",
+                          spawner_lease_spare_count (self->lease),
+                          self->task_count
+                          + spawner_mapper_current (self->mapper)
+                            ->spare_count);
+    s_place_all (self);
+    self->state = JOB_ASSIGNING;
+}
+
 //  Everything the job does between messages; one pass over the tasks at
 //  most, whatever state it is in.
 static void
@@ -1366,26 +1609,21 @@ s_step (server_t *self, int64_t now)
         }
         return;
     }
-    size_t wanted = self->task_count
-                  + (size_t) spawner_job_spares (self->job);
+    if (self->mapper) {
+        s_on_refused (self, now);
+        s_refresh_listing (self, now);
+    }
     switch (self->state) {
         case JOB_LEASING:
-            if (spawner_lease_spare_count (self->lease) >= wanted) {
-                spawner_lease_want_none (self->lease);
-                spawner_events_write (self->events, "lease",
-                    ",\"daemons\":%zu,\"wanted\":%zu",
-                    spawner_lease_spare_count (self->lease), wanted);
-                s_place_all (self);
-                self->state = JOB_ASSIGNING;
-            }
-            else
-            if (now > self->lease_deadline)
-                s_fail (self, "not enough daemons: %zu of %zu leased from "
-                        "%s after %.0f s (start more daemons, or lower "
-                        "job/tasks or job/spares)",
-                        spawner_lease_spare_count (self->lease), wanted,
-                        spawner_lease_endpoint (self->lease),
-                        spawner_job_reserve_timeout (self->job));
+            s_lease_step (self, now);
+            if (self->state == JOB_LEASING && now > self->lease_deadline)
+                s_fail (self, "not enough daemons for job %s after %.0f s "
+                        "(%zu held; %s): start more daemons, or lower "
+                        "job/tasks or job/spares", self->id,
+                        spawner_job_reserve_timeout (self->job),
+                        spawner_lease_spare_count (self->lease),
+                        *self->plan_failure ? self->plan_failure
+                        : "the planned daemons were not all granted");
             return;
         case JOB_ASSIGNING:
             s_stream_data (self);

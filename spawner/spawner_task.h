@@ -43,6 +43,8 @@ typedef struct {
     spawner_stream_t *stream;   //  Its data, while streaming; or NULL
     int64_t assigned_at;        //  When the ASSIGN left (msec)
     int64_t refusals;           //  Daemons that refused it in a row
+    char wanted [JACE_ID_MAX];  //  Replacement reserved by id, or ""
+    char why [192];             //  Why the mapping chose it
 } spawner_task_t;
 
 #endif

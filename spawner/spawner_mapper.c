@@ -1,0 +1,269 @@
+/*  =========================================================================
+    spawner_mapper - a job's placement on the live grid, kept up to date
+
+    The live model is rebuilt from the newest listing for every decision
+    (a plan, a replacement): it costs one pass over the daemons, far below
+    the time a GRANT takes, and a model kept across listings would have to
+    be patched with every state change the listing already says.
+    =========================================================================
+*/
+#include "spawner_mapper.h"
+
+struct _spawner_mapper_t {
+    spawner_job_t *job;         //  Borrowed
+    size_t tasks;               //  Tasks in the job
+    size_t spares_wanted;       //  job/spares
+    tig_t *tig;                 //  The job's task graph
+    jace_msg_t *listing;        //  Newest STATUS_REPLY
+    int64_t listing_time;       //  When it was read (msec)
+    spawner_live_t *live;       //  The model of the current plan
+    spawner_plan_t plan;        //  The current plan
+    bool planned;               //  plan is valid
+    jace_node_t *chosen;        //  Per task: the daemon the plan chose
+};
+
+spawner_mapper_t *
+spawner_mapper_new (spawner_job_t *job, size_t tasks, char *reason,
+                    size_t reason_size)
+{
+    assert (job && tasks > 0);
+    tig_t *tig = spawner_plan_graph (job, tasks, reason, reason_size);
+    if (!tig)
+        return NULL;
+    spawner_mapper_t *self = (spawner_mapper_t *) zmalloc (sizeof *self);
+    self->job = job;
+    self->tasks = tasks;
+    self->spares_wanted = (size_t) spawner_job_spares (job);
+    self->tig = tig;
+    self->chosen = (jace_node_t *) zmalloc (tasks * sizeof (jace_node_t));
+    return self;
+}
+
+void
+spawner_mapper_destroy (spawner_mapper_t **self_p)
+{
+    assert (self_p);
+    spawner_mapper_t *self = *self_p;
+    if (!self)
+        return;
+    tig_destroy (&self->tig);
+    jace_msg_destroy (&self->listing);
+    spawner_live_destroy (&self->live);
+    spawner_plan_clear (&self->plan);
+    free (self->chosen);
+    free (self);
+    *self_p = NULL;
+}
+
+const char *
+spawner_mapper_mapping (spawner_mapper_t *self)
+{
+    assert (self);
+    return spawner_job_mapping (self->job);
+}
+
+void
+spawner_mapper_set_listing (spawner_mapper_t *self, jace_msg_t **listing_p,
+                            int64_t now)
+{
+    assert (self && listing_p && *listing_p);
+    jace_msg_destroy (&self->listing);
+    self->listing = *listing_p;
+    *listing_p = NULL;
+    self->listing_time = now;
+}
+
+int64_t
+spawner_mapper_listing_time (spawner_mapper_t *self)
+{
+    assert (self);
+    return self->listing_time;
+}
+
+//  The lease's spares, as records for the model.
+static jace_node_t *
+s_spares (spawner_lease_t *lease, size_t *count)
+{
+    *count = spawner_lease_spare_count (lease);
+    jace_node_t *spares = (jace_node_t *) zmalloc ((*count + 1)
+                                                   * sizeof (jace_node_t));
+    for (size_t i = 0; i < *count; i++)
+        spares [i] = *spawner_lease_spare (lease, i);
+    return spares;
+}
+
+//  Mark the nodes of the daemons named in ids (may be NULL) `state`.
+static void
+s_mark_ids (spawner_live_t *live, zlist_t *ids, grid_state_t state)
+{
+    if (!ids)
+        return;
+    for (char *id = (char *) zlist_first (ids); id;
+         id = (char *) zlist_next (ids)) {
+        int64_t node = spawner_live_find (live, id);
+        if (node >= 0)
+            grid_set_state (spawner_live_grid (live), (size_t) node, state);
+    }
+}
+
+//  True if the plan names daemon id (a task's or a spare).
+static bool
+s_plan_names (spawner_mapper_t *self, const char *id)
+{
+    int64_t node = spawner_live_find (self->live, id);
+    if (node < 0)
+        return false;
+    for (size_t i = 0; i < self->plan.tasks; i++)
+        if (self->plan.placement [i] == (size_t) node)
+            return true;
+    for (size_t i = 0; i < self->plan.spare_count; i++)
+        if (self->plan.spares [i] == (size_t) node)
+            return true;
+    return false;
+}
+
+//  Hold exactly what the plan names: give back the other spares, ask for
+//  the rest by id.
+static void
+s_lease_plan (spawner_mapper_t *self, spawner_lease_t *lease)
+{
+    for (size_t i = spawner_lease_spare_count (lease); i-- > 0;)
+        if (!s_plan_names (self, spawner_lease_spare (lease, i)->id))
+            spawner_lease_release_spare (lease, i);
+    size_t count = self->plan.tasks + self->plan.spare_count;
+    jace_node_t *wanted = (jace_node_t *) zmalloc (count
+                                                   * sizeof (jace_node_t));
+    for (size_t i = 0; i < self->plan.tasks; i++)
+        wanted [i] = self->chosen [i];
+    for (size_t i = 0; i < self->plan.spare_count; i++)
+        wanted [self->plan.tasks + i] = *spawner_live_node (self->live,
+                                                  self->plan.spares [i]);
+    spawner_lease_forget_ids (lease);
+    spawner_lease_want_ids (lease, wanted, count);
+    free (wanted);
+}
+
+int
+spawner_mapper_plan (spawner_mapper_t *self, spawner_lease_t *lease,
+                     zlist_t *refused, char *reason, size_t reason_size)
+{
+    assert (self && lease);
+    if (!self->listing) {
+        snprintf (reason, reason_size, "no listing of the grid yet");
+        return -1;
+    }
+    size_t spare_count;
+    jace_node_t *spares = s_spares (lease, &spare_count);
+    spawner_live_t *live = spawner_live_new (self->listing, spares,
+                                             spare_count, reason,
+                                             reason_size);
+    if (live) {
+        //  Ours to use again: the daemons we hold and no task took.
+        for (size_t i = 0; i < spare_count; i++) {
+            int64_t node = spawner_live_find (live, spares [i].id);
+            if (node >= 0)
+                grid_set_state (spawner_live_grid (live), (size_t) node,
+                                GRID_FREE);
+        }
+        s_mark_ids (live, refused, GRID_USED);
+    }
+    free (spares);
+    spawner_plan_t plan = { .tasks = 0 };
+    if (!live
+    ||  spawner_plan_map (spawner_job_mapping (self->job), live, self->tig,
+                          self->spares_wanted, &plan, reason, reason_size)) {
+        spawner_live_destroy (&live);
+        return -1;
+    }
+    spawner_live_destroy (&self->live);
+    spawner_plan_clear (&self->plan);
+    self->live = live;
+    self->plan = plan;
+    self->planned = true;
+    for (size_t i = 0; i < self->tasks; i++)
+        self->chosen [i] = *spawner_live_node (live, plan.placement [i]);
+    s_lease_plan (self, lease);
+    return 0;
+}
+
+const spawner_plan_t *
+spawner_mapper_current (spawner_mapper_t *self)
+{
+    assert (self);
+    return self->planned ? &self->plan : NULL;
+}
+
+spawner_live_t *
+spawner_mapper_live (spawner_mapper_t *self)
+{
+    assert (self);
+    return self->planned ? self->live : NULL;
+}
+
+const jace_node_t *
+spawner_mapper_task_node (spawner_mapper_t *self, size_t rank)
+{
+    assert (self && self->planned && rank < self->tasks);
+    return &self->chosen [rank];
+}
+
+int
+spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,
+                        const spawner_task_t *tasks, size_t task_count,
+                        size_t rank, zlist_t *dead, zlist_t *refused,
+                        jace_node_t *chosen, char *why, size_t why_size)
+{
+    assert (self && lease && tasks && rank < task_count);
+    if (!self->listing) {
+        snprintf (why, why_size, "no listing of the grid yet");
+        return -1;
+    }
+    //  Every task's daemon and every spare is in the model, listed or not.
+    size_t spare_count;
+    jace_node_t *spares = s_spares (lease, &spare_count);
+    jace_node_t *extra = (jace_node_t *) zmalloc ((task_count + spare_count)
+                                                  * sizeof (jace_node_t));
+    size_t extra_count = 0;
+    for (size_t i = 0; i < task_count; i++)
+        if (*tasks [i].daemon.id)
+            extra [extra_count++] = tasks [i].daemon;
+    memcpy (extra + extra_count, spares, spare_count * sizeof (jace_node_t));
+    extra_count += spare_count;
+    spawner_live_t *live = spawner_live_new (self->listing, extra,
+                                             extra_count, why, why_size);
+    free (extra);
+    int rc = -1;
+    size_t *placement = (size_t *) zmalloc (task_count * sizeof (size_t));
+    if (!live)
+        goto out;
+    grid_t *grid = spawner_live_grid (live);
+    for (size_t i = 0; i < spare_count; i++) {
+        int64_t node = spawner_live_find (live, spares [i].id);
+        if (node >= 0)
+            grid_set_state (grid, (size_t) node, GRID_RESERVED);
+    }
+    s_mark_ids (live, refused, GRID_USED);
+    for (size_t i = 0; i < task_count; i++) {
+        int64_t node = *tasks [i].daemon.id
+                     ? spawner_live_find (live, tasks [i].daemon.id) : -1;
+        if (node < 0) {
+            snprintf (why, why_size, "task %zu has no daemon in the model",
+                      i);
+            goto out;
+        }
+        placement [i] = (size_t) node;
+        grid_set_state (grid, (size_t) node, GRID_USED);
+    }
+    s_mark_ids (live, dead, GRID_DEAD);
+    grid_set_state (grid, placement [rank], GRID_DEAD);
+    if (spawner_plan_replace (spawner_job_mapping (self->job), live,
+                              self->tig, placement, rank, why, why_size))
+        goto out;
+    *chosen = *spawner_live_node (live, placement [rank]);
+    rc = 0;
+out:
+    free (placement);
+    free (spares);
+    spawner_live_destroy (&live);
+    return rc;
+}
