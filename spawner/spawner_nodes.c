@@ -135,6 +135,47 @@ spawner_nodes_security (const char *keys_dir, const char *cert)
     return security;
 }
 
+//  The links between clusters the super-nodes measured (params
+//  link/A/B/latency_us, bandwidth_mbps, samples), one line each.
+static void
+s_print_links (jace_msg_t *reply)
+{
+    zhash_t *params = jace_msg_params (reply);
+    zlist_t *keys = params ? zhash_keys (params) : NULL;
+    if (!keys)
+        return;
+    zlist_autofree (keys);
+    zlist_sort (keys, (zlist_compare_fn *) strcmp);
+    bool header = false;
+    for (char *key = (char *) zlist_first (keys); key;
+         key = (char *) zlist_next (keys)) {
+        size_t length = strlen (key);
+        const char *suffix = "/latency_us";
+        if (strncmp (key, "link/", 5) != 0 || length <= 5 + strlen (suffix)
+        ||  !streq (key + length - strlen (suffix), suffix))
+            continue;
+        char pair [160];
+        snprintf (pair, sizeof pair, "%.*s", (int) (length - 5
+                  - strlen (suffix)), key + 5);
+        char other [200];
+        snprintf (other, sizeof other, "link/%s/bandwidth_mbps", pair);
+        const char *bandwidth = (const char *) zhash_lookup (params, other);
+        snprintf (other, sizeof other, "link/%s/samples", pair);
+        const char *samples = (const char *) zhash_lookup (params, other);
+        if (!header)
+            printf ("\nlinks measured (one way):\n");
+        header = true;
+        char *slash = strchr (pair, '/');
+        if (slash)
+            *slash = 0;
+        printf ("  %s -> %s: %s us, %s Mb/s, %s probes\n", pair,
+                slash ? slash + 1 : "?",
+                (const char *) zhash_lookup (params, key),
+                bandwidth ? bandwidth : "?", samples ? samples : "?");
+    }
+    zlist_destroy (&keys);
+}
+
 int
 spawner_nodes_list (const char *supernode, const char *keys_dir,
                     const char *cert, bool json, int timeout_msec)
@@ -155,8 +196,10 @@ spawner_nodes_list (const char *supernode, const char *keys_dir,
     qsort (nodes, count, sizeof (jace_node_t), s_compare_nodes);
     if (json)
         s_print_json (nodes, count);
-    else
+    else {
         s_print_table (nodes, count);
+        s_print_links (reply);
+    }
     free (nodes);
     jace_msg_destroy (&reply);
     return 0;
