@@ -81,6 +81,8 @@ typedef struct {
     int64_t lease_msec;         //  Lease time, capped
     size_t outstanding;         //  Peers yet to answer
     int64_t deadline;           //  Answer by then whatever happens
+    zhashx_t *wanted_ids;       //  By id: the daemons asked for (no
+                                //  values), NULL for a count
 } pending_t;
 
 typedef struct {
@@ -311,6 +313,7 @@ s_pending_destroy (pending_t **pending_p)
     if (pending) {
         zframe_destroy (&pending->routing_id);
         jace_msg_destroy (&pending->grant);
+        zhashx_destroy (&pending->wanted_ids);
         free (pending);
         *pending_p = NULL;
     }
@@ -477,6 +480,9 @@ s_on_bye (server_t *self, jace_msg_t *msg)
 //  --------------------------------------------------------------------------
 //  Leases
 
+static bool
+    s_grant_names (jace_msg_t *grant, const char *id);
+
 //  Ask peers for what we lack; returns the number of peers asked.  Each
 //  is asked only for daemons whose freshest record it holds, so a daemon
 //  that just failed over is asked of the super-node it talks to.
@@ -494,6 +500,24 @@ s_may_wait (server_t *self)
     return false;
 }
 
+//  The RESERVE we pass on to a peer for `count` of request's daemons.
+static jace_msg_t *
+s_forwarded_reserve (server_t *self, jace_msg_t *request,
+                     const char *owner_key, size_t count, int64_t lease_msec)
+{
+    jace_msg_t *reserve = jace_msg_new (JACE_MSG_RESERVE);
+    jace_msg_set_sender (reserve, self->id);
+    jace_msg_set_job (reserve, jace_msg_job (request));
+    jace_msg_set_endpoint (reserve, jace_msg_endpoint (request));
+    jace_msg_set_count (reserve, (int64_t) count);
+    jace_msg_set_interval (reserve, lease_msec);
+    jace_msg_set_forwarded (reserve, FROM_PEER);
+    jace_msg_set_cluster (reserve, jace_msg_cluster (request));
+    //  The peer makes the lease tokens for the spawner, not for us.
+    jace_msg_set_pubkey (reserve, owner_key);
+    return reserve;
+}
+
 static size_t
 s_ask_peers (server_t *self, jace_msg_t *request, const char *owner_key,
              size_t missing, int64_t lease_msec)
@@ -506,22 +530,68 @@ s_ask_peers (server_t *self, jace_msg_t *request, const char *owner_key,
         if (available == 0)
             continue;
         size_t count = available < missing ? available : missing;
-        jace_msg_t *reserve = jace_msg_new (JACE_MSG_RESERVE);
-        jace_msg_set_sender (reserve, self->id);
-        jace_msg_set_job (reserve, jace_msg_job (request));
-        jace_msg_set_endpoint (reserve, jace_msg_endpoint (request));
-        jace_msg_set_count (reserve, (int64_t) count);
-        jace_msg_set_interval (reserve, lease_msec);
-        jace_msg_set_forwarded (reserve, FROM_PEER);
-        jace_msg_set_cluster (reserve, jace_msg_cluster (request));
-        //  The peer makes the lease tokens for the spawner, not for us.
-        jace_msg_set_pubkey (reserve, owner_key);
+        jace_msg_t *reserve = s_forwarded_reserve (self, request, owner_key,
+                                                   count, lease_msec);
         if (jace_msg_send (&reserve, peer->dealer) == 0) {
             missing -= count;
             asked++;
         }
     }
     return asked;
+}
+
+//  By id: ask each peer for the daemons we did not grant whose freshest
+//  record it holds, naming only those; the others (unknown, or listed by
+//  no peer) are simply not granted.  Returns the number of peers asked.
+static size_t
+s_ask_peers_ids (server_t *self, jace_msg_t *request, const char *owner_key,
+                 pending_t *pending, int64_t lease_msec)
+{
+    size_t asked = 0;
+    for (peer_t *peer = (peer_t *) zlistx_first (self->peers); peer;
+         peer = (peer_t *) zlistx_next (self->peers)) {
+        jace_msg_t *reserve = s_forwarded_reserve (self, request, owner_key,
+                                                   0, lease_msec);
+        for (size_t i = 0; i < jace_msg_node_count (request)
+                           && i < pending->wanted; i++) {
+            const jace_node_t *node = jace_msg_node (request, i);
+            const char *holder = supernode_overlay_holder (self->overlay,
+                                                           node->id);
+            if (holder && streq (holder, peer->endpoint)
+            &&  !s_grant_names (pending->grant, node->id)
+            &&  !s_grant_names (reserve, node->id))
+                jace_msg_add_node (reserve, node);
+        }
+        size_t count = jace_msg_node_count (reserve);
+        jace_msg_set_count (reserve, (int64_t) count);
+        if (count > 0 && jace_msg_send (&reserve, peer->dealer) == 0)
+            asked++;
+        jace_msg_destroy (&reserve);
+    }
+    return asked;
+}
+
+//  By id: lease those of request's daemons that are free here, and
+//  remember which were asked for, so that no peer's grant adds another.
+static size_t
+s_lease_ids (server_t *self, jace_msg_t *request, const char *owner_key,
+             pending_t *pending, int64_t expires_at)
+{
+    size_t count = jace_msg_node_count (request);
+    if (count > pending->wanted)
+        count = pending->wanted;
+    const char **ids = (const char **) zmalloc ((count + 1)
+                                                * sizeof (char *));
+    pending->wanted_ids = zhashx_new ();
+    for (size_t i = 0; i < count; i++) {
+        ids [i] = jace_msg_node (request, i)->id;
+        zhashx_update (pending->wanted_ids, ids [i], (void *) "");
+    }
+    size_t leased = supernode_registry_lease_ids (self->registry,
+        pending->job, owner_key, ids, count, expires_at, s_not_leasable,
+        self, pending->grant);
+    free (ids);
+    return leased;
 }
 
 //  The lease time asked for, within (0, max_lease_msec]: a lease of
@@ -560,6 +630,28 @@ s_owner_may (server_t *self, jace_msg_t *msg, const char *job,
     return false;
 }
 
+//  A RESERVE by id names as many daemons as its count, each by a
+//  non-empty id; false (counted as malformed) otherwise.  Without records
+//  it is a RESERVE by count.
+static bool
+s_reserve_ids_valid (server_t *self, jace_msg_t *msg)
+{
+    size_t records = jace_msg_node_count (msg);
+    if (records == 0)
+        return true;
+    bool valid = (int64_t) records == jace_msg_count (msg);
+    for (size_t i = 0; valid && i < records; i++)
+        valid = *jace_msg_node (msg, i)->id != 0;
+    if (valid)
+        return true;
+    zsys_warning ("supernode: RESERVE by id from %s for %s names %zu "
+                  "daemons, count %" PRId64 " (or an empty id), dropped",
+                  jace_msg_sender (msg), jace_msg_job (msg), records,
+                  jace_msg_count (msg));
+    self->malformed++;
+    return false;
+}
+
 //  RESERVE's job and count, the count capped to GRANT_MAX; false (and
 //  counted as malformed) if they make no sense.
 static bool
@@ -580,7 +672,7 @@ s_reserve_valid (server_t *self, jace_msg_t *msg, int64_t *count)
                       GRANT_MAX);
         *count = GRANT_MAX;
     }
-    return true;
+    return s_reserve_ids_valid (self, msg);
 }
 
 //  A direct RESERVE comes from a spawner, whose key the lease tokens name;
@@ -610,20 +702,25 @@ s_on_reserve (server_t *self, jace_msg_t *msg)
     jace_msg_set_count (pending->grant, count);
     pending->wanted = (size_t) count;
     pending->lease_msec = lease_msec;
-    size_t leased = supernode_registry_lease (self->registry, job, owner_key,
-        (size_t) count, now + lease_msec, jace_msg_cluster (msg),
-        s_not_leasable, self, pending->grant);
+    bool by_id = jace_msg_node_count (msg) > 0;
+    size_t leased = by_id
+        ? s_lease_ids (self, msg, owner_key, pending, now + lease_msec)
+        : supernode_registry_lease (self->registry, job, owner_key,
+                                    (size_t) count, now + lease_msec,
+                                    jace_msg_cluster (msg), s_not_leasable,
+                                    self, pending->grant);
     //  A peer's part of a lease is listed only while it holds daemons.
     if (!forwarded || leased > 0)
         supernode_leases_begin (self->leases, job, jace_msg_endpoint (msg),
                                 owner_key, now, now + lease_msec);
     if (leased < (size_t) count && !forwarded && s_may_wait (self))
-        pending->outstanding = s_ask_peers (self, msg, owner_key,
-                                            (size_t) count - leased,
-                                            lease_msec);
-    zsys_info ("supernode: %s asks %" PRId64 " daemons for %s, %zu here, "
-               "%zu peers asked", jace_msg_sender (msg), count, job, leased,
-               pending->outstanding);
+        pending->outstanding = by_id
+            ? s_ask_peers_ids (self, msg, owner_key, pending, lease_msec)
+            : s_ask_peers (self, msg, owner_key, (size_t) count - leased,
+                           lease_msec);
+    zsys_info ("supernode: %s asks %" PRId64 " daemons%s for %s, %zu here, "
+               "%zu peers asked", jace_msg_sender (msg), count,
+               by_id ? " by id" : "", job, leased, pending->outstanding);
     if (pending->outstanding == 0) {
         s_send_grant (self, pending);
         s_pending_destroy (&pending);
@@ -692,7 +789,9 @@ s_on_peer_grant (server_t *self, peer_t *peer, jace_msg_t *msg)
         const jace_node_t *node = jace_msg_node (msg, i);
         if (pending && *node->id
         &&  jace_msg_node_count (pending->grant) < pending->wanted
-        &&  !s_grant_names (pending->grant, node->id))
+        &&  !s_grant_names (pending->grant, node->id)
+        &&  (!pending->wanted_ids
+             || zhashx_lookup (pending->wanted_ids, node->id)))
             s_grant_add (pending->grant, msg, node);
         else
             jace_msg_add_node (release, node);
