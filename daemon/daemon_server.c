@@ -43,6 +43,7 @@
 #include "jace_msg.h"
 #include "jace_security.h"
 #include "jace_task.h"
+#include "platform.h"
 
 #define FAILOVER_HEARTBEATS 3
 #define FAILOVER_MIN_MSEC 1500
@@ -53,6 +54,15 @@
 //  Messages queued per control connection: a spawner keeps 4 MiB of
 //  CHUNKs unacknowledged (4 of them) besides a few control messages.
 #define CONTROL_RCVHWM 16
+//  PONGs held for the emulated link at once; a super-node probes us once
+//  a period, so more means a flood, and the excess is dropped.
+#define PONGS_HELD_MAX 16
+
+//  A PONG held for the emulated link to our super-node.
+typedef struct {
+    int64_t due;                //  Send then (usec, monotonic)
+    jace_msg_t *msg;            //  Owned
+} held_pong_t;
 
 typedef struct {
     zsock_t *pipe;              //  Actor command pipe
@@ -85,6 +95,8 @@ typedef struct {
     uint64_t malformed;         //  Bad messages dropped
     bool verbose;               //  Log every message
     bool terminated;            //  $TERM received
+    platform_t *links;          //  Platform to emulate PONGs on, or NULL
+    zlistx_t *pongs;            //  held_pong_t, owned, oldest first
 } server_t;
 
 
@@ -242,6 +254,17 @@ out_fail:
     return -1;
 }
 
+static void
+s_held_pong_destroy (void **item_p)
+{
+    held_pong_t *held = (held_pong_t *) *item_p;
+    if (held) {
+        jace_msg_destroy (&held->msg);
+        free (held);
+        *item_p = NULL;
+    }
+}
+
 static server_t *
 s_server_new (zsock_t *pipe, daemon_config_t *config)
 {
@@ -258,6 +281,14 @@ s_server_new (zsock_t *pipe, daemon_config_t *config)
                            ? config->heartbeat_msec : 1000;
     self->verbose = config->verbose;
     self->platform = config->platform;
+    self->pongs = zlistx_new ();
+    zlistx_set_destructor (self->pongs, s_held_pong_destroy);
+    if (self->platform) {
+        //  The worker reports a platform it cannot read; PONGs then go
+        //  unheld.
+        char reason [256];
+        self->links = platform_load (self->platform, reason, sizeof reason);
+    }
     //  Half the node's memory: the application's set-up builds its own
     //  structures from the data, and the neighbours' copies need room.
     int64_t memory_mib = daemon_power_memory_mib ();
@@ -285,6 +316,8 @@ s_server_destroy (server_t **self_p)
     zsock_destroy (&self->router);
     zframe_destroy (&self->spawner);
     daemon_transfer_destroy (&self->transfer);
+    zlistx_destroy (&self->pongs);
+    platform_destroy (&self->links);
     jace_security_destroy (&self->security);
     zlist_destroy (&self->supernodes);
     free (self->current);
@@ -303,6 +336,8 @@ s_connect_supernode (server_t *self)
     if (self->supernode) {
         zpoller_remove (self->poller, self->supernode);
         zsock_destroy (&self->supernode);
+        //  Held PONGs answered the super-node we leave.
+        zlistx_purge (self->pongs);
         zsys_warning ("daemon %s: super-node %s silent, failing over",
                       self->self_node.id, self->current);
         //  Rotate: the silent one goes to the back of the list.
@@ -338,6 +373,67 @@ s_send_hello (server_t *self)
     jace_msg_send (&hello, self->supernode);
 }
 
+//  --------------------------------------------------------------------------
+//  Probes: our super-node measures the link to us (docs/MAPPING.md 1)
+
+//  How long our PONG waits on the emulated link to the super-node's
+//  cluster (usec); 0 off a virtual grid or for a cluster not in it.
+static int64_t
+s_pong_hold (server_t *self, const char *remote, size_t bytes)
+{
+    if (!self->links)
+        return 0;
+    int from = platform_cluster_index (self->links, self->self_node.cluster);
+    int to = platform_cluster_index (self->links, remote);
+    if (from < 0 || to < 0)
+        return 0;
+    double mbps = platform_bandwidth_mbps (self->links, (size_t) from,
+                                          (size_t) to);
+    return (int64_t) (platform_latency_us (self->links, (size_t) from,
+                                           (size_t) to)
+                      + (mbps > 0 ? (double) bytes * 8 / mbps : 0));
+}
+
+//  A PING comes only on our super-node's connection (one on the control
+//  socket is dropped as unexpected).  The PONG echoes its count and never
+//  its padding.
+static void
+s_on_ping (server_t *self, jace_msg_t *ping)
+{
+    jace_msg_t *pong = jace_msg_new (JACE_MSG_PONG);
+    jace_msg_set_sender (pong, self->self_node.id);
+    jace_msg_set_cluster (pong, self->self_node.cluster);
+    jace_msg_set_count (pong, jace_msg_count (ping));
+    int64_t hold = s_pong_hold (self, jace_msg_cluster (ping), 64);
+    if (hold <= 0) {
+        jace_msg_send (&pong, self->supernode);
+        return;
+    }
+    if (zlistx_size (self->pongs) >= PONGS_HELD_MAX) {
+        jace_msg_destroy (&pong);
+        return;
+    }
+    held_pong_t *held = (held_pong_t *) zmalloc (sizeof *held);
+    held->due = zclock_usecs () + hold;
+    held->msg = pong;
+    zlistx_add_end (self->pongs, held);
+}
+
+//  Send the held PONGs that are due; msec until the next one (rounded
+//  up), or -1 when none waits.  Holds are equal, so the oldest is first.
+static int64_t
+s_flush_pongs (server_t *self)
+{
+    int64_t now = zclock_usecs ();
+    held_pong_t *held;
+    while ((held = (held_pong_t *) zlistx_first (self->pongs))
+       &&  held->due <= now) {
+        jace_msg_send (&held->msg, self->supernode);
+        zlistx_delete (self->pongs, zlistx_cursor (self->pongs));
+    }
+    return held ? (held->due - now + 999) / 1000 : -1;
+}
+
 static void
 s_recv_supernode (server_t *self)
 {
@@ -358,6 +454,9 @@ s_recv_supernode (server_t *self)
         self->registered = true;
         self->last_welcome = zclock_mono ();
     }
+    else
+    if (jace_msg_type (msg) == JACE_MSG_PING)
+        s_on_ping (self, msg);
     jace_msg_destroy (&msg);
 }
 
@@ -842,6 +941,9 @@ daemon_server_actor (zsock_t *pipe, void *args)
             s_heartbeat (self);
             continue;
         }
+        int64_t due = s_flush_pongs (self);
+        if (due >= 0 && due < wait)
+            wait = due;
         void *which = zpoller_wait (self->poller,
                                     self->failure ? -1 : (int) wait);
         if (which == self->pipe)

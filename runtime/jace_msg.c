@@ -47,7 +47,7 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
     [JACE_MSG_BYE] = { "BYE", { F_SENDER, F_TOKEN, F_END } },
     [JACE_MSG_RESERVE] = { "RESERVE",
         { F_SENDER, F_JOB, F_ENDPOINT, F_COUNT, F_INTERVAL, F_FORWARDED,
-          F_CLUSTER, F_PUBKEY, F_END } },
+          F_CLUSTER, F_PUBKEY, F_NODES, F_END } },
     [JACE_MSG_GRANT] = { "GRANT",
         { F_SENDER, F_JOB, F_COUNT, F_NODES, F_PARAMS, F_END } },
     [JACE_MSG_RELEASE] = { "RELEASE",
@@ -95,6 +95,10 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
           F_END } },
     [JACE_MSG_CHUNK_ACK] = { "CHUNK_ACK",
         { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_RECEIVED, F_TOKEN, F_END } },
+    [JACE_MSG_PING] = { "PING",
+        { F_SENDER, F_CLUSTER, F_COUNT, F_REASON, F_END } },
+    [JACE_MSG_PONG] = { "PONG",
+        { F_SENDER, F_CLUSTER, F_COUNT, F_REASON, F_END } },
 };
 
 //  Fields of a node record on the wire, in order.

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 //  Wire version; a message of another version is rejected.
-#define JACE_MSG_VERSION        3
+#define JACE_MSG_VERSION        4
 //  Largest header frame we accept (registry listings live here).
 #define JACE_MSG_HEADER_MAX     (4 * 1024 * 1024)
 //  Default largest frame of any kind, also set as ZMQ_MAXMSGSIZE.
@@ -73,6 +73,8 @@ typedef enum {
     JACE_MSG_CANCEL,            //  client -> spawner: end this job now
     JACE_MSG_CHUNK,             //  spawner -> daemon: a piece of task data
     JACE_MSG_CHUNK_ACK,         //  daemon -> spawner: task data received
+    JACE_MSG_PING,              //  super-node -> peer or daemon: probe
+    JACE_MSG_PONG,              //  answer to a PING, echoing its count
     JACE_MSG_TYPE_COUNT         //  One past the last type
 } jace_msg_type_t;
 

@@ -36,6 +36,13 @@ s_usage (FILE *out)
 "      --max-daemons N      most daemons registered here (default 4096); new\n"
 "                           ones beyond are refused, logged and counted, and\n"
 "                           at most N records are taken from a peer\n"
+"      --cluster NAME       our cluster, for the links we measure (default:\n"
+"                           the cluster most of our daemons name)\n"
+"      --probe MS           PING peers and daemons this often to measure\n"
+"                           latency and bandwidth (default 1000; 0: never)\n"
+"      --platform FILE      virtual grid: hold each PING and PONG we send\n"
+"                           for the latency and bandwidth this platform\n"
+"                           gives between our cluster and the other's\n"
 "      --endpoint-file PATH write the bound endpoint there once serving\n"
 "      --allow-crash        obey CRASH messages (jace-spawner kill\n"
 "                           --crash-supernode): for crash tests only\n"
@@ -47,7 +54,7 @@ int
 main (int argc, char *argv [])
 {
     jace_process_init ("supernode");
-    supernode_config_t config = { .bind = NULL };
+    supernode_config_t config = { .bind = NULL, .probe_msec = 1000 };
     const char *peers [64];
     const char *endpoint_file = NULL;
     long number;
@@ -63,6 +70,9 @@ main (int argc, char *argv [])
         { "max-lease", required_argument, 0, 'L' },
         { "max-daemons", required_argument, 0, 'D' },
         { "endpoint-file", required_argument, 0, 'E' },
+        { "cluster", required_argument, 0, 'C' },
+        { "probe", required_argument, 0, 'R' },
+        { "platform", required_argument, 0, 'F' },
         { "verbose", no_argument, 0, 'v' },
         { "allow-crash", no_argument, 0, 'X' },
         { "help", no_argument, 0, 'h' },
@@ -114,6 +124,21 @@ main (int argc, char *argv [])
                 config.max_daemons = (size_t) number;
                 break;
             case 'E': endpoint_file = optarg; break;
+            case 'C':
+                if (!*optarg || strlen (optarg) >= JACE_ID_MAX) {
+                    fprintf (stderr, PROGRAM ": --cluster must have 1 to "
+                             "%d characters\n", JACE_ID_MAX - 1);
+                    return 2;
+                }
+                config.cluster = optarg;
+                break;
+            case 'R':
+                if (jace_process_parse_int (PROGRAM, "--probe", optarg,
+                                            0, 3600000, &number))
+                    return 2;
+                config.probe_msec = (int) number;
+                break;
+            case 'F': config.platform = optarg; break;
             case 'v': config.verbose = true; break;
             case 'X': config.allow_crash = true; break;
             case 'h': s_usage (stdout); return 0;

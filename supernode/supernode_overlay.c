@@ -214,6 +214,20 @@ supernode_overlay_newest (supernode_overlay_t *self, const char *id)
     return record ? record->appeared_at : -1;
 }
 
+const char *
+supernode_overlay_holder (supernode_overlay_t *self, const char *id)
+{
+    assert (self);
+    assert (id);
+    for (size_t i = 0; i < self->count; i++) {
+        record_t *record = (record_t *) zhashx_lookup (
+            self->views [i]->records, id);
+        if (record && record == s_freshest (self, id))
+            return self->views [i]->endpoint;
+    }
+    return NULL;
+}
+
 bool
 supernode_overlay_is_busy (supernode_overlay_t *self, const char *id)
 {

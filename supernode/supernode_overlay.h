@@ -47,6 +47,11 @@ int64_t
 bool
     supernode_overlay_is_busy (supernode_overlay_t *self, const char *id);
 
+//  Endpoint of the peer whose record of daemon id is the freshest (the
+//  super-node it talks to; borrowed), or NULL if no peer lists it.
+const char *
+    supernode_overlay_holder (supernode_overlay_t *self, const char *id);
+
 //  Free daemons peer lists whose record is the freshest of the overlay.
 size_t
     supernode_overlay_free_count (supernode_overlay_t *self,

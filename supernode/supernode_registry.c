@@ -344,6 +344,43 @@ supernode_registry_lease (supernode_registry_t *self, const char *lease,
     return leased;
 }
 
+size_t
+supernode_registry_lease_ids (supernode_registry_t *self, const char *lease,
+                              const char *spawner_id, const char **ids,
+                              size_t count, int64_t expires_at,
+                              supernode_registry_filter_fn *exclude,
+                              void *arg, jace_msg_t *msg)
+{
+    assert (self);
+    assert (lease && *lease);
+    assert (spawner_id);
+    assert (ids || count == 0);
+    size_t leased = 0;
+    for (size_t i = 0; i < count; i++) {
+        entry_t *entry = (entry_t *) zhashx_lookup (self->entries, ids [i]);
+        //  A repeated id finds its daemon leased already: granted once.
+        if (!entry || entry->node.state != JACE_NODE_FREE
+        ||  (exclude && exclude (entry->node.id, entry->appeared_at, arg)))
+            continue;
+        snprintf (entry->lease, sizeof entry->lease, "%s", lease);
+        entry->lease_expires_at = expires_at;
+        s_derive_state (entry);
+        if (msg)
+            s_grant_entry (entry, lease, spawner_id, msg);
+        leased++;
+    }
+    return leased;
+}
+
+bool
+supernode_registry_is_free (supernode_registry_t *self, const char *id)
+{
+    assert (self);
+    assert (id);
+    entry_t *entry = (entry_t *) zhashx_lookup (self->entries, id);
+    return entry && entry->node.state == JACE_NODE_FREE;
+}
+
 bool
 supernode_registry_holds (supernode_registry_t *self, const char *lease)
 {

@@ -113,6 +113,23 @@ size_t
                               supernode_registry_filter_fn *exclude,
                               void *arg, jace_msg_t *msg);
 
+//  Lease to `lease` until expires_at exactly those of the `count` daemons
+//  named in ids that are registered here, free, and for which `exclude`
+//  (may be NULL) does not hold; adds each to msg's node list with its
+//  lease token, as supernode_registry_lease.  Never leases a daemon not
+//  named.  Returns the number leased.
+size_t
+    supernode_registry_lease_ids (supernode_registry_t *self,
+                                  const char *lease, const char *spawner_id,
+                                  const char **ids, size_t count,
+                                  int64_t expires_at,
+                                  supernode_registry_filter_fn *exclude,
+                                  void *arg, jace_msg_t *msg);
+
+//  True if daemon id is registered here and free.
+bool
+    supernode_registry_is_free (supernode_registry_t *self, const char *id);
+
 //  True if some daemon here is held by `lease`.
 bool
     supernode_registry_holds (supernode_registry_t *self, const char *lease);

@@ -23,6 +23,7 @@
 #include "supernode_registry.h"
 #include "supernode_overlay.h"
 #include "supernode_leases.h"
+#include "supernode_probe.h"
 #include "jace_msg.h"
 #include "jace_auth.h"
 #include "jace_security.h"
@@ -37,12 +38,16 @@
 //  Super-nodes we refused to peer with and remember, so that each refusal
 //  is logged once; past this many, refusals are only counted.
 #define REFUSED_MAX 256
-//  Params of a STATUS_REPLY that are not leases (audit/...).
-#define AUDIT_PARAMS 4
+//  Params of a STATUS_REPLY that are not leases nor links (audit/...,
+//  cluster).
+#define AUDIT_PARAMS 5
 //  Leases listed in one STATUS_REPLY or PEER_STATE: what fits in a params
-//  map beside the audit params.
+//  map beside the audit and link params.
 #define LEASES_LISTED_MAX \
-    ((JACE_PARAMS_MAX - AUDIT_PARAMS) / SUPERNODE_LEASE_PARAMS)
+    ((JACE_PARAMS_MAX - AUDIT_PARAMS - SUPERNODE_LINK_PARAMS_MAX) \
+     / SUPERNODE_LEASE_PARAMS)
+//  A probe target not probed for this many periods is forgotten.
+#define PROBE_FORGET_PERIODS 5
 //  Most daemons one RESERVE gets: each granted daemon takes a token param.
 #define GRANT_MAX JACE_PARAMS_MAX
 //  Reservations waiting for peers at once; past this a RESERVE is answered
@@ -68,6 +73,8 @@ typedef struct {
     zsock_t *dealer;            //  Our connection to it
     bool configured;            //  From --peer: kept when silent
     bool heard;                 //  Its state is in the overlay
+    char id [JACE_ID_MAX];      //  Its id (PEER_STATE sender), or ""
+    char cluster [JACE_ID_MAX]; //  Its cluster (PEER_STATE, PONG), or ""
     size_t left_out;            //  Records its last PEER_STATE lost
     int64_t expires_at;         //  Its state is stale after this
 } peer_t;
@@ -81,6 +88,8 @@ typedef struct {
     int64_t lease_msec;         //  Lease time, capped
     size_t outstanding;         //  Peers yet to answer
     int64_t deadline;           //  Answer by then whatever happens
+    zhashx_t *wanted_ids;       //  By id: the daemons asked for (no
+                                //  values), NULL for a count
 } pending_t;
 
 typedef struct {
@@ -112,6 +121,12 @@ typedef struct {
     bool verbose;               //  Log every message
     bool allow_crash;           //  Obey CRASH
     bool terminated;            //  $TERM received
+    supernode_probe_t *probe;   //  Link measurements, emulated links
+    bool cluster_given;         //  --cluster: never recomputed
+    int probe_msec;             //  PING period, 0: no probes
+    int64_t next_probe;         //  Next probe round (msec)
+    zhashx_t *routes;           //  Daemon id -> routing id (zframe_t) of
+                                //  its last accepted HELLO, owned
 } server_t;
 
 
@@ -208,6 +223,8 @@ static void
 s_peer_remove (server_t *self, peer_t *peer)
 {
     zpoller_remove (self->poller, peer->dealer);
+    supernode_probe_forget_socket (self->probe, peer->dealer);
+    supernode_probe_forget_peer (self->probe, peer->endpoint);
     void *handle = zlistx_find (self->peers, peer);
     assert (handle);
     zlistx_delete (self->peers, handle);
@@ -257,6 +274,14 @@ s_start (server_t *self, supernode_config_t *config)
                   zmq_strerror (zmq_errno ()));
         goto out_fail;
     }
+    self->probe = supernode_probe_new (config->platform, reason,
+                                       sizeof reason);
+    if (!self->probe)
+        goto out_fail;
+    if (config->cluster) {
+        supernode_probe_set_cluster (self->probe, config->cluster);
+        self->cluster_given = true;
+    }
     self->endpoint = zsock_last_endpoint (self->router);
     self->registry = supernode_registry_new (self->endpoint,
                                              self->max_daemons);
@@ -297,6 +322,10 @@ s_server_new (zsock_t *pipe, supernode_config_t *config)
                          ? config->timeout_msec : 4 * self->heartbeat_msec;
     self->verbose = config->verbose;
     self->allow_crash = config->allow_crash;
+    self->probe_msec = config->probe_msec > 0 ? config->probe_msec : 0;
+    self->routes = zhashx_new ();
+    zhashx_set_destructor (self->routes,
+                           (zhashx_destructor_fn *) zframe_destroy);
     zuuid_t *uuid = zuuid_new ();
     snprintf (self->id, sizeof self->id, "sn-%.8s", zuuid_str (uuid));
     zuuid_destroy (&uuid);
@@ -311,6 +340,7 @@ s_pending_destroy (pending_t **pending_p)
     if (pending) {
         zframe_destroy (&pending->routing_id);
         jace_msg_destroy (&pending->grant);
+        zhashx_destroy (&pending->wanted_ids);
         free (pending);
         *pending_p = NULL;
     }
@@ -331,6 +361,8 @@ s_server_destroy (server_t **self_p)
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->router);
     supernode_registry_destroy (&self->registry);
+    supernode_probe_destroy (&self->probe);
+    zhashx_destroy (&self->routes);
     jace_security_destroy (&self->security);
     free (self->endpoint);
     free (self->failure);
@@ -446,6 +478,9 @@ s_on_hello (server_t *self, jace_msg_t *msg)
                      node->endpoint);
     if (result != SUPERNODE_JOINED && result != SUPERNODE_REFRESHED)
         return;
+    //  Where to PING it, and how to know its PONG.
+    zhashx_update (self->routes, node->id,
+                   zframe_dup (jace_msg_routing_id (msg)));
     jace_msg_t *welcome = jace_msg_new (JACE_MSG_WELCOME);
     jace_msg_set_sender (welcome, self->id);
     jace_msg_set_interval (welcome, self->heartbeat_msec);
@@ -477,6 +512,9 @@ s_on_bye (server_t *self, jace_msg_t *msg)
 //  --------------------------------------------------------------------------
 //  Leases
 
+static bool
+    s_grant_names (jace_msg_t *grant, const char *id);
+
 //  Ask peers for what we lack; returns the number of peers asked.  Each
 //  is asked only for daemons whose freshest record it holds, so a daemon
 //  that just failed over is asked of the super-node it talks to.
@@ -494,6 +532,24 @@ s_may_wait (server_t *self)
     return false;
 }
 
+//  The RESERVE we pass on to a peer for `count` of request's daemons.
+static jace_msg_t *
+s_forwarded_reserve (server_t *self, jace_msg_t *request,
+                     const char *owner_key, size_t count, int64_t lease_msec)
+{
+    jace_msg_t *reserve = jace_msg_new (JACE_MSG_RESERVE);
+    jace_msg_set_sender (reserve, self->id);
+    jace_msg_set_job (reserve, jace_msg_job (request));
+    jace_msg_set_endpoint (reserve, jace_msg_endpoint (request));
+    jace_msg_set_count (reserve, (int64_t) count);
+    jace_msg_set_interval (reserve, lease_msec);
+    jace_msg_set_forwarded (reserve, FROM_PEER);
+    jace_msg_set_cluster (reserve, jace_msg_cluster (request));
+    //  The peer makes the lease tokens for the spawner, not for us.
+    jace_msg_set_pubkey (reserve, owner_key);
+    return reserve;
+}
+
 static size_t
 s_ask_peers (server_t *self, jace_msg_t *request, const char *owner_key,
              size_t missing, int64_t lease_msec)
@@ -506,22 +562,68 @@ s_ask_peers (server_t *self, jace_msg_t *request, const char *owner_key,
         if (available == 0)
             continue;
         size_t count = available < missing ? available : missing;
-        jace_msg_t *reserve = jace_msg_new (JACE_MSG_RESERVE);
-        jace_msg_set_sender (reserve, self->id);
-        jace_msg_set_job (reserve, jace_msg_job (request));
-        jace_msg_set_endpoint (reserve, jace_msg_endpoint (request));
-        jace_msg_set_count (reserve, (int64_t) count);
-        jace_msg_set_interval (reserve, lease_msec);
-        jace_msg_set_forwarded (reserve, FROM_PEER);
-        jace_msg_set_cluster (reserve, jace_msg_cluster (request));
-        //  The peer makes the lease tokens for the spawner, not for us.
-        jace_msg_set_pubkey (reserve, owner_key);
+        jace_msg_t *reserve = s_forwarded_reserve (self, request, owner_key,
+                                                   count, lease_msec);
         if (jace_msg_send (&reserve, peer->dealer) == 0) {
             missing -= count;
             asked++;
         }
     }
     return asked;
+}
+
+//  By id: ask each peer for the daemons we did not grant whose freshest
+//  record it holds, naming only those; the others (unknown, or listed by
+//  no peer) are simply not granted.  Returns the number of peers asked.
+static size_t
+s_ask_peers_ids (server_t *self, jace_msg_t *request, const char *owner_key,
+                 pending_t *pending, int64_t lease_msec)
+{
+    size_t asked = 0;
+    for (peer_t *peer = (peer_t *) zlistx_first (self->peers); peer;
+         peer = (peer_t *) zlistx_next (self->peers)) {
+        jace_msg_t *reserve = s_forwarded_reserve (self, request, owner_key,
+                                                   0, lease_msec);
+        for (size_t i = 0; i < jace_msg_node_count (request)
+                           && i < pending->wanted; i++) {
+            const jace_node_t *node = jace_msg_node (request, i);
+            const char *holder = supernode_overlay_holder (self->overlay,
+                                                           node->id);
+            if (holder && streq (holder, peer->endpoint)
+            &&  !s_grant_names (pending->grant, node->id)
+            &&  !s_grant_names (reserve, node->id))
+                jace_msg_add_node (reserve, node);
+        }
+        size_t count = jace_msg_node_count (reserve);
+        jace_msg_set_count (reserve, (int64_t) count);
+        if (count > 0 && jace_msg_send (&reserve, peer->dealer) == 0)
+            asked++;
+        jace_msg_destroy (&reserve);
+    }
+    return asked;
+}
+
+//  By id: lease those of request's daemons that are free here, and
+//  remember which were asked for, so that no peer's grant adds another.
+static size_t
+s_lease_ids (server_t *self, jace_msg_t *request, const char *owner_key,
+             pending_t *pending, int64_t expires_at)
+{
+    size_t count = jace_msg_node_count (request);
+    if (count > pending->wanted)
+        count = pending->wanted;
+    const char **ids = (const char **) zmalloc ((count + 1)
+                                                * sizeof (char *));
+    pending->wanted_ids = zhashx_new ();
+    for (size_t i = 0; i < count; i++) {
+        ids [i] = jace_msg_node (request, i)->id;
+        zhashx_update (pending->wanted_ids, ids [i], (void *) "");
+    }
+    size_t leased = supernode_registry_lease_ids (self->registry,
+        pending->job, owner_key, ids, count, expires_at, s_not_leasable,
+        self, pending->grant);
+    free (ids);
+    return leased;
 }
 
 //  The lease time asked for, within (0, max_lease_msec]: a lease of
@@ -560,6 +662,28 @@ s_owner_may (server_t *self, jace_msg_t *msg, const char *job,
     return false;
 }
 
+//  A RESERVE by id names as many daemons as its count, each by a
+//  non-empty id; false (counted as malformed) otherwise.  Without records
+//  it is a RESERVE by count.
+static bool
+s_reserve_ids_valid (server_t *self, jace_msg_t *msg)
+{
+    size_t records = jace_msg_node_count (msg);
+    if (records == 0)
+        return true;
+    bool valid = (int64_t) records == jace_msg_count (msg);
+    for (size_t i = 0; valid && i < records; i++)
+        valid = *jace_msg_node (msg, i)->id != 0;
+    if (valid)
+        return true;
+    zsys_warning ("supernode: RESERVE by id from %s for %s names %zu "
+                  "daemons, count %" PRId64 " (or an empty id), dropped",
+                  jace_msg_sender (msg), jace_msg_job (msg), records,
+                  jace_msg_count (msg));
+    self->malformed++;
+    return false;
+}
+
 //  RESERVE's job and count, the count capped to GRANT_MAX; false (and
 //  counted as malformed) if they make no sense.
 static bool
@@ -580,7 +704,7 @@ s_reserve_valid (server_t *self, jace_msg_t *msg, int64_t *count)
                       GRANT_MAX);
         *count = GRANT_MAX;
     }
-    return true;
+    return s_reserve_ids_valid (self, msg);
 }
 
 //  A direct RESERVE comes from a spawner, whose key the lease tokens name;
@@ -610,20 +734,25 @@ s_on_reserve (server_t *self, jace_msg_t *msg)
     jace_msg_set_count (pending->grant, count);
     pending->wanted = (size_t) count;
     pending->lease_msec = lease_msec;
-    size_t leased = supernode_registry_lease (self->registry, job, owner_key,
-        (size_t) count, now + lease_msec, jace_msg_cluster (msg),
-        s_not_leasable, self, pending->grant);
+    bool by_id = jace_msg_node_count (msg) > 0;
+    size_t leased = by_id
+        ? s_lease_ids (self, msg, owner_key, pending, now + lease_msec)
+        : supernode_registry_lease (self->registry, job, owner_key,
+                                    (size_t) count, now + lease_msec,
+                                    jace_msg_cluster (msg), s_not_leasable,
+                                    self, pending->grant);
     //  A peer's part of a lease is listed only while it holds daemons.
     if (!forwarded || leased > 0)
         supernode_leases_begin (self->leases, job, jace_msg_endpoint (msg),
                                 owner_key, now, now + lease_msec);
     if (leased < (size_t) count && !forwarded && s_may_wait (self))
-        pending->outstanding = s_ask_peers (self, msg, owner_key,
-                                            (size_t) count - leased,
-                                            lease_msec);
-    zsys_info ("supernode: %s asks %" PRId64 " daemons for %s, %zu here, "
-               "%zu peers asked", jace_msg_sender (msg), count, job, leased,
-               pending->outstanding);
+        pending->outstanding = by_id
+            ? s_ask_peers_ids (self, msg, owner_key, pending, lease_msec)
+            : s_ask_peers (self, msg, owner_key, (size_t) count - leased,
+                           lease_msec);
+    zsys_info ("supernode: %s asks %" PRId64 " daemons%s for %s, %zu here, "
+               "%zu peers asked", jace_msg_sender (msg), count,
+               by_id ? " by id" : "", job, leased, pending->outstanding);
     if (pending->outstanding == 0) {
         s_send_grant (self, pending);
         s_pending_destroy (&pending);
@@ -692,7 +821,9 @@ s_on_peer_grant (server_t *self, peer_t *peer, jace_msg_t *msg)
         const jace_node_t *node = jace_msg_node (msg, i);
         if (pending && *node->id
         &&  jace_msg_node_count (pending->grant) < pending->wanted
-        &&  !s_grant_names (pending->grant, node->id))
+        &&  !s_grant_names (pending->grant, node->id)
+        &&  (!pending->wanted_ids
+             || zhashx_lookup (pending->wanted_ids, node->id)))
             s_grant_add (pending->grant, msg, node);
         else
             jace_msg_add_node (release, node);
@@ -823,6 +954,7 @@ s_on_status (server_t *self, jace_msg_t *msg)
     supernode_overlay_describe (self->overlay, self->registry, reply);
     s_describe_leases (self, reply, true);
     s_describe_audit (self, reply);
+    supernode_probe_describe (self->probe, reply, true);
     s_reply (self, msg, &reply);
 }
 
@@ -850,6 +982,11 @@ s_on_peer_state (server_t *self, jace_msg_t *msg)
                       peer->endpoint, self->max_daemons);
     peer->left_out = left_out;
     peer->heard = true;
+    snprintf (peer->id, sizeof peer->id, "%s", jace_msg_sender (msg));
+    const char *cluster = jace_msg_param (msg, "cluster");
+    if (cluster)
+        snprintf (peer->cluster, sizeof peer->cluster, "%s", cluster);
+    supernode_probe_learn (self->probe, peer->endpoint, msg);
     peer->expires_at = now + self->timeout_msec;
 }
 
@@ -865,6 +1002,10 @@ s_send_peer_states (server_t *self)
     jace_msg_set_endpoint (state, self->endpoint);
     supernode_registry_describe (self->registry, s_moved_away, self, state);
     s_describe_leases (self, state, false);
+    //  Our cluster, for peers to emulate the link to us.
+    jace_msg_set_param (state, "cluster",
+                        supernode_probe_cluster (self->probe));
+    supernode_probe_describe (self->probe, state, true);
     //  Encoded once for all peers: a header frame and no payload.
     zmsg_t *encoded = jace_msg_encode (state);
     jace_msg_destroy (&state);
@@ -875,6 +1016,208 @@ s_send_peer_states (server_t *self)
         zmq_send (zsock_resolve (peer->dealer), zframe_data (header),
                   zframe_size (header), ZMQ_DONTWAIT);
     zmsg_destroy (&encoded);
+}
+
+//  --------------------------------------------------------------------------
+//  Probes (docs/MAPPING.md, section 1)
+
+static peer_t *
+s_peer_by_id (server_t *self, const char *id)
+{
+    for (peer_t *peer = (peer_t *) zlistx_first (self->peers); peer;
+         peer = (peer_t *) zlistx_next (self->peers))
+        if (*id && streq (peer->id, id))
+            return peer;
+    return NULL;
+}
+
+//  True if msg comes from the connection daemon `sender` last registered
+//  on: a PONG or PING naming a daemon from elsewhere is forged.
+static bool
+s_from_registered_daemon (server_t *self, jace_msg_t *msg)
+{
+    zframe_t *route = (zframe_t *) zhashx_lookup (self->routes,
+                                                  jace_msg_sender (msg));
+    return route && jace_msg_routing_id (msg)
+        && zframe_eq (route, jace_msg_routing_id (msg))
+        && supernode_registry_appeared_at (self->registry,
+                                           jace_msg_sender (msg)) >= 0;
+}
+
+//  A PING of a peer or registered daemon gets a PONG, held for the
+//  emulated link back; it never carries the padding, so a probe costs us
+//  no more than it cost its sender.
+static void
+s_on_ping (server_t *self, jace_msg_t *msg)
+{
+    if (!jace_security_authorise (self->security, msg,
+                                  JACE_ROLE_SUPERNODE | JACE_ROLE_DAEMON, WHO))
+        return;
+    peer_t *peer = s_peer_by_id (self, jace_msg_sender (msg));
+    if (!peer && !s_from_registered_daemon (self, msg)) {
+        jace_security_unauthorised (self->security, msg, WHO, "PING from "
+                                    "'%s', neither a peer nor a registered "
+                                    "daemon", jace_msg_sender (msg));
+        return;
+    }
+    const char *remote = peer && *peer->cluster ? peer->cluster
+                                                : jace_msg_cluster (msg);
+    jace_msg_t *pong = jace_msg_new (JACE_MSG_PONG);
+    jace_msg_set_sender (pong, self->id);
+    jace_msg_set_cluster (pong, supernode_probe_cluster (self->probe));
+    jace_msg_set_count (pong, jace_msg_count (msg));
+    jace_msg_set_routing_id (pong, jace_msg_routing_id (msg));
+    supernode_probe_send (self->probe, self->router, remote, &pong);
+}
+
+//  A PONG that answers no probe of ours (forged, duplicate, too late) is
+//  dropped and counted.
+static void
+s_bad_pong (server_t *self, jace_msg_t *msg, const char *from)
+{
+    self->malformed++;
+    if (self->verbose || self->malformed <= 10
+    ||  self->malformed % 1000 == 0)
+        zsys_warning ("supernode: PONG %" PRId64 " from %s answers no probe "
+                      "of ours, dropped (%" PRIu64 " bad messages so far)",
+                      jace_msg_count (msg), from, self->malformed);
+}
+
+static void
+s_on_daemon_pong (server_t *self, jace_msg_t *msg)
+{
+    if (!jace_security_authorise (self->security, msg, JACE_ROLE_DAEMON,
+                                  WHO))
+        return;
+    if (!s_from_registered_daemon (self, msg)) {
+        jace_security_unauthorised (self->security, msg, WHO, "PONG from "
+                                    "'%s', not a registered daemon",
+                                    jace_msg_sender (msg));
+        return;
+    }
+    if (!supernode_probe_pong (self->probe, jace_msg_sender (msg),
+                               jace_msg_count (msg), jace_msg_cluster (msg)))
+        s_bad_pong (self, msg, jace_msg_sender (msg));
+}
+
+static void
+s_on_peer_pong (server_t *self, peer_t *peer, jace_msg_t *msg)
+{
+    char target [JACE_ENDPOINT_MAX + 8];
+    snprintf (target, sizeof target, "peer:%s", peer->endpoint);
+    if (!supernode_probe_pong (self->probe, target, jace_msg_count (msg),
+                               jace_msg_cluster (msg))) {
+        s_bad_pong (self, msg, peer->endpoint);
+        return;
+    }
+    if (*jace_msg_cluster (msg))
+        snprintf (peer->cluster, sizeof peer->cluster, "%s",
+                  jace_msg_cluster (msg));
+}
+
+static void
+s_free_count (void **item_p)
+{
+    free (*item_p);
+    *item_p = NULL;
+}
+
+//  The cluster most of our daemons (in msg) name; ties: the smallest
+//  name; "" with none.
+static void
+s_majority_cluster (jace_msg_t *daemons, char *cluster, size_t size)
+{
+    zhashx_t *counts = zhashx_new ();
+    zhashx_set_destructor (counts, s_free_count);
+    size_t best = 0;
+    *cluster = 0;
+    for (size_t i = 0; i < jace_msg_node_count (daemons); i++) {
+        const char *name = jace_msg_node (daemons, i)->cluster;
+        size_t *count = (size_t *) zhashx_lookup (counts, name);
+        if (!count) {
+            count = (size_t *) zmalloc (sizeof *count);
+            zhashx_insert (counts, name, count);
+        }
+        ++*count;
+        if (*count > best || (*count == best && strcmp (name, cluster) < 0)) {
+            best = *count;
+            snprintf (cluster, size, "%s", name);
+        }
+    }
+    zhashx_destroy (&counts);
+}
+
+//  A PING to each registered daemon, on its HELLO's connection; routes
+//  of daemons no longer registered here are dropped.
+static void
+s_probe_daemons (server_t *self, jace_msg_t *daemons, bool send)
+{
+    zhashx_t *listed = zhashx_new ();
+    for (size_t i = 0; i < jace_msg_node_count (daemons); i++) {
+        const jace_node_t *node = jace_msg_node (daemons, i);
+        zhashx_update (listed, node->id, (void *) "");
+        zframe_t *route = (zframe_t *) zhashx_lookup (self->routes,
+                                                      node->id);
+        if (!route || !send)
+            continue;
+        jace_msg_t *ping = supernode_probe_ping (self->probe, node->id,
+                                                 node->cluster, false);
+        jace_msg_set_sender (ping, self->id);
+        jace_msg_set_routing_id (ping, route);
+        supernode_probe_send (self->probe, self->router, node->cluster,
+                              &ping);
+    }
+    zlist_t *gone = zlist_new ();
+    zlist_autofree (gone);
+    for (void *route = zhashx_first (self->routes); route;
+         route = zhashx_next (self->routes))
+        if (!zhashx_lookup (listed, zhashx_cursor (self->routes)))
+            zlist_append (gone, (void *) zhashx_cursor (self->routes));
+    for (char *id = (char *) zlist_first (gone); id;
+         id = (char *) zlist_next (gone))
+        zhashx_delete (self->routes, id);
+    zlist_destroy (&gone);
+    zhashx_destroy (&listed);
+}
+
+static void
+s_probe_peers (server_t *self)
+{
+    for (peer_t *peer = (peer_t *) zlistx_first (self->peers); peer;
+         peer = (peer_t *) zlistx_next (self->peers)) {
+        char target [JACE_ENDPOINT_MAX + 8];
+        snprintf (target, sizeof target, "peer:%s", peer->endpoint);
+        jace_msg_t *ping = supernode_probe_ping (self->probe, target,
+                                                 peer->cluster, true);
+        jace_msg_set_sender (ping, self->id);
+        supernode_probe_send (self->probe, peer->dealer, peer->cluster,
+                              &ping);
+    }
+}
+
+//  Every probe period: our cluster (unless given), then a PING to every
+//  peer and daemon.  Run every heartbeat too, without PINGs, when probes
+//  are off: the routes and the cluster still follow the registry.
+static void
+s_probe (server_t *self, bool ping)
+{
+    jace_msg_t *daemons = jace_msg_new (JACE_MSG_STATUS_REPLY);
+    supernode_registry_describe (self->registry, s_moved_away, self,
+                                 daemons);
+    if (!self->cluster_given) {
+        char cluster [JACE_ID_MAX];
+        s_majority_cluster (daemons, cluster, sizeof cluster);
+        supernode_probe_set_cluster (self->probe, cluster);
+    }
+    s_probe_daemons (self, daemons, ping);
+    jace_msg_destroy (&daemons);
+    if (!ping)
+        return;
+    s_probe_peers (self);
+    int64_t now = zclock_mono ();
+    supernode_probe_prune (self->probe,
+                           now - PROBE_FORGET_PERIODS * self->probe_msec);
+    self->next_probe = now + self->probe_msec;
 }
 
 //  --------------------------------------------------------------------------
@@ -915,6 +1258,8 @@ s_on_router_message (server_t *self, jace_msg_t **msg_p)
         case JACE_MSG_STATUS:       s_on_status (self, msg); break;
         case JACE_MSG_CRASH:        s_on_crash (self, msg); break;
         case JACE_MSG_PEER_STATE:   s_on_peer_state (self, msg); break;
+        case JACE_MSG_PING:         s_on_ping (self, msg); break;
+        case JACE_MSG_PONG:         s_on_daemon_pong (self, msg); break;
         default:
             self->malformed++;
             zsys_warning ("supernode: unexpected %s from %s, dropped "
@@ -960,6 +1305,9 @@ s_recv_peer (server_t *self, zsock_t *dealer)
     }
     if (jace_msg_type (msg) == JACE_MSG_GRANT)
         s_on_peer_grant (self, peer, msg);
+    else
+    if (jace_msg_type (msg) == JACE_MSG_PONG)
+        s_on_peer_pong (self, peer, msg);
     else {
         self->malformed++;
         zsys_warning ("supernode: unexpected %s from peer %s, dropped",
@@ -1001,6 +1349,7 @@ s_expire_peers (server_t *self, int64_t now)
                          "daemons", peer->endpoint, supernode_overlay_forget (
                          self->overlay, peer->endpoint));
             peer->heard = false;
+            supernode_probe_forget_peer (self->probe, peer->endpoint);
             if (!peer->configured)
                 s_peer_remove (self, peer);
         }
@@ -1060,6 +1409,8 @@ s_tick (server_t *self)
     s_expire_peers (self, now);
     s_expire_leases_and_moves (self, now);
     s_expire_pending (self, now);
+    if (self->probe_msec == 0)
+        s_probe (self, false);
     s_send_peer_states (self);
     self->next_tick = now + self->heartbeat_msec;
 }
@@ -1076,6 +1427,18 @@ supernode_server_actor (zsock_t *pipe, void *args)
         if (self->endpoint && wait <= 0) {
             s_tick (self);
             continue;
+        }
+        if (self->endpoint && self->probe_msec > 0) {
+            int64_t probe_wait = self->next_probe - zclock_mono ();
+            if (probe_wait <= 0) {
+                s_probe (self, true);
+                continue;
+            }
+            wait = probe_wait < wait ? probe_wait : wait;
+        }
+        if (self->endpoint) {
+            int64_t due = supernode_probe_flush (self->probe);
+            wait = due >= 0 && due < wait ? due : wait;
         }
         void *which = zpoller_wait (self->poller,
                                     self->endpoint ? (int) wait : -1);

@@ -17,6 +17,11 @@
     only a super-node peers or passes a lease message on.  Grants carry,
     per daemon, the lease token the daemon will ask of the spawner.
 
+    It measures the links between clusters (supernode_probe): a PING to
+    every peer and registered daemon every probe period, a PONG to every
+    PING of a peer or registered daemon, and publishes the figures as
+    link/<A>/<B>/... params of STATUS_REPLY and PEER_STATE.
+
     Usage:
         supernode_config_t config = { .bind = "tcp://127.0.0.1:*", ... };
         zactor_t *server = zactor_new (supernode_server_actor, &config);
@@ -54,6 +59,12 @@ typedef struct {
     size_t max_daemons;         //  Most daemons registered here, and taken
                                 //  from one PEER_STATE; 0 for
                                 //  SUPERNODE_MAX_DAEMONS
+    const char *cluster;        //  Our cluster, or NULL: the one most of
+                                //  our daemons name
+    int probe_msec;             //  PING peers and daemons this often; 0:
+                                //  never (jace-supernode's default: 1000)
+    const char *platform;       //  Platform file whose links our probes
+                                //  are held for, or NULL
 } supernode_config_t;
 
 //  The actor; args is a supernode_config_t.

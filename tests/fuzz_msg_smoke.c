@@ -9,7 +9,9 @@
     flips, byte overwrites, truncations, insertions, frame-length changes)
     by a fixed-seed generator, and every mutant goes through
     LLVMFuzzerTestOneInput.  A crash or abort fails the test; under
-    --enable-sanitizers so does any memory error.
+    --enable-sanitizers so does any memory error.  The seeds follow the
+    type table: protocol 4's PING and PONG, and RESERVE with its node
+    list (every seed carries a record), are seeded like the rest.
 
     fuzz_msg_smoke --seeds DIR writes the seeds into DIR, one file each, as
     a starting corpus for libFuzzer (`make fuzz`), and runs nothing.

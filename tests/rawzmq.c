@@ -11,6 +11,7 @@
         rawzmq ENDPOINT forge JOB TASK
 
         rawzmq ENDPOINT steer JOB
+        rawzmq ENDPOINT ping|pong AS
         rawzmq ENDPOINT data JOB TASK
 
     forge: push checkpoints of task TASK of job JOB nobody with the job
@@ -20,6 +21,9 @@
     from another task, one unsealed, and a "no copy here" under another
     key.  A daemon that kept or restored any of them would show iteration
     999999.
+
+    ping, pong: at a super-node, a bulk PING with sender AS, or a PONG
+    naming AS, from this connection (neither a peer's nor AS's own).
 
     steer: at a daemon's control endpoint, ASSIGN JOB without a lease
     token and with a made-up one, then STOP, CRASH, ADOPT, REMAP, COLLECT
@@ -265,10 +269,38 @@ s_data_attack (const char *endpoint, const char *job, int64_t task)
     return 0;
 }
 
+//  A forged probe at a super-node: a bulk PING from a sender that is
+//  neither peer nor registered daemon, or a PONG naming daemon `as` from
+//  a connection that is not its.
+static int
+s_probe (const char *endpoint, const char *command, const char *as)
+{
+    zsock_t *sock = zsock_new (ZMQ_DEALER);
+    zsock_set_linger (sock, 1000);
+    if (zsock_connect (sock, "%s", endpoint))
+        return 2;
+    bool ping = streq (command, "ping");
+    jace_msg_t *msg = jace_msg_new (ping ? JACE_MSG_PING : JACE_MSG_PONG);
+    jace_msg_set_sender (msg, as);
+    jace_msg_set_cluster (msg, "A");
+    jace_msg_set_count (msg, 1);
+    if (ping) {
+        char padding [32 * 1024 + 1];
+        memset (padding, '.', sizeof padding - 1);
+        padding [sizeof padding - 1] = 0;
+        jace_msg_set_reason (msg, padding);
+    }
+    int rc = jace_msg_send (&msg, sock);
+    zsock_destroy (&sock);      //  Lingers until the probe is out
+    return rc ? 1 : 0;
+}
+
 int
 main (int argc, char *argv [])
 {
     zsys_set_logstream (stderr);
+    if (argc == 4 && (streq (argv [2], "ping") || streq (argv [2], "pong")))
+        return s_probe (argv [1], argv [2], argv [3]);
     if (argc == 5 && streq (argv [2], "forge"))
         return s_forge (argv [1], argv [3], atoll (argv [4]));
     if (argc == 4 && streq (argv [2], "steer"))

@@ -44,7 +44,9 @@
     a super-node; --power P and --cluster C the power and cluster of
     HELLO's and PEER_STATE's records (C is also RESERVE's preference);
     --nodes N records per PEER_STATE; --wait MS longest wait for an
-    answer (default 5000); --tokens prints a grant's lease tokens.
+    answer (default 5000); --tokens prints a grant's lease tokens; --ids
+    A,B,... makes RESERVE ask for those daemons by id (COUNT is sent as
+    given, so a mismatch can be tried).
 
     Exits 0 when the request went out (and, for reserve, status and
     hello, was answered in time), else 1; 2 on a bad command line.
@@ -68,6 +70,7 @@ typedef struct {
     long nodes;                 //  --nodes N
     int wait_msec;              //  --wait MS
     bool tokens;                //  --tokens
+    const char *ids;            //  --ids A,B,...: RESERVE by id
     jace_security_t *security;  //  Our identity, or plain links
 } options_t;
 
@@ -125,6 +128,14 @@ s_reserve (options_t *options, zsock_t *sock, char *argv [], int argc)
     jace_msg_set_forwarded (reserve, options->forwarded);
     jace_msg_set_pubkey (reserve, options->pubkey ? options->pubkey : "");
     jace_msg_set_cluster (reserve, options->cluster);
+    char *ids = options->ids ? strdup (options->ids) : NULL;
+    for (char *id = ids ? strtok (ids, ",") : NULL; id;
+         id = strtok (NULL, ",")) {
+        jace_node_t node = { .task = -1 };
+        snprintf (node.id, sizeof node.id, "%s", id);
+        jace_msg_add_node (reserve, &node);
+    }
+    free (ids);
     jace_msg_send (&reserve, sock);
     jace_msg_t *grant = s_await (options, sock, JACE_MSG_GRANT);
     if (!grant)
@@ -396,6 +407,7 @@ s_parse (options_t *options, int argc, char *argv [])
         { "nodes", required_argument, 0, 'n' },
         { "wait", required_argument, 0, 'w' },
         { "tokens", no_argument, 0, 't' },
+        { "ids", required_argument, 0, 'i' },
         { 0, 0, 0, 0 }
     };
     int option;
@@ -412,6 +424,7 @@ s_parse (options_t *options, int argc, char *argv [])
             case 'n': options->nodes = atol (optarg); break;
             case 'w': options->wait_msec = atoi (optarg); break;
             case 't': options->tokens = true; break;
+            case 'i': options->ids = optarg; break;
             default: return -1;
         }
     }

@@ -817,17 +817,91 @@ out:
     s_remove_dir (dir);
 }
 
+//  A version-3 RESERVE: eight fields, no nodes; protocol 4 refuses it.
+static void
+s_version3_reserve (msgpack_packer *pk)
+{
+    msgpack_pack_array (pk, 11);
+    msgpack_pack_int (pk, 3);
+    msgpack_pack_int (pk, JACE_MSG_RESERVE);
+    msgpack_pack_str_with_body (pk, "s", 1);
+    msgpack_pack_str_with_body (pk, "j", 1);
+    msgpack_pack_str_with_body (pk, "", 0);
+    msgpack_pack_int (pk, 2);
+    msgpack_pack_int (pk, 1000);
+    msgpack_pack_int (pk, 0);
+    msgpack_pack_str_with_body (pk, "", 0);
+    msgpack_pack_str_with_body (pk, "", 0);
+    msgpack_pack_array (pk, 0);
+}
+
+//  Protocol 4: RESERVE by id (nodes), PING and PONG.
+static void
+test_protocol4_fields (void)
+{
+    jace_msg_t *msg = jace_msg_new (JACE_MSG_RESERVE);
+    jace_msg_set_job (msg, "job-9");
+    jace_msg_set_count (msg, 2);
+    jace_node_t node = { .id = "d7" };
+    jace_msg_add_node (msg, &node);
+    snprintf (node.id, sizeof node.id, "d8");
+    jace_msg_add_node (msg, &node);
+    jace_msg_t *copy = s_round_trip (msg);
+    ok (copy && jace_msg_count (copy) == 2
+        && jace_msg_node_count (copy) == 2
+        && streq (jace_msg_node (copy, 0)->id, "d7")
+        && streq (jace_msg_node (copy, 1)->id, "d8"),
+        "RESERVE carries the daemons wanted by id");
+    jace_msg_destroy (&copy);
+    jace_msg_destroy (&msg);
+
+    ok (s_rejected (s_packed (s_version3_reserve), "version"),
+        "a version-3 RESERVE is rejected");
+
+    //  A bulk PING's padding fits the reason bound; the PONG is small.
+    char *padding = (char *) malloc (32 * 1024 + 1);
+    memset (padding, 'p', 32 * 1024);
+    padding [32 * 1024] = 0;
+    msg = jace_msg_new (JACE_MSG_PING);
+    jace_msg_set_sender (msg, "sn-1");
+    jace_msg_set_cluster (msg, "A");
+    jace_msg_set_count (msg, 41);
+    jace_msg_set_reason (msg, padding);
+    copy = s_round_trip (msg);
+    ok (copy && streq (jace_msg_sender (copy), "sn-1")
+        && streq (jace_msg_cluster (copy), "A")
+        && jace_msg_count (copy) == 41
+        && strlen (jace_msg_reason (copy)) == 32 * 1024,
+        "PING carries sender, cluster, sequence and bulk padding");
+    jace_msg_destroy (&copy);
+    jace_msg_destroy (&msg);
+    free (padding);
+    msg = jace_msg_new (JACE_MSG_PONG);
+    jace_msg_set_cluster (msg, "B");
+    jace_msg_set_count (msg, 41);
+    copy = s_round_trip (msg);
+    ok (copy && jace_msg_type (copy) == JACE_MSG_PONG
+        && streq (jace_msg_cluster (copy), "B")
+        && jace_msg_count (copy) == 41
+        && streq (jace_msg_type_name (JACE_MSG_PING), "PING")
+        && streq (jace_msg_type_name (JACE_MSG_PONG), "PONG"),
+        "PONG echoes the sequence and names its cluster");
+    jace_msg_destroy (&copy);
+    jace_msg_destroy (&msg);
+}
+
 int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (61);
+    tap_plan (65);
     test_every_type_round_trips ();
     test_fields_survive ();
     test_large_headers ();
     test_malformed_input_is_rejected ();
     test_sockets ();
     test_protocol3_fields ();
+    test_protocol4_fields ();
     test_seals ();
     test_identities ();
     ok (streq (jace_msg_type_name (JACE_MSG_DATA), "DATA")

@@ -492,6 +492,14 @@ s_start_supernode (launcher_t *self, const char *cluster, size_t number)
         s_argv_push (&args, "--peer");
         s_argv_push (&args, "%s", peer);
     }
+    //  Its cluster, and the platform's links, which its probes are held
+    //  for as the daemons' data is: the links it measures are the grid's.
+    s_argv_push (&args, "--cluster");
+    s_argv_push (&args, "%s", cluster);
+    char *platform = grid_run_path (self->run, "platform");
+    s_argv_push (&args, "--platform");
+    s_argv_push (&args, "%s", platform);
+    free (platform);
     s_push_common (self, &args, self->options->supernode_extra,
                    self->options->supernode_extra_count);
 

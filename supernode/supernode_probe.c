@@ -1,0 +1,475 @@
+/*  =========================================================================
+    supernode_probe - measured links between clusters (PING / PONG)
+
+    Why minimums: a round trip is the link's time plus queueing and
+    scheduling noise, which only ever adds; the smallest of the last few
+    samples is the best estimate of the link itself, and a window (rather
+    than the all-time minimum) lets the figure follow a link that slows.
+    =========================================================================
+*/
+#include "supernode_probe.h"
+#include "platform.h"
+
+#include <math.h>
+
+//  Round trips kept per link and kind (small, bulk).
+#define LINK_SAMPLES 8
+//  Probes of one target awaiting their PONG; an older one is given up.
+#define OUTSTANDING 8
+//  Most probes held for emulated links at once; beyond, probes are lost,
+//  as on a congested link, rather than memory grown.
+#define DELAYED_MAX 4096
+//  Header bytes of a probe besides its padding, roughly (as jace_shaper).
+#define HEADER_BYTES 64
+//  Bounds of a peer's published figures we take.
+#define LATENCY_MAX_US 1e8
+#define BANDWIDTH_MAX_MBPS 1e7
+
+//  One probe awaiting its PONG.
+typedef struct {
+    int64_t count;              //  Its sequence number, 0: slot unused
+    int64_t sent_at;            //  Handed to the delay queue (usec)
+    bool bulk;                  //  Carried the padding
+    char remote [JACE_ID_MAX];  //  Cluster we believed the target in
+} probe_t;
+
+//  A peer or daemon we probe.
+typedef struct {
+    probe_t probes [OUTSTANDING];   //  Ring of probes awaiting PONGs
+    size_t next;                //  Next slot of the ring
+    uint64_t sent;              //  Probes sent so far
+    int64_t probed_at;          //  Last probe (msec)
+} target_t;
+
+//  Round trips seen on one link (our cluster to a remote one).
+typedef struct {
+    int64_t small [LINK_SAMPLES];   //  usec; 0: empty slot
+    int64_t bulk [LINK_SAMPLES];
+    size_t next_small, next_bulk;   //  Next slot of each ring
+    uint64_t samples;           //  Round trips in all
+} link_t;
+
+//  A probe held for its emulated link.
+typedef struct {
+    int64_t due;                //  Send then (usec, monotonic)
+    zsock_t *sock;              //  Borrowed
+    jace_msg_t *msg;            //  Owned, routing id set if needed
+} delayed_t;
+
+struct _supernode_probe_t {
+    platform_t *platform;       //  Links to emulate, or NULL
+    char cluster [JACE_ID_MAX]; //  Ours, or ""
+    zhashx_t *targets;          //  Target key -> target_t, owned
+    zhashx_t *links;            //  "LOCAL/REMOTE" -> link_t, owned
+    zhashx_t *learnt;           //  Peer -> zhashx of link params, owned
+    zlistx_t *delayed;          //  delayed_t, owned
+    int64_t sequence;           //  Last probe number used
+};
+
+static void
+s_free_item (void **item_p)
+{
+    free (*item_p);
+    *item_p = NULL;
+}
+
+static void
+s_hash_destroy (void **item_p)
+{
+    zhashx_destroy ((zhashx_t **) item_p);
+}
+
+static void
+s_delayed_destroy (void **item_p)
+{
+    delayed_t *delayed = (delayed_t *) *item_p;
+    if (delayed) {
+        jace_msg_destroy (&delayed->msg);
+        free (delayed);
+        *item_p = NULL;
+    }
+}
+
+supernode_probe_t *
+supernode_probe_new (const char *platform, char *reason, size_t reason_size)
+{
+    platform_t *loaded = NULL;
+    if (platform) {
+        loaded = platform_load (platform, reason, reason_size);
+        if (!loaded)
+            return NULL;
+    }
+    supernode_probe_t *self = (supernode_probe_t *) zmalloc (sizeof *self);
+    self->platform = loaded;
+    self->targets = zhashx_new ();
+    zhashx_set_destructor (self->targets, s_free_item);
+    self->links = zhashx_new ();
+    zhashx_set_destructor (self->links, s_free_item);
+    self->learnt = zhashx_new ();
+    zhashx_set_destructor (self->learnt, s_hash_destroy);
+    self->delayed = zlistx_new ();
+    zlistx_set_destructor (self->delayed, s_delayed_destroy);
+    return self;
+}
+
+void
+supernode_probe_destroy (supernode_probe_t **self_p)
+{
+    assert (self_p);
+    if (*self_p) {
+        supernode_probe_t *self = *self_p;
+        zlistx_destroy (&self->delayed);
+        zhashx_destroy (&self->learnt);
+        zhashx_destroy (&self->links);
+        zhashx_destroy (&self->targets);
+        platform_destroy (&self->platform);
+        free (self);
+        *self_p = NULL;
+    }
+}
+
+void
+supernode_probe_set_cluster (supernode_probe_t *self, const char *cluster)
+{
+    assert (self && cluster);
+    snprintf (self->cluster, sizeof self->cluster, "%s", cluster);
+}
+
+const char *
+supernode_probe_cluster (supernode_probe_t *self)
+{
+    assert (self);
+    return self->cluster;
+}
+
+//  --------------------------------------------------------------------------
+//  Emulated links
+
+//  How long a message of `bytes` waits on the emulated link to remote
+//  (usec): 0 without a platform or when a cluster is not in it.
+static int64_t
+s_hold_usec (supernode_probe_t *self, const char *remote, size_t bytes)
+{
+    if (!self->platform)
+        return 0;
+    int from = platform_cluster_index (self->platform, self->cluster);
+    int to = platform_cluster_index (self->platform, remote);
+    if (from < 0 || to < 0)
+        return 0;
+    double latency = platform_latency_us (self->platform, (size_t) from,
+                                          (size_t) to);
+    double mbps = platform_bandwidth_mbps (self->platform, (size_t) from,
+                                          (size_t) to);
+    double transfer = mbps > 0 ? (double) bytes * 8 / mbps : 0;
+    return (int64_t) (latency + transfer);
+}
+
+void
+supernode_probe_send (supernode_probe_t *self, zsock_t *sock,
+                      const char *remote, jace_msg_t **msg_p)
+{
+    assert (self && sock && msg_p && *msg_p);
+    size_t bytes = HEADER_BYTES + strlen (jace_msg_reason (*msg_p));
+    int64_t hold = s_hold_usec (self, remote, bytes);
+    if (hold <= 0) {
+        jace_msg_send (msg_p, sock);
+        return;
+    }
+    if (zlistx_size (self->delayed) >= DELAYED_MAX) {
+        jace_msg_destroy (msg_p);
+        return;
+    }
+    delayed_t *delayed = (delayed_t *) zmalloc (sizeof *delayed);
+    delayed->due = zclock_usecs () + hold;
+    delayed->sock = sock;
+    delayed->msg = *msg_p;
+    *msg_p = NULL;
+    zlistx_add_end (self->delayed, delayed);
+}
+
+int64_t
+supernode_probe_flush (supernode_probe_t *self)
+{
+    assert (self);
+    int64_t now = zclock_usecs (), next = -1;
+    delayed_t *delayed = (delayed_t *) zlistx_first (self->delayed);
+    while (delayed) {
+        if (delayed->due <= now) {
+            jace_msg_send (&delayed->msg, delayed->sock);
+            zlistx_delete (self->delayed, zlistx_cursor (self->delayed));
+            delayed = (delayed_t *) zlistx_first (self->delayed);
+            continue;
+        }
+        if (next < 0 || delayed->due - now < next)
+            next = delayed->due - now;
+        delayed = (delayed_t *) zlistx_next (self->delayed);
+    }
+    return next < 0 ? -1 : (next + 999) / 1000;
+}
+
+void
+supernode_probe_forget_socket (supernode_probe_t *self, zsock_t *sock)
+{
+    assert (self);
+    delayed_t *delayed = (delayed_t *) zlistx_first (self->delayed);
+    while (delayed) {
+        if (delayed->sock == sock) {
+            zlistx_delete (self->delayed, zlistx_cursor (self->delayed));
+            delayed = (delayed_t *) zlistx_first (self->delayed);
+        }
+        else
+            delayed = (delayed_t *) zlistx_next (self->delayed);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Probes and their answers
+
+jace_msg_t *
+supernode_probe_ping (supernode_probe_t *self, const char *target,
+                      const char *remote, bool may_bulk)
+{
+    assert (self && target && remote);
+    target_t *entry = (target_t *) zhashx_lookup (self->targets, target);
+    if (!entry) {
+        entry = (target_t *) zmalloc (sizeof *entry);
+        zhashx_insert (self->targets, target, entry);
+    }
+    bool bulk = may_bulk && entry->sent % SUPERNODE_PROBE_BULK_EVERY
+                            == SUPERNODE_PROBE_BULK_EVERY - 1;
+    probe_t *probe = &entry->probes [entry->next];
+    entry->next = (entry->next + 1) % OUTSTANDING;
+    entry->sent++;
+    entry->probed_at = zclock_mono ();
+    probe->count = ++self->sequence;
+    probe->sent_at = zclock_usecs ();
+    probe->bulk = bulk;
+    snprintf (probe->remote, sizeof probe->remote, "%s", remote);
+
+    jace_msg_t *ping = jace_msg_new (JACE_MSG_PING);
+    jace_msg_set_cluster (ping, self->cluster);
+    jace_msg_set_count (ping, probe->count);
+    if (bulk) {
+        char *padding = (char *) malloc (SUPERNODE_PROBE_PADDING + 1);
+        memset (padding, '.', SUPERNODE_PROBE_PADDING);
+        padding [SUPERNODE_PROBE_PADDING] = 0;
+        jace_msg_set_reason (ping, padding);
+        free (padding);
+    }
+    return ping;
+}
+
+static void
+s_link_add (supernode_probe_t *self, const char *remote, bool bulk,
+            int64_t rtt)
+{
+    char key [2 * JACE_ID_MAX + 2];
+    snprintf (key, sizeof key, "%s/%s", self->cluster, remote);
+    link_t *link = (link_t *) zhashx_lookup (self->links, key);
+    if (!link) {
+        link = (link_t *) zmalloc (sizeof *link);
+        zhashx_insert (self->links, key, link);
+    }
+    if (rtt < 1)
+        rtt = 1;                //  0 marks an empty slot
+    if (bulk) {
+        link->bulk [link->next_bulk] = rtt;
+        link->next_bulk = (link->next_bulk + 1) % LINK_SAMPLES;
+    }
+    else {
+        link->small [link->next_small] = rtt;
+        link->next_small = (link->next_small + 1) % LINK_SAMPLES;
+    }
+    link->samples++;
+}
+
+bool
+supernode_probe_pong (supernode_probe_t *self, const char *target,
+                      int64_t count, const char *remote)
+{
+    assert (self && target && remote);
+    target_t *entry = (target_t *) zhashx_lookup (self->targets, target);
+    if (!entry || count <= 0)
+        return false;
+    for (size_t i = 0; i < OUTSTANDING; i++) {
+        probe_t *probe = &entry->probes [i];
+        if (probe->count != count)
+            continue;
+        //  The answerer says where it is; else what we believed.
+        const char *cluster = *remote ? remote : probe->remote;
+        if (*self->cluster && *cluster)
+            s_link_add (self, cluster, probe->bulk,
+                        zclock_usecs () - probe->sent_at);
+        probe->count = 0;       //  A duplicate PONG counts as forged
+        return true;
+    }
+    return false;
+}
+
+void
+supernode_probe_prune (supernode_probe_t *self, int64_t before)
+{
+    assert (self);
+    zlist_t *old = zlist_new ();
+    for (target_t *entry = (target_t *) zhashx_first (self->targets);
+         entry; entry = (target_t *) zhashx_next (self->targets))
+        if (entry->probed_at < before)
+            zlist_append (old, (void *) zhashx_cursor (self->targets));
+    //  Keys are the hash's own: delete after the walk, one at a time.
+    char *key;
+    while ((key = (char *) zlist_pop (old))) {
+        char copy [JACE_ENDPOINT_MAX + 16];
+        snprintf (copy, sizeof copy, "%s", key);
+        zhashx_delete (self->targets, copy);
+    }
+    zlist_destroy (&old);
+}
+
+//  --------------------------------------------------------------------------
+//  Peers' figures
+
+//  True if key is link/<pair>/<field> with a known field and value is a
+//  sound number for it.
+static bool
+s_link_param_sound (const char *key, const char *value)
+{
+    if (strncmp (key, "link/", 5) != 0)
+        return false;
+    const char *field = strrchr (key, '/');
+    if (field == key + 4)
+        return false;
+    char *end;
+    double number = strtod (value, &end);
+    if (end == value || *end || !isfinite (number) || number < 0)
+        return false;
+    if (streq (field, "/latency_us"))
+        return number <= LATENCY_MAX_US;
+    if (streq (field, "/bandwidth_mbps"))
+        return number > 0 && number <= BANDWIDTH_MAX_MBPS;
+    if (streq (field, "/samples"))
+        return number <= 1e15;
+    return false;
+}
+
+void
+supernode_probe_learn (supernode_probe_t *self, const char *peer,
+                       jace_msg_t *state)
+{
+    assert (self && peer && state);
+    zhashx_t *links = zhashx_new ();
+    zhashx_set_destructor (links, (zhashx_destructor_fn *) zstr_free);
+    zhashx_set_duplicator (links, (zhashx_duplicator_fn *) strdup);
+    zhash_t *params = jace_msg_params (state);
+    size_t taken = 0;
+    for (const char *value = (const char *) zhash_first (params);
+         value && taken < SUPERNODE_LINK_PARAMS_MAX;
+         value = (const char *) zhash_next (params)) {
+        const char *key = zhash_cursor (params);
+        if (s_link_param_sound (key, value)) {
+            zhashx_update (links, key, (void *) value);
+            taken++;
+        }
+    }
+    zhashx_update (self->learnt, peer, links);
+}
+
+void
+supernode_probe_forget_peer (supernode_probe_t *self, const char *peer)
+{
+    assert (self && peer);
+    zhashx_delete (self->learnt, peer);
+}
+
+//  --------------------------------------------------------------------------
+//  Listings
+
+static int64_t
+s_min (const int64_t *samples)
+{
+    int64_t best = 0;
+    for (size_t i = 0; i < LINK_SAMPLES; i++)
+        if (samples [i] > 0 && (best == 0 || samples [i] < best))
+            best = samples [i];
+    return best;
+}
+
+//  Write one direction of a measured link unless msg has it already;
+//  returns the params written.
+static size_t
+s_write_link (jace_msg_t *msg, const char *from, const char *to,
+              const link_t *link)
+{
+    char key [4 * JACE_ID_MAX + 32], value [32];
+    snprintf (key, sizeof key, "link/%.63s/%.63s/samples", from, to);
+    if (jace_msg_param (msg, key))
+        return 0;
+    int64_t small = s_min (link->small), bulk = s_min (link->bulk);
+    snprintf (value, sizeof value, "%" PRIu64, link->samples);
+    jace_msg_set_param (msg, key, value);
+    snprintf (key, sizeof key, "link/%.63s/%.63s/latency_us", from, to);
+    snprintf (value, sizeof value, "%" PRId64, small / 2);
+    jace_msg_set_param (msg, key, value);
+    if (bulk <= small)
+        return 2;
+    snprintf (key, sizeof key, "link/%.63s/%.63s/bandwidth_mbps", from, to);
+    snprintf (value, sizeof value, "%.1f",
+              SUPERNODE_PROBE_PADDING * 8.0 / (double) (bulk - small));
+    jace_msg_set_param (msg, key, value);
+    return 3;
+}
+
+//  Our links: measured directions first, then their reverses.
+static size_t
+s_describe_own (supernode_probe_t *self, jace_msg_t *msg, zhashx_t *pairs)
+{
+    size_t written = 0;
+    for (int reverse = 0; reverse < 2; reverse++)
+        for (link_t *link = (link_t *) zhashx_first (self->links); link;
+             link = (link_t *) zhashx_next (self->links)) {
+            if (s_min (link->small) == 0
+            ||  written + 3 > SUPERNODE_LINK_PARAMS_MAX)
+                continue;
+            char pair [4 * JACE_ID_MAX + 2];
+            snprintf (pair, sizeof pair, "%s",
+                      (const char *) zhashx_cursor (self->links));
+            char *slash = strchr (pair, '/');
+            assert (slash);
+            *slash = 0;
+            const char *from = reverse ? slash + 1 : pair;
+            const char *to = reverse ? pair : slash + 1;
+            size_t added = s_write_link (msg, from, to, link);
+            written += added;
+            if (added) {
+                char name [4 * JACE_ID_MAX + 2];
+                snprintf (name, sizeof name, "%.63s/%.63s", from, to);
+                zhashx_update (pairs, name, (void *) "");
+            }
+        }
+    return written;
+}
+
+void
+supernode_probe_describe (supernode_probe_t *self, jace_msg_t *msg,
+                          bool with_peers)
+{
+    assert (self && msg);
+    zhashx_t *own = zhashx_new ();
+    size_t written = s_describe_own (self, msg, own);
+    for (zhashx_t *links = (zhashx_t *) zhashx_first (self->learnt);
+         with_peers && links; links = (zhashx_t *) zhashx_next (self->learnt))
+        for (const char *value = (const char *) zhashx_first (links);
+             value && written < SUPERNODE_LINK_PARAMS_MAX;
+             value = (const char *) zhashx_next (links)) {
+            const char *key = (const char *) zhashx_cursor (links);
+            //  The pair: between "link/" and the last '/'.
+            char pair [JACE_ID_MAX * 2 + 8];
+            const char *last = strrchr (key, '/');
+            snprintf (pair, sizeof pair, "%.*s", (int) (last - key - 5),
+                      key + 5);
+            if (zhashx_lookup (own, pair) || jace_msg_param (msg, key))
+                continue;
+            jace_msg_set_param (msg, key, value);
+            written++;
+        }
+    zhashx_destroy (&own);
+}
