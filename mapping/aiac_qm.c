@@ -14,12 +14,13 @@ static double
 s_partial_time (grid_t *grid, tig_t *tig, const size_t *placement,
                 size_t task, size_t node)
 {
-    double time = tig_cost (tig, task) / grid_node_power (grid, node);
+    double time = tig_cost (tig, task)
+                / (GRID_FLOPS_PER_GFLOPS * grid_node_power (grid, node));
     for (size_t index = 0; index < tig_degree (tig, task); index++) {
         size_t other = placement [tig_neighbour (tig, task, index)];
         if (other != SIZE_MAX)
-            time += tig_edge_amount (tig, task, index)
-                  * grid_latency (grid, node, other);
+            time += grid_link_time (grid, node, other,
+                                    tig_edge_amount (tig, task, index));
     }
     return time;
 }

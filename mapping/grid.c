@@ -10,6 +10,7 @@ struct _grid_t {
     size_t *cluster;            //  Cluster of each node
     double *power;              //  Power of each node
     grid_state_t *state;        //  State of each node
+    size_t *order;              //  Hand-out order: rank -> node
 };
 
 grid_t *
@@ -24,7 +25,10 @@ grid_new (platform_t *platform)
     self->power = (double *) malloc (self->count * sizeof (double));
     self->state = (grid_state_t *) calloc (self->count,
                                            sizeof (grid_state_t));
-    assert (self->cluster && self->power && self->state);
+    self->order = (size_t *) malloc ((self->count + 1) * sizeof (size_t));
+    assert (self->cluster && self->power && self->state && self->order);
+    for (size_t rank = 0; rank < self->count; rank++)
+        self->order [rank] = rank;
     for (size_t cluster = 0; cluster < platform_cluster_count (platform);
          cluster++)
         for (size_t node = 0; node < platform_cluster_nodes (platform,
@@ -48,6 +52,7 @@ grid_destroy (grid_t **self_p)
     free (self->cluster);
     free (self->power);
     free (self->state);
+    free (self->order);
     free (self);
     *self_p = NULL;
 }
@@ -158,17 +163,71 @@ grid_latency (grid_t *self, size_t first, size_t second)
 }
 
 double
+grid_bandwidth (grid_t *self, size_t first, size_t second)
+{
+    assert (self);
+    return 1e6 * platform_bandwidth_mbps (self->platform,
+                                          grid_node_cluster (self, first),
+                                          grid_node_cluster (self, second));
+}
+
+double
+grid_cluster_link_time (grid_t *self, size_t from, size_t to, double values)
+{
+    assert (self);
+    double latency = 1e-6 * platform_latency_us (self->platform, from, to);
+    double bandwidth = 1e6 * platform_bandwidth_mbps (self->platform, from,
+                                                      to);
+    return latency + (bandwidth > 0 ? 64 * values / bandwidth : 0);
+}
+
+double
+grid_link_time (grid_t *self, size_t first, size_t second, double values)
+{
+    return grid_cluster_link_time (self, grid_node_cluster (self, first),
+                                   grid_node_cluster (self, second), values);
+}
+
+int
+grid_set_order (grid_t *self, const size_t *order)
+{
+    assert (self && order);
+    bool *seen = (bool *) calloc (self->count + 1, sizeof (bool));
+    assert (seen);
+    int rc = 0;
+    for (size_t rank = 0; rank < self->count && rc == 0; rank++) {
+        if (order [rank] >= self->count || seen [order [rank]])
+            rc = -1;
+        else
+            seen [order [rank]] = true;
+    }
+    free (seen);
+    if (rc == 0)
+        memcpy (self->order, order, self->count * sizeof (size_t));
+    return rc;
+}
+
+size_t
+grid_order_node (grid_t *self, size_t rank)
+{
+    assert (self);
+    assert (rank < self->count);
+    return self->order [rank];
+}
+
+double
 grid_task_time (grid_t *self, tig_t *tig, const size_t *placement,
                 size_t task)
 {
     assert (self);
     assert (tig && placement);
     size_t node = placement [task];
-    double time = tig_cost (tig, task) / grid_node_power (self, node);
+    double time = tig_cost (tig, task)
+                / (GRID_FLOPS_PER_GFLOPS * grid_node_power (self, node));
     for (size_t index = 0; index < tig_degree (tig, task); index++) {
         size_t other = tig_neighbour (tig, task, index);
-        time += tig_edge_amount (tig, task, index)
-              * grid_latency (self, node, placement [other]);
+        time += grid_link_time (self, node, placement [other],
+                                tig_edge_amount (tig, task, index));
     }
     return time;
 }

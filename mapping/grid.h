@@ -2,8 +2,11 @@
     grid - the live state of a platform's nodes for the mappers
 
     Wraps a platform (borrowed) with the state of each node: free, used by
-    a task, reserved as a spare, or dead.  Computes the heterogeneity
-    degree hd and the execution-time model ET(App) of MAHEVE section 3.1.
+    a task, reserved as a spare, or dead, and the order in which the
+    daemons are handed out (the default policy's order).  Computes the
+    heterogeneity degree hd and the execution-time model ET(App) of MAHEVE
+    section 3.1 in seconds: task costs in flops, powers in GFLOP/s,
+    latencies in seconds, bandwidths in bit/s, needs in doubles (64 bits).
     Nodes are numbered globally, as platform_node_index does.
     =========================================================================
 */
@@ -21,6 +24,9 @@ typedef enum {
 } grid_state_t;
 
 typedef struct _grid_t grid_t;
+
+//  flop/s of one GFLOP/s (platform powers are GFLOP/s)
+#define GRID_FLOPS_PER_GFLOPS 1e9
 
 //  Create the state of every node of platform (borrowed), all free
 grid_t *
@@ -76,13 +82,39 @@ double
 double
     grid_latency (grid_t *self, size_t first, size_t second);
 
-//  ET(V_i) = e_i / wn_i + sum_j c_ij * wl_ij for task under placement
-//  (task -> node)
+//  Bandwidth in bit/s between the clusters of two nodes
+double
+    grid_bandwidth (grid_t *self, size_t first, size_t second);
+
+//  Seconds to receive `values` doubles from cluster `from` in cluster
+//  `to`: wl + 64 values / bw
+double
+    grid_cluster_link_time (grid_t *self, size_t from, size_t to,
+                            double values);
+
+//  The same between the clusters of two nodes
+double
+    grid_link_time (grid_t *self, size_t first, size_t second,
+                    double values);
+
+//  Set the hand-out order: order [rank] is the node handed out rank-th,
+//  a permutation of 0 .. node count - 1 (copied).  Returns 0, or -1 if it
+//  is not a permutation (the order is unchanged).  Default: index order.
+int
+    grid_set_order (grid_t *self, const size_t *order);
+
+//  The node handed out rank-th
+size_t
+    grid_order_node (grid_t *self, size_t rank);
+
+//  ET(V_i) = e_i / wn_i + sum_j (wl_ij + 64 c_ij / bw_ij) in seconds for
+//  task under placement (task -> node): e_i in flops, wn_i = power x 1e9
+//  flop/s, wl_ij in s, bw_ij in bit/s, c_ij in doubles
 double
     grid_task_time (grid_t *self, tig_t *tig, const size_t *placement,
                     size_t task);
 
-//  ET(App) = max_i ET(V_i)
+//  ET(App) = max_i ET(V_i), seconds per iteration
 double
     grid_execution_time (grid_t *self, tig_t *tig, const size_t *placement);
 

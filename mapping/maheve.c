@@ -189,8 +189,105 @@ s_cluster_nodes (grid_t *grid, size_t cluster, size_t *nodes, double *key)
 //  --------------------------------------------------------------------------
 //  Initial mapping
 
-int
-maheve_map (grid_t *grid, tig_t *tig, size_t *placement)
+//  --------------------------------------------------------------------------
+//  Locality (the paper's conclusion): clusters by mark over (1 + rho)
+
+//  Mean amount of the TIG's edges (each counted once) and mean task cost
+static void
+s_tig_means (tig_t *tig, double *edge, double *cost)
+{
+    double amounts = 0, edges = 0, costs = 0;
+    for (size_t task = 0; task < tig_count (tig); task++) {
+        costs += tig_cost (tig, task);
+        for (size_t index = 0; index < tig_degree (tig, task); index++)
+            if (tig_neighbour (tig, task, index) > task) {
+                amounts += tig_edge_amount (tig, task, index);
+                edges++;
+            }
+    }
+    *edge = edges > 0 ? amounts / edges : 0;
+    *cost = tig_count (tig) ? costs / (double) tig_count (tig) : 0;
+}
+
+//  The locality order; `anchored` (may be NULL) marks the clusters that
+//  already hold tasks: they count as chosen for the links, so a
+//  replacement looks for a cluster near the job's other tasks.
+static void
+s_locality_sort (grid_t *grid, tig_t *tig, double hd, const bool *anchored,
+                 size_t *order)
+{
+    assert (grid && tig && order);
+    size_t clusters = platform_cluster_count (grid_platform (grid));
+    double *marks = (double *) malloc (clusters * sizeof (double));
+    double *power = (double *) malloc (clusters * sizeof (double));
+    bool *chosen = (bool *) calloc (clusters, sizeof (bool));
+    bool *near = (bool *) calloc (clusters, sizeof (bool));
+    assert (marks && power && chosen && near);
+    bool any_near = false;
+    for (size_t cluster = 0; anchored && cluster < clusters; cluster++)
+        if (anchored [cluster])
+            near [cluster] = any_near = true;
+    for (size_t cluster = 0; cluster < clusters; cluster++) {
+        double count;
+        marks [cluster] = maheve_cluster_mark (grid, cluster, hd);
+        s_cluster_figures (grid, cluster, &count, &power [cluster]);
+    }
+    double edge, cost;
+    s_tig_means (tig, &edge, &cost);
+    for (size_t rank = 0; rank < clusters; rank++) {
+        size_t best = SIZE_MAX;
+        double best_key = 0;
+        for (size_t cluster = 0; cluster < clusters; cluster++) {
+            if (chosen [cluster])
+                continue;
+            double key = marks [cluster];
+            if (any_near) {
+                //  The link from the closest cluster already chosen
+                double link = HUGE_VAL;
+                for (size_t other = 0; other < clusters; other++)
+                    if (near [other])
+                        link = fmin (link, grid_cluster_link_time (
+                            grid, other, cluster, edge));
+                double compute = power [cluster] > 0
+                    ? cost / (GRID_FLOPS_PER_GFLOPS * power [cluster]) : 0;
+                double rho = compute > 0 ? link / compute
+                           : link > 0 ? HUGE_VAL : 0;
+                key = marks [cluster] / (1 + rho);
+            }
+            if (best == SIZE_MAX || key > best_key) {
+                best = cluster;
+                best_key = key;
+            }
+        }
+        chosen [best] = near [best] = any_near = true;
+        order [rank] = best;
+    }
+    free (marks);
+    free (power);
+    free (chosen);
+    free (near);
+}
+
+void
+maheve_locality_sort_clusters (grid_t *grid, tig_t *tig, double hd,
+                               size_t *order)
+{
+    s_locality_sort (grid, tig, hd, NULL, order);
+}
+
+//  The clusters in the variant's order
+static void
+s_sort_clusters (grid_t *grid, tig_t *tig, double hd, bool locality,
+                 size_t *order)
+{
+    if (locality)
+        maheve_locality_sort_clusters (grid, tig, hd, order);
+    else
+        maheve_sort_clusters (grid, hd, order);
+}
+
+static int
+s_map (grid_t *grid, tig_t *tig, size_t *placement, bool locality)
 {
     assert (grid && tig && placement);
     size_t clusters = platform_cluster_count (grid_platform (grid));
@@ -208,7 +305,7 @@ maheve_map (grid_t *grid, tig_t *tig, size_t *placement)
     size_t *nodes = (size_t *) malloc (nodes_count * sizeof (size_t));
     double *key = (double *) malloc (nodes_count * sizeof (double));
     assert (cluster_order && task_order && nodes && key);
-    maheve_sort_clusters (grid, hd, cluster_order);
+    s_sort_clusters (grid, tig, hd, locality, cluster_order);
     maheve_sort_tasks (tig, hd, task_order);
     size_t next = 0;
     for (size_t rank = 0; rank < clusters; rank++) {
@@ -238,7 +335,20 @@ maheve_map (grid_t *grid, tig_t *tig, size_t *placement)
 //  Replacement
 
 int
-maheve_replace (grid_t *grid, tig_t *tig, size_t *placement, size_t task)
+maheve_map (grid_t *grid, tig_t *tig, size_t *placement)
+{
+    return s_map (grid, tig, placement, false);
+}
+
+int
+maheve_locality_map (grid_t *grid, tig_t *tig, size_t *placement)
+{
+    return s_map (grid, tig, placement, true);
+}
+
+static int
+s_replace (grid_t *grid, tig_t *tig, size_t *placement, size_t task,
+           bool locality)
 {
     assert (grid && tig && placement);
     assert (task < tig_count (tig));
@@ -250,7 +360,20 @@ maheve_replace (grid_t *grid, tig_t *tig, size_t *placement, size_t task)
         size_t clusters = platform_cluster_count (grid_platform (grid));
         size_t *order = (size_t *) malloc (clusters * sizeof (size_t));
         assert (order);
-        maheve_sort_clusters (grid, grid_heterogeneity (grid), order);
+        double hd = grid_heterogeneity (grid);
+        if (locality) {
+            //  Near the clusters that hold the job's other tasks
+            bool *anchored = (bool *) calloc (clusters, sizeof (bool));
+            assert (anchored);
+            for (size_t other = 0; other < tig_count (tig); other++)
+                if (other != task)
+                    anchored [grid_node_cluster (grid,
+                                                 placement [other])] = true;
+            s_locality_sort (grid, tig, hd, anchored, order);
+            free (anchored);
+        }
+        else
+            maheve_sort_clusters (grid, hd, order);
         for (size_t rank = 0; rank < clusters && node == SIZE_MAX; rank++)
             node = grid_best_node (grid, order [rank]);
         free (order);
@@ -260,6 +383,19 @@ maheve_replace (grid_t *grid, tig_t *tig, size_t *placement, size_t task)
     grid_set_state (grid, node, GRID_USED);
     placement [task] = node;
     return 0;
+}
+
+int
+maheve_replace (grid_t *grid, tig_t *tig, size_t *placement, size_t task)
+{
+    return s_replace (grid, tig, placement, task, false);
+}
+
+int
+maheve_locality_replace (grid_t *grid, tig_t *tig, size_t *placement,
+                         size_t task)
+{
+    return s_replace (grid, tig, placement, task, true);
 }
 
 //  --------------------------------------------------------------------------
@@ -275,10 +411,13 @@ mapper_default_map (grid_t *grid, tig_t *tig, size_t *placement)
         free_nodes += grid_node_state (grid, node) == GRID_FREE;
     if (free_nodes < tasks)
         return -1;
-    size_t node = 0;
+    //  Free nodes in hand-out order, blind to cluster and power
+    size_t rank = 0;
     for (size_t task = 0; task < tasks; task++) {
-        while (grid_node_state (grid, node) != GRID_FREE)
-            node++;
+        while (grid_node_state (grid, grid_order_node (grid, rank))
+               != GRID_FREE)
+            rank++;
+        size_t node = grid_order_node (grid, rank);
         placement [task] = node;
         grid_set_state (grid, node, GRID_USED);
     }
@@ -291,12 +430,14 @@ mapper_default_replace (grid_t *grid, tig_t *tig, size_t *placement,
 {
     assert (grid && tig && placement);
     grid_set_state (grid, placement [task], GRID_DEAD);
-    for (size_t node = 0; node < grid_node_count (grid); node++)
+    for (size_t rank = 0; rank < grid_node_count (grid); rank++) {
+        size_t node = grid_order_node (grid, rank);
         if (grid_node_is_available (grid, node)) {
             grid_set_state (grid, node, GRID_USED);
             placement [task] = node;
             return 0;
         }
+    }
     return -1;
 }
 
@@ -312,6 +453,7 @@ static const mapper_t s_mappers [] = {
     { "aiac-qm", aiac_qm_map, aiac_qm_replace },
     { "f-ec", fec_map, fec_replace },
     { "maheve", maheve_map, maheve_replace },
+    { "maheve-locality", maheve_locality_map, maheve_locality_replace },
 };
 
 #define MAPPER_COUNT (sizeof s_mappers / sizeof s_mappers [0])
@@ -329,7 +471,7 @@ const char **
 mapper_names (void)
 {
     static const char *names [MAPPER_COUNT + 1] = {
-        "default", "aiac-qm", "f-ec", "maheve", NULL
+        "default", "aiac-qm", "f-ec", "maheve", "maheve-locality", NULL
     };
     return names;
 }

@@ -69,18 +69,42 @@ int
     maheve_replace (grid_t *grid, tig_t *tig, size_t *placement,
                     size_t task);
 
+//  MAHEVE with locality (the paper's conclusion): the first cluster is
+//  the best mark M; each next one the remaining cluster j with the best
+//  M_j / (1 + rho_j), rho_j = (wl + 64 c_mean / bw over the link from the
+//  closest chosen cluster to j) / (e_mean / mean power of j): the time to
+//  move the TIG's mean edge over that link in units of a mean task's
+//  computation there.  Writes cluster_count indices.
+void
+    maheve_locality_sort_clusters (grid_t *grid, tig_t *tig, double hd,
+                                   size_t *order);
+
+//  MAHEVE on the locality order; same spares and contract as maheve_map
+int
+    maheve_locality_map (grid_t *grid, tig_t *tig, size_t *placement);
+
+//  A node of the failed node's cluster, else the best of the clusters
+//  re-sorted with the locality marks on the grid as it is now, the
+//  clusters that hold the job's other tasks counting as already chosen
+//  (rho_j from the closest of them; a cluster's own link for itself)
+int
+    maheve_locality_replace (grid_t *grid, tig_t *tig, size_t *placement,
+                             size_t task);
+
 //  The default policy of JaceP2P-V2: tasks in order on the free nodes in
-//  the order they come (node index order).  Same contract as maheve_map.
+//  the order the daemons are handed out (grid_set_order; node index
+//  order by default), blind to cluster and power.  Same contract as
+//  maheve_map.
 int
     mapper_default_map (grid_t *grid, tig_t *tig, size_t *placement);
 
-//  Default replacement: the first available node
+//  Default replacement: the first available node in hand-out order
 int
     mapper_default_replace (grid_t *grid, tig_t *tig, size_t *placement,
                             size_t task);
 
 //  Names of the mappers, NULL-terminated: "default", "aiac-qm", "f-ec",
-//  "maheve"
+//  "maheve", "maheve-locality"
 const char **
     mapper_names (void);
 

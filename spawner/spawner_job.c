@@ -4,6 +4,7 @@
 */
 #include "spawner_job.h"
 #include "spawner_faults.h"
+#include "spawner_plan.h"
 #include "app_table.h"
 #include "jace_msg.h"
 
@@ -25,6 +26,7 @@ struct _spawner_job_t {
     double sample_seconds;      //  report/sample_seconds, 0 = none
     spawner_faults_t *faults;   //  Crashes the job schedules
     const spawner_replacement_t *replacement;   //  job/replacement
+    const char *mapping;        //  job/mapping (static string)
     bool adaptive_detector;     //  job/detector = adaptive (or fixed)
     int64_t rows;               //  Rows of the problem
     int64_t unknowns_per_row;   //  Unknowns in each row
@@ -181,6 +183,22 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
                   spawner_replacement_names ());
         return -1;
     }
+    //  job/replacement is simple's option: alone, it means simple
+    const char *mapping = (const char *) zhash_lookup (self->params,
+                                                       "job/mapping");
+    if (policy && mapping && !streq (mapping, "simple")) {
+        snprintf (reason, reason_size, "%s: job/replacement applies to "
+                  "job/mapping = simple only, not '%s' (the mapping has its "
+                  "own replacement)", path, mapping);
+        return -1;
+    }
+    if (mapping && !spawner_plan_exists (mapping)) {
+        snprintf (reason, reason_size, "%s: job/mapping = '%s' is unknown "
+                  "(known: %s)", path, mapping, spawner_plan_names ());
+        return -1;
+    }
+    self->mapping = mapping ? spawner_plan_canonical (mapping)
+                  : policy ? "simple" : "maheve";
     const char *detector = (const char *) zhash_lookup (self->params,
                                                         "job/detector");
     if (detector && !streq (detector, "adaptive") && !streq (detector,
@@ -313,6 +331,8 @@ spawner_faults_t *spawner_job_faults (spawner_job_t *self)
     { assert (self); return self->faults; }
 const spawner_replacement_t *spawner_job_replacement (spawner_job_t *self)
     { assert (self); return self->replacement; }
+const char *spawner_job_mapping (spawner_job_t *self)
+    { assert (self); return self->mapping; }
 bool spawner_job_adaptive_detector (spawner_job_t *self)
     { assert (self); return self->adaptive_detector; }
 int64_t spawner_job_rows (spawner_job_t *self)

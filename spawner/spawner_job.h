@@ -16,7 +16,11 @@
             heartbeat_timeout = 3000  #  ms of silence before a daemon is dead
             spares = 0                #  daemons leased beforehand for
                                       #  replacements
-            replacement = same-cluster    #  or any: spawner_replacement.h
+            mapping = maheve          #  spawner_plan.h: maheve,
+                                      #  maheve-locality, aiac-qm, f-ec,
+                                      #  default, simple
+            replacement = same-cluster    #  or any (mapping simple only;
+                                          #  alone, it means simple)
         problem
             n = 64                    #  application parameters
         checkpoint
@@ -82,6 +86,10 @@ spawner_faults_t *spawner_job_faults (spawner_job_t *self);
 
 //  The replacement policy job/replacement names (default same-cluster).
 const spawner_replacement_t *spawner_job_replacement (spawner_job_t *self);
+
+//  The mapping job/mapping names (default maheve; simple when only
+//  job/replacement is set).
+const char *spawner_job_mapping (spawner_job_t *self);
 
 //  True unless job/detector = fixed: failure detection adapts to measured
 //  gaps and ignores the spawner's own stalls (spawner_detector.h); fixed

@@ -30,6 +30,10 @@ typedef struct {
 const char *
     spawner_plan_names (void);
 
+//  The mapping's name as a static string, or NULL if name is not one.
+const char *
+    spawner_plan_canonical (const char *name);
+
 //  True if name is a mapping.
 bool
     spawner_plan_exists (const char *name);
@@ -42,8 +46,9 @@ tig_t *
                         size_t reason_size);
 
 //  Map the tig's tasks on the live model's available nodes with mapping,
-//  holding at least spares_wanted spares.  Fills plan (clear it with
-//  spawner_plan_clear) and marks the grid (tasks' nodes GRID_USED, spares
+//  holding at least spares_wanted spares (fewer if the daemons run out).
+//  Fills plan (zeroed, or emptied with spawner_plan_clear; clear it after
+//  use) and marks the grid (tasks' nodes GRID_USED, spares
 //  GRID_RESERVED).  Returns 0, or -1 with the reason (unknown mapping,
 //  fewer available nodes than tasks; the grid is unchanged then).
 int

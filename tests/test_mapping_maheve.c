@@ -167,9 +167,11 @@ s_test_low (void)
     is_int (grid_node_state (grid, 8), GRID_RESERVED, "low: B keeps node 8 "
             "as a spare");
     double time = grid_execution_time (grid, tig, placement);
-    //  Task 0: 9 / 1 + 1 * 50 us
-    is_double (time, 9 + 50e-6, 1e-12, "low: ET(App) = 9 s + one "
-               "intra-cluster latency");
+    //  Task 3 (all in A): 3 flops at 1 GFLOP/s + one value from each of
+    //  its 3 neighbours over A's link (50 us, 1000 Mb/s)
+    is_double (time, 3e-9 + 3 * (50e-6 + 64e-9), 1e-15, "low: ET(App) = "
+               "3 flops / 1e9 flop/s + 3 x (50 us + 64 bits / 1e9 bit/s), "
+               "in seconds");
     ok (maheve_replace (grid, tig, placement, 0) == 0 && placement [0] == 5
         && grid_node_state (grid, 4) == GRID_DEAD,
         "low: a failed node is replaced by the spare of its cluster");
@@ -244,8 +246,8 @@ s_test_mappers (void)
         NULL, 0);
     tig_t *tig = tig_new_banded (600, 40, 10);
     const char **names = mapper_names ();
-    is_int ((long long) (names [3] != NULL && names [4] == NULL), 1,
-            "four mappers are known");
+    is_int ((long long) (names [4] != NULL && names [5] == NULL), 1,
+            "five mappers are known");
     ok (mapper_exists ("maheve") && !mapper_exists ("nope"),
         "mappers are found by name");
     double default_time = 0, maheve_time = 0;
@@ -287,13 +289,119 @@ s_test_mappers (void)
     platform_destroy (&platform);
 }
 
+//  MAHEVE's order against the locality order: A (power 2), B (power 1)
+//  next to it, C (power 1.5) behind a slow link.  MAHEVE goes A, C, B
+//  (marks by power); with locality C's 50 ms link outweighs its power.
+static void
+s_test_locality (void)
+{
+    platform_t *platform = platform_parse (
+        "platform\n    name = far\n"
+        "    cluster\n        name = A\n        nodes = 8\n        power = 2\n"
+        "    cluster\n        name = B\n        nodes = 8\n"
+        "    cluster\n        name = C\n        nodes = 8\n        power = 1.5\n"
+        "    link\n        between = \"A B\"\n        latency_us = 100\n"
+        "        bandwidth_mbps = 1000\n"
+        "    link\n        between = \"A C\"\n        latency_us = 50000\n"
+        "        bandwidth_mbps = 10\n"
+        "    link\n        between = \"B C\"\n        latency_us = 50000\n"
+        "        bandwidth_mbps = 10\n", NULL, 0);
+    assert (platform);
+    tig_t *tig = tig_new (12);
+    for (size_t task = 0; task < 12; task++) {
+        tig_set_cost (tig, task, 1e7);
+        if (task > 0)
+            tig_add_edge (tig, task - 1, task, 100);
+    }
+    grid_t *grid = grid_new (platform);
+    double hd = grid_heterogeneity (grid);
+    size_t plain [3], local [3];
+    maheve_sort_clusters (grid, hd, plain);
+    maheve_locality_sort_clusters (grid, tig, hd, local);
+    ok (plain [0] == 0 && plain [1] == 2 && plain [2] == 1,
+        "locality: MAHEVE orders A, C (powerful, far), B");
+    ok (local [0] == 0 && local [1] == 1 && local [2] == 2,
+        "locality: maheve-locality orders A, B, then C behind its slow link");
+    size_t placement [12];
+    size_t in_c = 0, in_b = 0;
+    ok (mapper_map ("maheve", grid, tig, placement) == 0, "locality: MAHEVE "
+        "maps 12 tasks");
+    double plain_time = grid_execution_time (grid, tig, placement);
+    for (size_t task = 0; task < 12; task++)
+        in_c += grid_node_cluster (grid, placement [task]) == 2;
+    grid_destroy (&grid);
+    grid = grid_new (platform);
+    ok (mapper_map ("maheve-locality", grid, tig, placement) == 0,
+        "locality: maheve-locality maps 12 tasks");
+    double local_time = grid_execution_time (grid, tig, placement);
+    for (size_t task = 0; task < 12; task++)
+        in_b += grid_node_cluster (grid, placement [task]) == 1;
+    ok (in_c == 5 && in_b == 5, "locality: the 5 tasks A cannot hold go to "
+        "C with MAHEVE, to B with locality");
+    ok (local_time < plain_time, "locality: the predicted ET is shorter");
+    diag ("ET MAHEVE %.6f s, maheve-locality %.6f s", plain_time,
+          local_time);
+    //  Replacement: A's spare first, then re-sorted with locality
+    size_t task = 0;
+    while (grid_node_cluster (grid, placement [task]) != 0)
+        task++;
+    ok (mapper_replace ("maheve-locality", grid, tig, placement, task) == 0
+        && grid_node_cluster (grid, placement [task]) == 0,
+        "locality: a failed node of A is replaced by A's spare");
+    ok (mapper_replace ("maheve-locality", grid, tig, placement, task) == 0
+        && grid_node_cluster (grid, placement [task]) == 1,
+        "locality: A exhausted, the task goes to B, not to far C");
+    grid_destroy (&grid);
+    //  Equal links and equal powers: the same order as MAHEVE
+    platform_t *even = platform_parse (
+        "platform\n    name = even\n"
+        "    cluster\n        name = A\n        nodes = 3\n"
+        "    cluster\n        name = B\n        nodes = 9\n"
+        "    cluster\n        name = C\n        nodes = 5\n", NULL, 0);
+    grid = grid_new (even);
+    hd = grid_heterogeneity (grid);
+    maheve_sort_clusters (grid, hd, plain);
+    maheve_locality_sort_clusters (grid, tig, hd, local);
+    ok (s_same (plain, local, 3) && plain [0] == 1 && plain [1] == 2,
+        "locality: equal links and powers order as MAHEVE (B, C, A)");
+    grid_destroy (&grid);
+    platform_destroy (&even);
+    tig_destroy (&tig);
+    platform_destroy (&platform);
+}
+
+//  The default policy takes nodes in hand-out order
+static void
+s_test_order (void)
+{
+    platform_t *platform = platform_parse (s_low, NULL, 0);
+    grid_t *grid = grid_new (platform);
+    size_t bad [9] = { 0, 1, 2, 3, 4, 5, 6, 7, 7 };
+    ok (grid_set_order (grid, bad) == -1 && grid_order_node (grid, 8) == 8,
+        "order: a repeated node is refused, index order kept");
+    size_t order [9] = { 8, 2, 6, 0, 1, 3, 4, 5, 7 };
+    ok (grid_set_order (grid, order) == 0, "order: a permutation is taken");
+    tig_t *tig = tig_new (3);
+    size_t placement [3], want [] = { 8, 2, 6 };
+    ok (mapper_map ("default", grid, tig, placement) == 0
+        && s_same (placement, want, 3),
+        "order: default maps on the first three in hand-out order");
+    ok (mapper_replace ("default", grid, tig, placement, 1) == 0
+        && placement [1] == 0, "order: default replaces with the next one");
+    tig_destroy (&tig);
+    grid_destroy (&grid);
+    platform_destroy (&platform);
+}
+
 int
 main (void)
 {
-    tap_plan (10 + 15 + 9 + 2 + 8 + 3);
+    tap_plan (10 + 15 + 9 + 2 + 10 + 3 + 9 + 4);
     s_test_tig ();
     s_test_low ();
     s_test_high ();
     s_test_mappers ();
+    s_test_locality ();
+    s_test_order ();
     return tap_done ();
 }

@@ -1,326 +1,337 @@
 /*  =========================================================================
-    jace-map - compare task mappings on a platform without running a job
+    jace-map - where a job would run, before running it
 
-    jace-map --platform FILE (--job FILE | --tasks N) [--algo NAME|all]
-             [--slots-per-node K] [--json]
+    jace-map --job FILE (--platform FILE | --supernode EP [--keys DIR]
+             [--cert NAME]) [--algo NAME|all] [--tasks N] [--set K=V]...
+             [--json]
 
-    Prints the heterogeneity degree hd of the platform and, for each
-    mapper side by side, the node of every task, the spare nodes left and
-    the predicted ET(App) of MAHEVE section 3.1.  Bad input is reported as
-    "FILE:LINE: reason" (status 1); bad usage exits with status 2.
-
-    The mappers place one task per node, as MAHEVE does (its section 3.3:
-    a failure costs one task).  --slots-per-node K plans for K daemons per
-    machine instead (one per core, say): each node of the platform counts
-    as K nodes of its power, named NODE#SLOT (A-3#0, A-3#1, ...).
-
-    A job file is ZPL:
-        job
-            tasks = 16
-            matrix = "a.mtx"        #  block rows of a Matrix Market file
-        or
-            rows = 100000           #  banded matrix: rows and
-            half_bandwidth = 500    #  half-bandwidth
-    --tasks N stands for a banded matrix of 1000 N rows and half-bandwidth
-    1000 (each task depends on the blocks next to it).
+    Reads the same job files as jace-spawner (spawner_job_load: the same
+    applications, keys and checks) and maps the job's task graph (its
+    application's describe, or a chain) with the same code the spawner
+    uses (spawner_plan): on a platform file, whose nodes are named as
+    jace-grid names its daemons (CLUSTER-N), or on the live grid a
+    super-node lists, with the links it measured.  Prints hd and, for each
+    mapping, the daemon of every task, the spares and the predicted
+    ET(App) in seconds per iteration (docs/MAPPING.md section 4).  Bad
+    input: "FILE:LINE: reason" (or "FILE: reason"), status 1; bad usage:
+    status 2.
     =========================================================================
 */
-#include "mapping.h"
+#include "spawner_plan.h"
+#include "spawner_nodes.h"
+
 #include <getopt.h>
+
+#define PROGRAM "jace-map"
 
 //  Options of one run
 typedef struct {
-    const char *platform;       //  --platform FILE
     const char *job;            //  --job FILE
-    long tasks;                 //  --tasks N
-    const char *algorithm;      //  --algo NAME or "all"
+    const char *platform;       //  --platform FILE
+    const char *supernode;      //  --supernode EP
+    const char *keys_dir;       //  --keys DIR
+    const char *cert;           //  --cert NAME
+    const char *algorithm;      //  --algo NAME, "all", or NULL: the job's
+    long tasks;                 //  --tasks N, or -1
     bool json;                  //  --json
-    size_t slots;               //  --slots-per-node K
+    zlist_t *overrides;         //  --set KEY=VALUE
 } options_t;
-
-//  Most daemons per machine --slots-per-node accepts
-#define MAP_MAX_SLOTS   1024
 
 static void
 s_usage (FILE *stream)
 {
     fprintf (stream,
-        "usage: jace-map --platform FILE (--job FILE | --tasks N) "
-        "[--algo NAME|all]\n"
-        "                [--slots-per-node K] [--json]\n"
+        "usage: " PROGRAM " --job FILE (--platform FILE | --supernode EP)\n"
+        "                [--algo NAME|all] [--tasks N] [--set KEY=VALUE]...\n"
+        "                [--keys DIR] [--cert NAME] [--json]\n"
         "\n"
-        "Maps the job's tasks (one per node) with each mapper and prints hd,\n"
-        "the mapping, the spare nodes and the predicted ET(App).\n"
-        "Mappers: default, aiac-qm, f-ec, maheve (all: every one).\n"
-        "A job file is ZPL: job / tasks = N, and either matrix = \"FILE.mtx\"\n"
-        "(Matrix Market, block rows) or rows = R, half_bandwidth = B.\n"
-        "--tasks N maps a banded matrix of 1000 N rows, half-bandwidth 1000.\n"
-        "--slots-per-node K counts every node as K nodes of its power\n"
-        "(K daemons per machine, e.g. one per core; default 1), named\n"
-        "NODE#SLOT.\n");
+        "Maps a jace-spawner job file's tasks (one per daemon) as the spawner\n"
+        "would and prints hd, the daemon of every task, the spares and the\n"
+        "predicted ET(App) per iteration.\n"
+        "\n"
+        "  -j, --job FILE        the job file, as jace-spawner submit reads it\n"
+        "  -p, --platform FILE   a platform file (daemons named CLUSTER-N, as\n"
+        "                        jace-grid names them; all free)\n"
+        "  -s, --supernode EP    the live grid: the daemons and links a\n"
+        "                        super-node lists (free daemons only are used)\n"
+        "  -a, --algo NAME|all   mapping (default: the job's job/mapping):\n"
+        "                        %s\n"
+        "  -t, --tasks N         override job/tasks\n"
+        "      --set KEY=VALUE   override any job key (as jace-spawner)\n"
+        "  -k, --keys DIR        CURVE keys from jace-keygen (--supernode)\n"
+        "  -c, --cert NAME       our certificate in DIR (default: spawner)\n"
+        "      --json            one JSON object\n"
+        "  -h, --help            this help\n"
+        "  -V, --version         the version\n", spawner_plan_names ());
 }
 
-//  Read a whole number item of the job; false if absent or bad
-static bool
-s_job_count (zpl_t *job, const char *name, size_t *value, const char *path,
-             bool required)
+//  A figure in seconds, in the unit that reads best
+static void
+s_seconds (double seconds, char *text, size_t size)
 {
-    zpl_t *item = zpl_locate (job, name);
-    if (!item) {
-        if (required)
-            fprintf (stderr, "%s:%zu: job has no %s\n", path, zpl_line (job),
-                     name);
-        return false;
-    }
-    char *end;
-    const char *text = zpl_value (item) ? zpl_value (item) : "";
-    errno = 0;
-    unsigned long long number = strtoull (text, &end, 10);
-    if (errno || *end || end == text || number < 1 || number > 100000000) {
-        fprintf (stderr, "%s:%zu: %s must be a whole number from 1 to "
-                 "100000000\n", path, zpl_line (item), name);
-        return false;
-    }
-    *value = (size_t) number;
-    return true;
-}
-
-//  The task graph of a job file; NULL on error (printed)
-static tig_t *
-s_load_job (const char *path)
-{
-    FILE *file = fopen (path, "r");
-    if (!file) {
-        fprintf (stderr, "%s: %s\n", path, strerror (errno));
-        return NULL;
-    }
-    char text [65536];
-    size_t size = fread (text, 1, sizeof text - 1, file);
-    fclose (file);
-    text [size] = '\0';
-    char reason [256];
-    zpl_t *tree = zpl_parse (text, reason, sizeof reason);
-    if (!tree) {
-        fprintf (stderr, "%s: %s\n", path, reason);
-        return NULL;
-    }
-    tig_t *tig = NULL;
-    zpl_t *job = zpl_locate (tree, "job");
-    size_t tasks, rows, half_band;
-    if (!job)
-        fprintf (stderr, "%s: no 'job' item\n", path);
+    if (seconds >= 1)
+        snprintf (text, size, "%.3g s", seconds);
     else
-    if (s_job_count (job, "tasks", &tasks, path, true)) {
-        zpl_t *matrix = zpl_locate (job, "matrix");
-        if (matrix && zpl_value (matrix)) {
-            //  The matrix path is relative to the job file
-            char full [4096];
-            const char *slash = strrchr (path, '/');
-            if (zpl_value (matrix) [0] != '/' && slash)
-                snprintf (full, sizeof full, "%.*s/%s", (int) (slash - path),
-                          path, zpl_value (matrix));
-            else
-                snprintf (full, sizeof full, "%s", zpl_value (matrix));
-            char error [4400];
-            tig = tig_load_matrix_market (full, tasks, error, sizeof error);
-            if (!tig)
-                fprintf (stderr, "%s\n", error);
-        }
+    if (seconds >= 1e-3)
+        snprintf (text, size, "%.3g ms", seconds * 1e3);
+    else
+        snprintf (text, size, "%.3g us", seconds * 1e6);
+}
+
+//  A JSON string (ids are printable; quote what needs it)
+static void
+s_json_string (const char *text)
+{
+    putchar ('"');
+    for (const char *c = text; *c; c++)
+        if (*c == '"' || *c == '\\')
+            printf ("\\%c", *c);
         else
-        if (s_job_count (job, "rows", &rows, path, true)
-        &&  s_job_count (job, "half_bandwidth", &half_band, path, true)) {
-            tig = tig_new_banded (rows, half_band, tasks);
-            if (!tig)
-                fprintf (stderr, "%s:%zu: cannot cut %zu rows in %zu tasks\n",
-                         path, zpl_line (job), rows, tasks);
-        }
-    }
-    zpl_destroy (&tree);
-    return tig;
+        if ((unsigned char) *c < 0x20)
+            printf ("\\u%04x", *c);
+        else
+            putchar (*c);
+    putchar ('"');
 }
 
-//  Name of a node: CLUSTER-INDEX
-//  Name of a node: CLUSTER-N, or CLUSTER-N#SLOT with several slots
 static void
-s_node_name (platform_t *platform, size_t slots, size_t node, char *name,
-             size_t size)
+s_print_plan (spawner_live_t *live, spawner_plan_t *plan, bool json,
+              bool first)
 {
-    size_t cluster = platform_node_cluster (platform, node);
-    size_t local = node - platform_node_index (platform, cluster, 0);
-    if (slots > 1)
-        snprintf (name, size, "%s-%zu#%zu",
-                  platform_cluster_name (platform, cluster), local / slots,
-                  local % slots);
-    else
-        snprintf (name, size, "%s-%zu",
-                  platform_cluster_name (platform, cluster), local);
-}
-
-//  Print one mapper's result
-static void
-s_print_result (platform_t *platform, size_t slots, grid_t *grid, tig_t *tig,
-                const char *algorithm, const size_t *placement, bool json,
-                bool first)
-{
-    char name [256];
-    double time = grid_execution_time (grid, tig, placement);
     if (json) {
-        printf ("%s{\"algorithm\": \"%s\", \"predicted_et\": %.17g, "
-                "\"mapping\": [", first ? "" : ", ", algorithm, time);
-        for (size_t task = 0; task < tig_count (tig); task++) {
-            s_node_name (platform, slots, placement [task], name, sizeof name);
-            printf ("%s\"%s\"", task ? ", " : "", name);
+        printf ("%s{\"algorithm\": \"%s\", \"predicted_et_seconds\": %.17g, "
+                "\"plan_msec\": %.6g, \"mapping\": [", first ? "" : ", ",
+                plan->mapping, plan->predicted_seconds, plan->plan_msec);
+        for (size_t task = 0; task < plan->tasks; task++) {
+            printf ("%s", task ? ", " : "");
+            s_json_string (spawner_live_node (live,
+                                              plan->placement [task])->id);
         }
         printf ("], \"spares\": [");
-    }
-    else {
-        printf ("%-8s predicted ET %.6g\n  mapping:", algorithm, time);
-        for (size_t task = 0; task < tig_count (tig); task++) {
-            s_node_name (platform, slots, placement [task], name, sizeof name);
-            printf (" %zu:%s", task, name);
+        for (size_t index = 0; index < plan->spare_count; index++) {
+            printf ("%s", index ? ", " : "");
+            s_json_string (spawner_live_node (live,
+                                              plan->spares [index])->id);
         }
-        printf ("\n  spares: ");
-    }
-    bool any = false, marked = false;
-    for (size_t node = 0; node < grid_node_count (grid); node++) {
-        if (!grid_node_is_available (grid, node))
-            continue;
-        s_node_name (platform, slots, node, name, sizeof name);
-        bool reserved = grid_node_state (grid, node) == GRID_RESERVED;
-        marked = marked || reserved;
-        if (json)
-            printf ("%s\"%s\"", any ? ", " : "", name);
-        else
-            printf ("%s%s%s", any ? " " : "", name, reserved ? "*" : "");
-        any = true;
-    }
-    if (json)
         printf ("]}");
-    else
-        printf ("%s\n", !any ? "none"
-                         : marked ? "  (* reserved by the mapper)" : "");
+        return;
+    }
+    char time [64];
+    s_seconds (plan->predicted_seconds, time, sizeof time);
+    printf ("%-16s predicted ET %s per iteration (planned in %.3f ms)\n"
+            "  mapping:", plan->mapping, time, plan->plan_msec);
+    for (size_t task = 0; task < plan->tasks; task++)
+        printf (" %zu:%s", task,
+                spawner_live_node (live, plan->placement [task])->id);
+    printf ("\n  spares: ");
+    for (size_t index = 0; index < plan->spare_count; index++)
+        printf ("%s%s", index ? " " : "",
+                spawner_live_node (live, plan->spares [index])->id);
+    printf ("%s\n", plan->spare_count ? "" : "none");
+}
+
+//  What the models are made from: the platform file, or the super-node's
+//  listing.  Returns 0, or 1 with the reason printed.
+static int
+s_source (options_t *options, platform_t **platform_p,
+          jace_msg_t **listing_p)
+{
+    if (options->platform) {
+        char reason [4400] = "";
+        *platform_p = platform_load (options->platform, reason,
+                                     sizeof reason);
+        if (!*platform_p)
+            fprintf (stderr, "%s\n", reason);
+        return *platform_p ? 0 : 1;
+    }
+    jace_security_t *security = spawner_nodes_security (options->keys_dir,
+                                                        options->cert);
+    if (!security)
+        return 1;
+    *listing_p = spawner_nodes_query (options->supernode, security, 5000);
+    jace_security_destroy (&security);
+    return *listing_p ? 0 : 1;
+}
+
+//  A fresh live model (each mapping starts from the same grid); NULL with
+//  the reason printed
+static spawner_live_t *
+s_live (options_t *options, platform_t *platform, jace_msg_t *listing)
+{
+    char reason [1024] = "";
+    spawner_live_t *live = platform
+        ? spawner_live_from_platform (platform, reason, sizeof reason)
+        : spawner_live_new (listing, NULL, 0, reason, sizeof reason);
+    if (!live)
+        fprintf (stderr, "%s: %s\n", platform ? options->platform
+                                              : options->supernode, reason);
+    return live;
 }
 
 static int
-s_run (options_t *options, platform_t *platform, tig_t *tig)
+s_run (options_t *options)
 {
-    const char **names = mapper_names ();
-    const char *single [] = { options->algorithm, NULL };
-    if (!streq (options->algorithm, "all"))
-        names = single;
-    grid_t *probe = grid_new (platform);
-    double hd = grid_heterogeneity (probe);
-    grid_destroy (&probe);
-    if (options->json)
-        printf ("{\"platform\": \"%s\", \"tasks\": %zu, \"nodes\": %zu, "
-                "\"hd\": %.17g, \"results\": [", platform_name (platform),
-                tig_count (tig), platform_node_count (platform), hd);
+    char reason [4400] = "";
+    spawner_job_t *job = spawner_job_load (options->job, options->overrides,
+                                           reason, sizeof reason);
+    if (!job) {
+        fprintf (stderr, "%s\n", reason);
+        return 1;
+    }
+    const char *algorithm = options->algorithm ? options->algorithm
+                          : spawner_job_mapping (job);
+    size_t tasks = (size_t) spawner_job_tasks (job);
+    tig_t *tig = spawner_plan_graph (job, tasks, reason, sizeof reason);
+    if (!tig) {
+        fprintf (stderr, "%s: %s\n", options->job, reason);
+        spawner_job_destroy (&job);
+        return 1;
+    }
+    platform_t *platform = NULL;
+    jace_msg_t *listing = NULL;
+    spawner_live_t *probe = NULL;
+    if (s_source (options, &platform, &listing) == 0)
+        probe = s_live (options, platform, listing);
+    if (!probe) {
+        tig_destroy (&tig);
+        platform_destroy (&platform);
+        jace_msg_destroy (&listing);
+        spawner_job_destroy (&job);
+        return 1;
+    }
+    size_t daemons = spawner_live_count (probe);
+    double hd = grid_heterogeneity (spawner_live_grid (probe));
+    const char *source = options->platform ? options->platform
+                       : options->supernode;
+    if (options->json) {
+        printf ("{\"job\": ");
+        s_json_string (options->job);
+        printf (", \"application\": \"%s\", \"tasks\": %zu, "
+                "\"platform\": ", spawner_job_app (job)->name, tasks);
+        s_json_string (source);
+        printf (", \"daemons\": %zu, \"clusters\": %zu, "
+                "\"links_measured\": %zu, \"links_total\": %zu, "
+                "\"hd\": %.17g, \"results\": [", daemons,
+                platform_cluster_count (spawner_live_platform (probe)),
+                spawner_live_links_measured (probe),
+                spawner_live_links_total (probe), hd);
+    }
     else
-        printf ("platform %s: %zu nodes, hd %.4f; %zu tasks\n",
-                platform_name (platform), platform_node_count (platform), hd,
-                tig_count (tig));
-    size_t *placement = malloc ((tig_count (tig) + 1) * sizeof (size_t));
-    assert (placement);
+        printf ("job %s: %s, %zu tasks, %" PRId64 " spares wanted\n"
+                "platform %s: %zu daemons in %zu clusters, links measured "
+                "%zu of %zu, hd %.4f\n", options->job,
+                spawner_job_app (job)->name, tasks, spawner_job_spares (job),
+                source, daemons,
+                platform_cluster_count (spawner_live_platform (probe)),
+                spawner_live_links_measured (probe),
+                spawner_live_links_total (probe), hd);
+    spawner_live_destroy (&probe);
+    static const char *all [] = { "maheve", "maheve-locality", "aiac-qm",
+                                  "f-ec", "default", "simple", NULL };
+    const char *single [] = { algorithm, NULL };
+    const char **names = streq (algorithm, "all") ? all : single;
     int rc = 0;
     for (size_t index = 0; names [index]; index++) {
-        grid_t *grid = grid_new (platform);
-        if (mapper_map (names [index], grid, tig, placement) == 0)
-            s_print_result (platform, options->slots, grid, tig,
-                            names [index], placement, options->json,
-                            index == 0);
+        //  A fresh model for each mapping: each starts from the same grid
+        spawner_live_t *live = s_live (options, platform, listing);
+        if (!live) {
+            rc = 1;
+            break;
+        }
+        spawner_plan_t plan;
+        memset (&plan, 0, sizeof plan);
+        if (spawner_plan_map (names [index], live, tig,
+                              (size_t) spawner_job_spares (job), &plan,
+                              reason, sizeof reason) == 0)
+            s_print_plan (live, &plan, options->json, index == 0);
         else {
-            fprintf (stderr, "jace-map: %s cannot map %zu tasks on %zu "
-                     "nodes%s\n", names [index], tig_count (tig),
-                     platform_node_count (platform),
-                     tig_count (tig) > platform_node_count (platform)
-                     ? " (one task per node; --slots-per-node K runs K per "
-                       "machine)" : "");
+            fprintf (stderr, PROGRAM ": %s\n", reason);
             rc = 1;
         }
-        grid_destroy (&grid);
+        spawner_plan_clear (&plan);
+        spawner_live_destroy (&live);
     }
     if (options->json)
         printf ("]}\n");
-    free (placement);
+    tig_destroy (&tig);
+    platform_destroy (&platform);
+    jace_msg_destroy (&listing);
+    spawner_job_destroy (&job);
     return rc;
 }
 
 int
 main (int argc, char *argv [])
 {
-    options_t options = { .tasks = -1, .algorithm = "all", .slots = 1 };
+    options_t options = { .tasks = -1 };
+    options.overrides = zlist_new ();
+    zlist_autofree (options.overrides);
     static const struct option longs [] = {
         { "help", no_argument, NULL, 'h' },
-        { "json", no_argument, NULL, 'j' },
+        { "version", no_argument, NULL, 'V' },
+        { "json", no_argument, NULL, 'J' },
+        { "job", required_argument, NULL, 'j' },
         { "platform", required_argument, NULL, 'p' },
-        { "job", required_argument, NULL, 'J' },
-        { "tasks", required_argument, NULL, 't' },
+        { "supernode", required_argument, NULL, 's' },
+        { "keys", required_argument, NULL, 'k' },
+        { "cert", required_argument, NULL, 'c' },
         { "algo", required_argument, NULL, 'a' },
-        { "slots-per-node", required_argument, NULL, 's' },
+        { "tasks", required_argument, NULL, 't' },
+        { "set", required_argument, NULL, 'S' },
         { NULL, 0, NULL, 0 }
     };
-    int option;
-    while ((option = getopt_long (argc, argv, "h", longs, NULL)) != -1) {
+    int option, rc = -1;
+    while (rc < 0
+       && (option = getopt_long (argc, argv, "hVj:p:s:k:c:a:t:", longs,
+                                 NULL)) != -1) {
         char *end;
         switch (option) {
-            case 'h': s_usage (stdout); return 0;
-            case 'j': options.json = true; break;
+            case 'h': s_usage (stdout); rc = 0; break;
+            case 'V': printf (PROGRAM " %s\n", PACKAGE_VERSION); rc = 0;
+                      break;
+            case 'J': options.json = true; break;
+            case 'j': options.job = optarg; break;
             case 'p': options.platform = optarg; break;
-            case 'J': options.job = optarg; break;
+            case 's': options.supernode = optarg; break;
+            case 'k': options.keys_dir = optarg; break;
+            case 'c': options.cert = optarg; break;
             case 'a': options.algorithm = optarg; break;
+            case 'S': zlist_append (options.overrides, optarg); break;
             case 't':
                 options.tasks = strtol (optarg, &end, 10);
                 if (*end || end == optarg || options.tasks < 1
-                ||  options.tasks > 100000) {
-                    fprintf (stderr, "jace-map: --tasks needs a whole number "
-                             "from 1 to 100000\n");
-                    return 2;
+                ||  options.tasks > JACE_NODES_MAX) {
+                    fprintf (stderr, PROGRAM ": --tasks needs a whole number "
+                             "from 1 to %d\n", JACE_NODES_MAX);
+                    rc = 2;
                 }
                 break;
-            case 's': {
-                long slots = strtol (optarg, &end, 10);
-                if (*end || end == optarg || slots < 1
-                ||  slots > MAP_MAX_SLOTS) {
-                    fprintf (stderr, "jace-map: --slots-per-node needs a "
-                             "whole number from 1 to %d\n", MAP_MAX_SLOTS);
-                    return 2;
-                }
-                options.slots = (size_t) slots;
-                break;
-            }
-            default: s_usage (stderr); return 2;
+            default: s_usage (stderr); rc = 2; break;
         }
     }
-    if (optind < argc || !options.platform
-    ||  (!options.job) == (options.tasks < 0)) {
-        s_usage (stderr);
-        return 2;
+    if (rc < 0) {
+        if (optind < argc || !options.job
+        ||  (!options.platform) == (!options.supernode)) {
+            s_usage (stderr);
+            rc = 2;
+        }
+        else
+        if (options.algorithm && !streq (options.algorithm, "all")
+        &&  !spawner_plan_exists (options.algorithm)) {
+            fprintf (stderr, PROGRAM ": unknown mapping '%s' (%s or all)\n",
+                     options.algorithm, spawner_plan_names ());
+            rc = 2;
+        }
     }
-    if (!streq (options.algorithm, "all")
-    &&  !mapper_exists (options.algorithm)) {
-        fprintf (stderr, "jace-map: unknown mapper '%s' (default, aiac-qm, "
-                 "f-ec, maheve or all)\n", options.algorithm);
-        return 2;
+    if (rc < 0) {
+        if (options.tasks > 0) {
+            char *task_override = zsys_sprintf ("job/tasks=%ld",
+                                                options.tasks);
+            zlist_append (options.overrides, task_override);
+            zstr_free (&task_override);
+        }
+        rc = s_run (&options);
     }
-    char error [4400];
-    platform_t *platform = platform_load (options.platform, error,
-                                          sizeof error);
-    if (!platform) {
-        fprintf (stderr, "%s\n", error);
-        return 1;
-    }
-    if (options.slots > 1) {
-        platform_t *slotted = platform_with_slots (platform, options.slots);
-        platform_destroy (&platform);
-        platform = slotted;
-    }
-    tig_t *tig = options.job ? s_load_job (options.job)
-               : tig_new_banded (1000 * (size_t) options.tasks, 1000,
-                                 (size_t) options.tasks);
-    int rc = 1;
-    if (tig)
-        rc = s_run (&options, platform, tig);
-    tig_destroy (&tig);
-    platform_destroy (&platform);
+    zlist_destroy (&options.overrides);
     return rc;
 }
