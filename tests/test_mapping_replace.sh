@@ -12,7 +12,7 @@
 #  verified answer.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 8
+plan 11
 
 start_supernode sn --heartbeat 200 --timeout 1000
 for i in 1 2 3 4 5 6; do
@@ -50,7 +50,7 @@ ok $? "one to A's spare: a reserved node of the dead node's cluster"
 events maheve replace | jq -s -e 'map(select(.cluster == "B"))
     | length == 1 and (.[0].reason | test("re-sorted"))' >/dev/null
 ok $? "the other to B: A has no node left, clusters re-sorted"
-grep '"event":"replace"' "$RUN/maheve.events" | jq -r .reason >&2
+events maheve replace | jq -r .reason | while read -r line; do diag "$line"; done
 tail -n 1 "$RUN/maheve.events" | jq -e '.replacements == 2' >/dev/null
 ok $? "the result counts the two replacements"
 lib_finish
