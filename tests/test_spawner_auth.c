@@ -99,12 +99,36 @@ s_grant (grid_t *grid, jace_msg_t *reserve)
     grid->grants++;
 }
 
+//  The grid's listing: the three daemons, free.  The job maps with
+//  simple, so its plan is fd0 and fd1, and fd2 comes by a later RESERVE.
+static void
+s_listing (grid_t *grid, jace_msg_t *status)
+{
+    jace_msg_t *reply = jace_msg_new (JACE_MSG_STATUS_REPLY);
+    jace_msg_set_sender (reply, "fake-sn");
+    for (int i = 0; i < DAEMONS; i++) {
+        jace_node_t node = { .power = 1, .cores = 1, .memory = 1024,
+                             .state = JACE_NODE_FREE, .task = -1 };
+        snprintf (node.id, sizeof node.id, "%s", grid->daemons [i].id);
+        snprintf (node.endpoint, sizeof node.endpoint, "%s",
+                  grid->daemons [i].endpoint);
+        snprintf (node.data, sizeof node.data, "tcp://127.0.0.1:9");
+        snprintf (node.cluster, sizeof node.cluster, "A");
+        jace_msg_add_node (reply, &node);
+    }
+    jace_msg_set_routing_id (reply, jace_msg_routing_id (status));
+    jace_msg_send (&reply, grid->supernode);
+}
+
 static void
 s_supernode_recv (grid_t *grid)
 {
     jace_msg_t *msg = jace_msg_recv (grid->supernode, NULL, 0, NULL, 0);
     if (msg && jace_msg_type (msg) == JACE_MSG_RESERVE)
         s_grant (grid, msg);
+    else
+    if (msg && jace_msg_type (msg) == JACE_MSG_STATUS)
+        s_listing (grid, msg);
     jace_msg_destroy (&msg);
 }
 
@@ -376,6 +400,7 @@ s_write_job (const char *path)
              "job\n"
              "    application = \"multisplit\"\n"
              "    tasks = 2\n"
+             "    mapping = \"simple\"\n"
              "    max_seconds = 60\n"
              "    heartbeat_timeout = 60000\n"
              "    detector = \"fixed\"\n"
