@@ -13,10 +13,12 @@ MAPPINGS="maheve maheve-locality aiac-qm f-ec default simple"
 plan $(( 1 + 2 * 6 + 2 + 2 ))
 
 start_supernode sn --heartbeat 200 --timeout 1000 --probe 0
+number=0
 for spec in A:3:2 A:2:2 B:3:1.5 B:2:1 C:1:1 C:2:0.5; do
     cluster=${spec%%:*}; rest=${spec#*:}; count=${rest%%:*}; power=${rest#*:}
-    for i in $(seq 1 "$count"); do
-        start_daemon "$cluster$power-$i" --supernode "$SN_sn" \
+    for _ in $(seq 1 "$count"); do
+        number=$((number + 1))
+        start_daemon "$cluster-$number" --supernode "$SN_sn" \
             --cluster "$cluster" --power "$power"
     done
 done
