@@ -94,6 +94,38 @@ s_residual (void *problem, const double *x, int64_t count)
     return sqrt (norm) / (double) n;
 }
 
+//  Flops of one Jacobi update of a grid point in s_iterate: four
+//  additions of the neighbours and the source, one division, and the
+//  subtraction that measures the change.
+#define JACOBI2D_FLOPS_PER_POINT 6
+
+//  The task graph (docs/MAPPING.md section 3) of the blocks first_row of
+//  grid rows, as s_iterate exchanges: task i updates its rows x n points
+//  and receives one grid row (n values) from the task above and one from
+//  the task below, when it has them.  An empty block cannot run (s_setup
+//  refuses it), so such a partition cannot be described either.
+static int
+s_describe (void *problem, const int64_t *first_row, int64_t tasks,
+            jace_graph_t *graph)
+{
+    int64_t n = ((jacobi2d_problem_t *) problem)->n;
+    if (tasks < 1 || first_row [0] != 0 || first_row [tasks] != n)
+        return -1;
+    for (int64_t task = 0; task < tasks; task++)
+        if (first_row [task + 1] <= first_row [task])
+            return -1;
+    for (int64_t task = 0; task < tasks; task++) {
+        int64_t rows = first_row [task + 1] - first_row [task];
+        jace_graph_set_cost (graph, task, (double) JACOBI2D_FLOPS_PER_POINT
+                                          * (double) (rows * n));
+        if (task > 0)
+            jace_graph_add_need (graph, task, task - 1, (double) n);
+        if (task < tasks - 1)
+            jace_graph_add_need (graph, task, task + 1, (double) n);
+    }
+    return 0;
+}
+
 //  --------------------------------------------------------------------------
 
 static void
@@ -256,5 +288,6 @@ const jace_app_t app_jacobi2d = {
     .solution = s_solution,
     .destroy = s_destroy,
     .checkpoint = s_checkpoint,
-    .restore = s_restore
+    .restore = s_restore,
+    .describe = s_describe
 };

@@ -330,6 +330,77 @@ s_attach (void *raw, const int64_t *first_row, int64_t tasks, int64_t task,
     return 0;
 }
 
+//  True if first_row holds tasks + 1 nondecreasing block starts from 0 to n.
+static bool
+s_blocks_valid (const int64_t *first_row, int64_t tasks, int32_t n)
+{
+    if (tasks < 1 || first_row [0] != 0 || first_row [tasks] != n)
+        return false;
+    for (int64_t t = 0; t < tasks; t++)
+        if (first_row [t + 1] < first_row [t])
+            return false;
+    return true;
+}
+
+//  The task graph (docs/MAPPING.md section 3) of the blocks first_row of
+//  the whole matrix: e_i = 2 x the nonzeros of block i's rows, the flops of
+//  one product of those rows by a vector (an iteration's inner solve does
+//  several, about alike for every block, so the ratios between tasks are
+//  right and the scale is a lower bound); c_ij = the distinct columns of
+//  block j that block i's rows use, the values task i receives from task j
+//  every iteration (with overlap 0; an overlap adds the extended rows'
+//  columns, which the contract leaves out).  One pass over the nonzeros:
+//  owner [] maps a column to its block, last_seen [] says which block last
+//  counted a column, and the blocks block i touched are listed so that
+//  resetting their counts costs no more than counting them; O(nnz + n +
+//  tasks) in all.
+static int
+s_describe (void *raw, const int64_t *first_row, int64_t tasks,
+            jace_graph_t *graph)
+{
+    problem_t *problem = (problem_t *) raw;
+    const csr_t *A = problem->A;
+    if (!s_blocks_valid (first_row, tasks, A->nrows) || tasks > INT32_MAX)
+        return -1;
+    int32_t n = A->nrows;
+    int32_t *owner = (int32_t *) malloc (((size_t) n + 1) * sizeof (int32_t));
+    int32_t *last_seen = (int32_t *) malloc (((size_t) n + 1)
+                                             * sizeof (int32_t));
+    int64_t *columns = (int64_t *) zmalloc ((size_t) tasks * sizeof (int64_t));
+    int32_t *touched = (int32_t *) malloc ((size_t) tasks * sizeof (int32_t));
+    assert (owner && last_seen && touched);
+    for (int32_t t = 0; t < (int32_t) tasks; t++)
+        for (int64_t row = first_row [t]; row < first_row [t + 1]; row++)
+            owner [row] = t;
+    for (int32_t j = 0; j < n; j++)
+        last_seen [j] = -1;
+    for (int32_t task = 0; task < (int32_t) tasks; task++) {
+        int64_t begin = first_row [task], end = first_row [task + 1];
+        jace_graph_set_cost (graph, task, 2.0 * (double) (A->row_ptr [end]
+                                                  - A->row_ptr [begin]));
+        int32_t touched_count = 0;
+        for (int64_t k = A->row_ptr [begin]; k < A->row_ptr [end]; k++) {
+            int32_t j = A->col_idx [k];
+            int32_t from = owner [j];
+            if (from == task || last_seen [j] == task)
+                continue;
+            last_seen [j] = task;
+            if (columns [from]++ == 0)
+                touched [touched_count++] = from;
+        }
+        for (int32_t k = 0; k < touched_count; k++) {
+            jace_graph_add_need (graph, task, touched [k],
+                                 (double) columns [touched [k]]);
+            columns [touched [k]] = 0;
+        }
+    }
+    free (owner);
+    free (last_seen);
+    free (columns);
+    free (touched);
+    return 0;
+}
+
 //  --------------------------------------------------------------------------
 //  Daemon side: the task's rows
 
@@ -610,6 +681,7 @@ const jace_app_t app_multisplit = {
     .destroy = s_destroy,
     .checkpoint = s_checkpoint,
     .restore = s_restore,
+    .describe = s_describe,
     //  Each iteration solves the local block (to the inner tolerance):
     //  without a newer neighbour vector it would find the same answer.
     .idle_without_news = true
