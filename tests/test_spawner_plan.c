@@ -439,11 +439,13 @@ s_test_job (void)
         "job/mapping defaults to maheve");
     tig_t *tig = job ? spawner_plan_graph (job, 4, reason, sizeof reason)
                      : NULL;
-    //  jacobi2d has no describe: 16 rows in 4 blocks, a chain
-    ok (tig && tig_count (tig) == 4 && tig_cost (tig, 0) == 4
+    //  jacobi2d's describe: 16 grid rows in 4 blocks of 4 x 16 points, a
+    //  chain whose every need is one grid row (16 values) each way
+    ok (tig && tig_count (tig) == 4
+        && tig_cost (tig, 0) == 6.0 * 4 * 16   //  6 flops a point
         && tig_degree (tig, 0) == 1 && tig_degree (tig, 1) == 2
-        && tig_edge_amount (tig, 0, 0) == 2,
-        "without describe: cost = rows, a chain of one value each way");
+        && tig_edge_amount (tig, 0, 0) == 32,
+        "the graph is the application's describe: cost and needs per block");
     tig_destroy (&tig);
     spawner_job_destroy (&job);
     job = spawner_job_load (s_job ("    mapping = \"maheve-locality\"\n"),
