@@ -99,13 +99,27 @@ s_message_bytes (jace_msg_t *msg)
     return bytes;
 }
 
-//  A message still waiting for its link to `to` (not yet on the wire).
+//  True for a vector of values (DATA of an iteration, with values): the
+//  one kind of message a newer one of its kind makes useless.  Request
+//  lists, checkpoints and FETCHes must all arrive.
+static bool
+s_is_values (jace_msg_t *msg)
+{
+    return jace_msg_type (msg) == JACE_MSG_DATA
+        && jace_msg_iteration (msg) >= 0
+        && jace_msg_payload_count (msg) == 1
+        && jace_msg_payload_kind (msg, 0) == JACE_PAYLOAD_F64;
+}
+
+//  A vector of values still waiting for its link to `to` (not yet on the
+//  wire).
 static pending_t *
-s_waiting_for (jace_shaper_t *self, int64_t to, int64_t now)
+s_values_waiting_for (jace_shaper_t *self, int64_t to, int64_t now)
 {
     for (pending_t *pending = (pending_t *) zlistx_first (self->pending);
          pending; pending = (pending_t *) zlistx_next (self->pending))
-        if (pending->to == to && pending->start > now)
+        if (pending->to == to && pending->start > now
+        &&  s_is_values (pending->msg))
             return pending;
     return NULL;
 }
@@ -135,9 +149,10 @@ jace_shaper_send (jace_shaper_t *self, zsock_t *socket, int64_t to,
     if (!link)
         return jace_msg_send (msg_p, socket);
     int64_t now = zclock_usecs ();
-    pending_t *waiting = s_waiting_for (self, to, now);
+    pending_t *waiting = s_is_values (*msg_p)
+                       ? s_values_waiting_for (self, to, now) : NULL;
     if (waiting) {
-        //  Newest wins: the older value never got onto the wire.
+        //  Newest wins: the older values never got onto the wire.
         jace_msg_destroy (&waiting->msg);
         waiting->msg = *msg_p;
         *msg_p = NULL;
@@ -177,4 +192,22 @@ jace_shaper_flush (jace_shaper_t *self)
         pending = (pending_t *) zlistx_next (self->pending);
     }
     return next;
+}
+
+void
+jace_shaper_drop (jace_shaper_t *self, int64_t to)
+{
+    assert (self);
+    pending_t *pending = (pending_t *) zlistx_first (self->pending);
+    while (pending) {
+        if (pending->to == to) {
+            zlistx_delete (self->pending, zlistx_cursor (self->pending));
+            pending = (pending_t *) zlistx_first (self->pending);
+        }
+        else
+            pending = (pending_t *) zlistx_next (self->pending);
+    }
+    char key [32];
+    snprintf (key, sizeof key, "%" PRId64, to);
+    zhashx_delete (self->busy_until, key);
 }

@@ -8,8 +8,10 @@
     a message of B bytes waits for its link to be free, occupies it for
     B / bandwidth, then arrives `latency` later.  Sends never block: the
     shaper keeps the message and the worker's loop flushes what is due.
-    While a message still waits for its link, a newer one to the same task
-    replaces it, as a real sender of asynchronous iterations would prefer.
+    While a vector of values still waits for its link, a newer vector to
+    the same task replaces it, as a real sender of asynchronous iterations
+    would prefer; every other message (request lists, checkpoints) waits
+    its turn and arrives.
     =========================================================================
 */
 #ifndef JACE_SHAPER_H_INCLUDED
@@ -39,6 +41,11 @@ void
 int
     jace_shaper_send (jace_shaper_t *self, zsock_t *link, int64_t to,
                       const char *remote, jace_msg_t **msg_p);
+
+//  Drop every message queued for task `to`: its link is about to close
+//  (the task moved), and the queue holds that socket.
+void
+    jace_shaper_drop (jace_shaper_t *self, int64_t to);
 
 //  Send every queued message that is due.  Returns the microseconds until
 //  the next one is due, or -1 when none waits.

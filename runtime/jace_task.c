@@ -727,6 +727,8 @@ jace_task_remap (jace_task_t *self, const jace_node_t *node)
     //  Its values so far stay the newest we have until the new daemon
     //  sends; anything still signed with the old epoch is dropped.
     peer->node = *node;
+    if (self->shaper)
+        jace_shaper_drop (self->shaper, rank);
     zsock_destroy (&peer->link);
     return s_wants_request (self, rank) ? s_send_request (self, rank) : 0;
 }
