@@ -9,7 +9,9 @@
 #            to START sent to every accepted task, the "start" event) and
 #            the spawner's CPU time per task per second of the job
 #            (utime + stime of the spawner process from /proc, divided by
-#            tasks and by the job's seconds).
+#            tasks and by the job's seconds), and what mapping adds to
+#            the start (the plan event: the mapping, the task graph, the
+#            round trip of the grid's listing, ms).
 #  load      Two CPU-bound processes beside 32 daemons; REPEATS (default
 #            20) runs of a 32-task job with no crash injected; prints how
 #            many daemons were declared dead in each run (goal: 0).
@@ -69,7 +71,8 @@ cpu_seconds () {    #  cpu_seconds PID
 
 scale () {
     start_grid 128
-    printf "%6s %10s %10s %16s\n" TASKS SETUP_S JOB_S CPU_MS/TASK/S
+    printf "%6s %10s %10s %16s %9s %9s %11s\n" TASKS SETUP_S JOB_S \
+        CPU_MS/TASK/S PLAN_MS GRAPH_MS LISTING_MS
     for tasks in 16 32 64 128; do
         wait_free 128
         "$BIN/jace-spawner" submit "$JOB" --supernode "$sn" -q \
@@ -88,9 +91,16 @@ scale () {
                 "$run/s$tasks.events")
         seconds=$(jq -r 'select(.event == "failure") | .time' \
                   "$run/s$tasks.events")
+        #  What mapping adds to the start (the plan event): the mapping
+        #  itself, the task graph, the round trip of the grid's listing.
+        plan=$(jq -r 'select(.event == "plan")
+                      | "\(.plan_ms) \(.graph_ms) \(.listing_ms)"' \
+               "$run/s$tasks.events" | head -n 1)
         awk -v t="$tasks" -v s="$setup" -v j="$seconds" -v c="$cpu" \
-            'BEGIN { printf "%6d %10.3f %10.2f %16.4f\n", t, s, j,
-                     c * 1000 / t / j }'
+            -v p="$plan" \
+            'BEGIN { split (p, f, " ");
+                     printf "%6d %10.3f %10.2f %16.4f %9.3f %9.3f %11.3f\n",
+                     t, s, j, c * 1000 / t / j, f[1], f[2], f[3] }'
     done
 }
 

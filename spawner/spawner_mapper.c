@@ -20,6 +20,7 @@ struct _spawner_mapper_t {
     spawner_plan_t plan;        //  The current plan
     bool planned;               //  plan is valid
     jace_node_t *chosen;        //  Per task: the daemon the plan chose
+    double graph_msec;          //  Time the task graph took to build
 };
 
 spawner_mapper_t *
@@ -27,6 +28,7 @@ spawner_mapper_new (spawner_job_t *job, size_t tasks, char *reason,
                     size_t reason_size)
 {
     assert (job && tasks > 0);
+    int64_t started = zclock_usecs ();
     tig_t *tig = spawner_plan_graph (job, tasks, reason, reason_size);
     if (!tig)
         return NULL;
@@ -35,6 +37,7 @@ spawner_mapper_new (spawner_job_t *job, size_t tasks, char *reason,
     self->tasks = tasks;
     self->spares_wanted = (size_t) spawner_job_spares (job);
     self->tig = tig;
+    self->graph_msec = (zclock_usecs () - started) / 1000.0;
     self->chosen = (jace_node_t *) zmalloc (tasks * sizeof (jace_node_t));
     return self;
 }
@@ -71,6 +74,13 @@ spawner_mapper_set_listing (spawner_mapper_t *self, jace_msg_t **listing_p,
     self->listing = *listing_p;
     *listing_p = NULL;
     self->listing_time = now;
+}
+
+double
+spawner_mapper_graph_msec (spawner_mapper_t *self)
+{
+    assert (self);
+    return self->graph_msec;
 }
 
 int64_t

@@ -39,6 +39,11 @@ void
     spawner_mapper_set_listing (spawner_mapper_t *self,
                                 jace_msg_t **listing_p, int64_t now);
 
+//  Milliseconds the task graph took to build (the application's
+//  describe, O(nonzeros) for a matrix).
+double
+    spawner_mapper_graph_msec (spawner_mapper_t *self);
+
 //  When the newest listing was read (msec), or 0 for none yet.
 int64_t
     spawner_mapper_listing_time (spawner_mapper_t *self);

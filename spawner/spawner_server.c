@@ -96,6 +96,8 @@ typedef struct {
     zlist_t *dead;              //  Daemons the job lost
     char plan_failure [256];    //  Why the last plan could not be made
     int64_t plan_tried_at;      //  Listing time of the last plan tried
+    int64_t listing_asked_usec; //  When the last listing was asked (usec)
+    double listing_msec;        //  Round trip of the first listing
     zsock_t *status;            //  ROUTER answering STATUS and CANCEL
     char *status_endpoint;      //  Where it is bound
     spawner_events_t *events;   //  The event log
@@ -1510,6 +1512,10 @@ s_refresh_listing (server_t *self, int64_t now)
 {
     jace_msg_t *listing = spawner_lease_listing (self->lease);
     if (listing) {
+        //  The round trip of the listing the plan waits for.
+        if (spawner_mapper_listing_time (self->mapper) == 0)
+            self->listing_msec = (zclock_usecs () - self->listing_asked_usec)
+                               / 1000.0;
         spawner_mapper_set_listing (self->mapper, &listing, now);
         //  Asked after the last refusal, it says who took those daemons.
         if (self->listing_asked_at > self->refused_at)
@@ -1519,6 +1525,7 @@ s_refresh_listing (server_t *self, int64_t now)
         return;
     spawner_lease_ask_listing (self->lease);
     self->listing_asked_at = now;
+    self->listing_asked_usec = zclock_usecs ();
     bool urgent = (self->state == JOB_LEASING && !self->planned)
                || s_any_waiting (self);
     self->next_listing = now + (urgent ? LISTING_RETRY_MSEC : LISTING_MSEC);
@@ -1538,9 +1545,12 @@ s_plan_event (server_t *self)
     }
     spawner_events_write (self->events, "plan", ",\"mapping\":\"%s\","
         "\"hd\":%.4f,\"predicted_seconds\":%.6e,\"plan_ms\":%.3f,"
+        "\"graph_ms\":%.3f,\"listing_ms\":%.3f,"
         "\"daemons\":%zu,\"clusters\":%zu,\"links_measured\":%zu,"
         "\"links\":%zu,\"spares\":[%s]", plan->mapping, plan->hd,
-        plan->predicted_seconds, plan->plan_msec, spawner_live_count (live),
+        plan->predicted_seconds, plan->plan_msec,
+        spawner_mapper_graph_msec (self->mapper), self->listing_msec,
+        spawner_live_count (live),
         platform_cluster_count (spawner_live_platform (live)),
         spawner_live_links_measured (live), spawner_live_links_total (live),
         spares);
