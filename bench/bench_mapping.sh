@@ -26,10 +26,9 @@
 #  mappings alike.  The paper's default-mapping FF runs last 67-80 s and
 #  its faults come every 20 s: WF runs here crash 2 daemons every T =
 #  max(2, round(20/75 x FF)) seconds, FF the platform's first fault-free
-#  run under the first mapping (default), and the first round comes when
-#  the most advanced task reaches 20/75 of that run's largest iteration
-#  count (faults/first_iteration), so that it hits a running job, after
-#  setup, whatever the machine's speed.  The paper's grid had more spare
+#  run under the first mapping (default), the first round T seconds after
+#  the submission (T is measured here, so the rounds land in the run on
+#  any machine).  The paper's grid had more spare
 #  nodes than its runs lost; ours has 12-14 beyond a 16-task job and
 #  crashed daemons do not come back, so a WF run has at most
 #  (daemons - tasks) / 2 - 1 rounds (faults/rounds): 5 on table1-hd008,
@@ -66,8 +65,8 @@ tasks=$(awk '$1 == "tasks" { print $3; exit }' "$job")
 
 #  The platform's heterogeneity degree as the mapping computes it.
 hd_of () {
-    "$JACE_BUILDDIR/jace-map" --platform "$1" --tasks 2 --algo default |
-        sed -n 's/.* hd \([0-9.]*\);.*/\1/p'
+    "$JACE_BUILDDIR/jace-map" --job "$job" --platform "$1" --algo default \
+        --json | jq -r '.hd * 10000 | round / 10000'
 }
 
 #  One job on a fresh grid: appends a TSV line to runs.tsv; the job's
@@ -112,20 +111,20 @@ timed () {
 #  round takes 2 daemons for good (jace-grid does not restart them), and
 #  2 are left over so that a late replacement still finds one.
 rounds_of () {
-    daemons=$("$JACE_BUILDDIR/jace-map" --platform "$1" --tasks 2 \
-              --algo default | sed -n 's/.*: \([0-9]*\) nodes,.*/\1/p')
+    daemons=$("$JACE_BUILDDIR/jace-map" --job "$job" --platform "$1" \
+              --algo default --json | jq -r .daemons)
     echo $(( (daemons - tasks) / 2 - 1 < 1 ? 1 : (daemons - tasks) / 2 - 1 ))
 }
 
-#  T and the first crash's iteration from a platform's first FF run
-#  under the reference mapping (FAULT_EVERY overrides T).
+#  T from a platform's first FF run under the reference mapping
+#  (FAULT_EVERY overrides it).  The first round comes T seconds after the
+#  submission, as the paper's first failure came 20 s into its runs; T is
+#  measured on this machine, so the rounds land in the run whatever its
+#  speed.
 fault_schedule () {
     ff_seconds=$(tail -n 1 "$run/last.events" 2>/dev/null |
                  jq -e 'select(.event == "result") | .seconds' 2>/dev/null) ||
         ff_seconds=""
-    ff_iterations=$(tail -n 1 "$run/last.events" 2>/dev/null |
-                    jq -e 'select(.event == "result") | .iterations_max' \
-                    2>/dev/null) || ff_iterations=""
     if [ -n "${FAULT_EVERY:-}" ]; then
         every=$FAULT_EVERY
     elif [ -n "$ff_seconds" ]; then
@@ -136,8 +135,6 @@ fault_schedule () {
         echo "bench_mapping: no fault-free reference run on $1; crashes" \
              "every $every s" >&2
     fi
-    first_iteration=$(awk -v i="${ff_iterations:-0}" \
-        'BEGIN { f = int (i * 20 / 75 + 0.5); print f < 1 ? 1 : f }')
 }
 
 printf 'platform\tmode\tmapping\trepeat\tseconds\tstatus\thd\tcrashes\tfault_every\n' \
@@ -150,15 +147,14 @@ for repeat in $(seq 1 "$repeats"); do
             timed "$platform" FF "$mapping" "$repeat" NA
             if [ "$repeat" = 1 ] && [ "$mapping" = "$reference" ]; then
                 fault_schedule "$platform"
-                echo "$every $first_iteration $(rounds_of "$platform")" \
+                echo "$every $(rounds_of "$platform")" \
                     >"$run/$name.schedule"
             fi
         done
-        read -r every first_iteration rounds <"$run/$name.schedule"
+        read -r every rounds <"$run/$name.schedule"
         for mapping in $mappings; do
             timed "$platform" WF "$mapping" "$repeat" "$every" \
                 --set faults/every="$every" --set faults/count=2 \
-                --set faults/first_iteration="$first_iteration" \
                 --set faults/rounds="$rounds"
         done
     done
