@@ -133,8 +133,16 @@ s_parse (int argc, char *argv [], daemon_config_t *config,
         s_usage (stderr);
         return 2;
     }
-    if (config->id && (!*config->id || strlen (config->id) >= 64)) {
-        fprintf (stderr, PROGRAM ": --id must have 1 to 63 characters\n");
+    if (config->id && (!*config->id || strlen (config->id) >= 64
+                       || !jace_name_plain (config->id))) {
+        fprintf (stderr, PROGRAM ": --id must have 1 to 63 printable "
+                 "characters, no space, quote or backslash\n");
+        return 2;
+    }
+    if (config->cluster && (strlen (config->cluster) >= 64
+                            || !jace_name_plain (config->cluster))) {
+        fprintf (stderr, PROGRAM ": --cluster must have at most 63 "
+                 "printable characters, no space, quote or backslash\n");
         return 2;
     }
     return 0;

@@ -1321,11 +1321,28 @@ jace_msg_payload_data (const jace_msg_t *self, size_t index)
 
 //  --------------------------------------------------------------------------
 
+//  True if every byte of text is printable and neither a quote nor a
+//  backslash: ids and cluster names go into logs and JSON events as they
+//  are, so they must not be able to break out of a string.
+bool
+jace_name_plain (const char *text)
+{
+    for (const unsigned char *c = (const unsigned char *) text; *c; c++)
+        if (*c < 0x21 || *c > 0x7e || *c == '"' || *c == '\\')
+            return false;
+    return true;
+}
+
 bool
 jace_node_valid (const jace_node_t *node, char *reason, size_t reason_size)
 {
     assert (node);
     const char *why = !*node->id ? "no id"
+        : !jace_name_plain (node->id) ? "id with a space, quote, backslash "
+                                     "or unprintable byte"
+        : !jace_name_plain (node->cluster) ? "cluster name with a space, "
+                                          "quote, backslash or unprintable "
+                                          "byte"
         : !*node->endpoint ? "no endpoint"
         : !isfinite (node->power) || node->power <= 0
           || node->power > JACE_POWER_MAX ? "power out of range"

@@ -144,8 +144,14 @@ typedef struct {
 #define JACE_CORES_MAX          1000000
 #define JACE_MEMORY_MAX         (1LL << 40)     //  MiB
 
-//  True if a node record from the wire is within bounds: non-empty id and
-//  endpoint, power finite in (0, JACE_POWER_MAX], cores in 1..
+//  True if every byte of text is printable ASCII, not a space, quote or
+//  backslash: what daemon ids and cluster names may hold (they go into
+//  logs and JSON events as they are).
+bool
+    jace_name_plain (const char *text);
+
+//  True if a node record from the wire is within bounds: non-empty plain
+//  id (jace_name_plain), plain cluster name, non-empty endpoint, power finite in (0, JACE_POWER_MAX], cores in 1..
 //  JACE_CORES_MAX, memory in 0..JACE_MEMORY_MAX MiB, a known state, task
 //  in -1..JACE_NODES_MAX, epoch >= 0.  Otherwise false, with what is
 //  wrong in reason (may be NULL).  Super-nodes check HELLO's and

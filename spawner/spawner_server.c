@@ -1489,9 +1489,11 @@ s_on_refused (server_t *self, int64_t now)
     for (char *id = (char *) zlist_first (refused); id;
          id = (char *) zlist_next (refused)) {
         zlist_append (self->refused, id);
-        if (strlen (ids) + strlen (id) + 4 < sizeof ids)
+        char escaped [2 * JACE_ID_MAX];
+        spawner_events_escape (escaped, sizeof escaped, id);
+        if (strlen (ids) + strlen (escaped) + 4 < sizeof ids)
             snprintf (ids + strlen (ids), sizeof ids - strlen (ids),
-                      "%s\"%s\"", *ids ? "," : "", id);
+                      "%s\"%s\"", *ids ? "," : "", escaped);
         for (size_t i = 0; i < self->task_count; i++)
             if (streq (self->tasks [i].wanted, id))
                 *self->tasks [i].wanted = 0;
@@ -1538,7 +1540,9 @@ s_plan_event (server_t *self)
     spawner_live_t *live = spawner_mapper_live (self->mapper);
     char spares [2048] = "";
     for (size_t i = 0; i < plan->spare_count; i++) {
-        const char *id = spawner_live_node (live, plan->spares [i])->id;
+        char id [2 * JACE_ID_MAX];
+        spawner_events_escape (id, sizeof id,
+                               spawner_live_node (live, plan->spares [i])->id);
         if (strlen (spares) + strlen (id) + 4 < sizeof spares)
             snprintf (spares + strlen (spares), sizeof spares
                       - strlen (spares), "%s\"%s\"", i ? "," : "", id);

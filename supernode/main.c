@@ -125,9 +125,11 @@ main (int argc, char *argv [])
                 break;
             case 'E': endpoint_file = optarg; break;
             case 'C':
-                if (!*optarg || strlen (optarg) >= JACE_ID_MAX) {
+                if (!*optarg || strlen (optarg) >= JACE_ID_MAX
+                ||  !jace_name_plain (optarg)) {
                     fprintf (stderr, PROGRAM ": --cluster must have 1 to "
-                             "%d characters\n", JACE_ID_MAX - 1);
+                             "%d printable characters, no space, quote or "
+                             "backslash\n", JACE_ID_MAX - 1);
                     return 2;
                 }
                 config.cluster = optarg;

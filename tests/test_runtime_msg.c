@@ -890,11 +890,32 @@ test_protocol4_fields (void)
     jace_msg_destroy (&msg);
 }
 
+//  Ids and cluster names reach logs and JSON events as they are.
+static void
+test_node_names (void)
+{
+    jace_node_t node = { .id = "d-1.a", .endpoint = "tcp://127.0.0.1:9",
+                         .cluster = "A", .power = 1, .cores = 1,
+                         .task = -1 };
+    ok (jace_node_valid (&node, NULL, 0), "a plain id and cluster pass");
+    char reason [128] = "";
+    snprintf (node.id, sizeof node.id, "d\",\"x\":\"1");
+    ok (!jace_node_valid (&node, reason, sizeof reason)
+        && strstr (reason, "quote"), "an id with a quote is refused");
+    snprintf (node.id, sizeof node.id, "d1");
+    snprintf (node.cluster, sizeof node.cluster, "a b");
+    ok (!jace_node_valid (&node, NULL, 0)
+        && !jace_name_plain ("x\\y") && !jace_name_plain ("x\ny")
+        && jace_name_plain (""),
+        "a cluster name with a space, a backslash or a newline is refused");
+}
+
 int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (65);
+    tap_plan (68);
+    test_node_names ();
     test_every_type_round_trips ();
     test_fields_survive ();
     test_large_headers ();
