@@ -11,6 +11,10 @@
 #define LIVE_INTRA_BANDWIDTH_MBPS   1000
 #define LIVE_INTER_LATENCY_US       5000
 #define LIVE_INTER_BANDWIDTH_MBPS   100
+//  Most clusters a model holds: its link tables grow as their square
+//  (256 clusters: 1 MiB), and no grid has that many.  Daemons of further
+//  clusters are skipped, as records that make no sense are.
+#define LIVE_CLUSTERS_MAX           256
 
 struct _spawner_live_t {
     platform_t *platform;       //  The model's platform
@@ -20,6 +24,9 @@ struct _spawner_live_t {
     size_t count;               //  Nodes
     size_t measured;            //  Ordered cluster pairs measured
     size_t total;               //  Ordered cluster pairs in all
+    zhashx_t *index;            //  Daemon id -> node + 1
+    size_t skipped;             //  Records left out
+    char skip_reason [160];     //  Why the first was
 };
 
 //  A daemon as collected, before the platform numbers it
@@ -54,50 +61,66 @@ s_cluster_find (char **names, size_t count, const char *name)
     return -1;
 }
 
-//  Add a record unless its id is known; reject nonsense
-static int
-s_collect (live_entry_t *entries, size_t *count, char **names,
-           size_t *clusters, const jace_node_t *node, bool listed,
-           char *reason, size_t reason_size)
+//  What is collected from the records: entries, clusters, and what was
+//  left out.  Ids are indexed (entry + 1), so a listing of n daemons is
+//  collected in O(n).
+typedef struct {
+    live_entry_t *entries;
+    size_t count;
+    char **names;               //  Cluster names, in order of first naming
+    size_t clusters;
+    zhashx_t *ids;              //  Daemon id -> entry + 1
+    size_t skipped;
+    char skip_reason [160];
+} collect_t;
+
+static void
+s_skip (collect_t *collect, const char *id, const char *why)
 {
-    if (!*node->id) {
-        snprintf (reason, reason_size, "a daemon record has no id");
-        return -1;
-    }
-    if (strnlen (node->id, JACE_ID_MAX) == JACE_ID_MAX
-    ||  strnlen (node->cluster, JACE_ID_MAX) == JACE_ID_MAX) {
-        snprintf (reason, reason_size, "daemon record '%.40s' is not "
-                  "terminated", node->id);
-        return -1;
+    if (collect->skipped++ == 0)
+        snprintf (collect->skip_reason, sizeof collect->skip_reason,
+                  "daemon '%.40s': %s", id, why);
+}
+
+//  Add a record unless its id is known.  A record that makes no sense
+//  (jace_node_valid; a daemon naming no cluster) is left out, counted:
+//  one bad record must not keep a job off the rest of the grid.
+static void
+s_collect (collect_t *collect, const jace_node_t *node, bool listed)
+{
+    char why [96];
+    if (!jace_node_valid (node, why, sizeof why)) {
+        s_skip (collect, node->id, why);
+        return;
     }
     if (!*node->cluster) {
-        snprintf (reason, reason_size, "daemon %s names no cluster",
-                  node->id);
-        return -1;
+        s_skip (collect, node->id, "names no cluster");
+        return;
     }
-    if (!isfinite (node->power) || node->power <= 0) {
-        snprintf (reason, reason_size, "daemon %s has power %g: a measured "
-                  "power must be finite and positive", node->id,
-                  node->power);
-        return -1;
+    size_t known = (size_t) (uintptr_t) zhashx_lookup (collect->ids,
+                                                        node->id);
+    if (known) {
+        //  Listed twice (a failover): once, free only if free in both
+        if (listed && node->state != JACE_NODE_FREE)
+            collect->entries [known - 1].free = false;
+        return;
     }
-    for (size_t index = 0; index < *count; index++)
-        if (streq (entries [index].node.id, node->id)) {
-            //  Listed twice (a failover): once, free only if free in both
-            if (listed && node->state != JACE_NODE_FREE)
-                entries [index].free = false;
-            return 0;
-        }
-    int cluster = s_cluster_find (names, *clusters, node->cluster);
+    int cluster = s_cluster_find (collect->names, collect->clusters,
+                                  node->cluster);
+    if (cluster < 0 && collect->clusters == LIVE_CLUSTERS_MAX) {
+        s_skip (collect, node->id, "more clusters than a model holds");
+        return;
+    }
     if (cluster < 0) {
-        names [*clusters] = strdup (node->cluster);
-        cluster = (int) (*clusters)++;
+        collect->names [collect->clusters] = strdup (node->cluster);
+        cluster = (int) collect->clusters++;
     }
-    live_entry_t *entry = &entries [(*count)++];
+    live_entry_t *entry = &collect->entries [collect->count++];
     entry->node = *node;
     entry->cluster = (size_t) cluster;
     entry->free = listed && node->state == JACE_NODE_FREE;
-    return 0;
+    zhashx_insert (collect->ids, node->id,
+                   (void *) (uintptr_t) collect->count);
 }
 
 //  Read link/<A>/<B>/<what> params into the matrices (NAN: unmeasured)
@@ -196,23 +219,26 @@ spawner_live_new (jace_msg_t *listing, const jace_node_t *extra,
         snprintf (reason, reason_size, "the super-node lists no daemon");
         return NULL;
     }
-    live_entry_t *entries = (live_entry_t *) zmalloc (room
-                                                      * sizeof *entries);
-    char **names = (char **) zmalloc (room * sizeof (char *));
-    size_t count = 0, clusters = 0;
+    collect_t collect = {
+        .entries = (live_entry_t *) zmalloc (room * sizeof (live_entry_t)),
+        .names = (char **) zmalloc (room * sizeof (char *)),
+        .ids = zhashx_new () };
     spawner_live_t *self = NULL;
     double *latency = NULL, *bandwidth = NULL, *power = NULL;
     size_t *nodes = NULL, *order = NULL;
     int rc = 0;
-    for (size_t index = 0; index < listed && rc == 0; index++)
-        rc = s_collect (entries, &count, names, &clusters,
-                        jace_msg_node (listing, index), true, reason,
-                        reason_size);
-    for (size_t index = 0; extra && index < extra_count && rc == 0; index++)
-        rc = s_collect (entries, &count, names, &clusters, &extra [index],
-                        false, reason, reason_size);
-    if (rc)
+    for (size_t index = 0; index < listed; index++)
+        s_collect (&collect, jace_msg_node (listing, index), true);
+    for (size_t index = 0; extra && index < extra_count; index++)
+        s_collect (&collect, &extra [index], false);
+    live_entry_t *entries = collect.entries;
+    char **names = collect.names;
+    size_t count = collect.count, clusters = collect.clusters;
+    if (count == 0) {
+        snprintf (reason, reason_size, "no usable daemon in the listing: "
+                  "%s", collect.skip_reason);
         goto out;
+    }
     latency = (double *) zmalloc (clusters * clusters * sizeof (double));
     bandwidth = (double *) zmalloc (clusters * clusters * sizeof (double));
     for (size_t cell = 0; cell < clusters * clusters; cell++)
@@ -259,12 +285,20 @@ spawner_live_new (jace_msg_t *listing, const jace_node_t *extra,
     assert (rc == 0);
     self->measured = measured;
     self->total = clusters * (clusters - 1);
+    self->skipped = collect.skipped;
+    snprintf (self->skip_reason, sizeof self->skip_reason, "%s",
+              collect.skip_reason);
+    self->index = zhashx_new ();
+    for (size_t node = 0; node < count; node++)
+        zhashx_insert (self->index, self->nodes [node].id,
+                       (void *) (uintptr_t) (node + 1));
 
 out:
-    for (size_t cluster = 0; cluster < clusters; cluster++)
-        free (names [cluster]);
-    free (names);
-    free (entries);
+    for (size_t cluster = 0; cluster < collect.clusters; cluster++)
+        free (collect.names [cluster]);
+    free (collect.names);
+    free (collect.entries);
+    zhashx_destroy (&collect.ids);
     free (latency);
     free (bandwidth);
     free (power);
@@ -308,6 +342,10 @@ spawner_live_from_platform (platform_t *platform, char *reason,
     }
     size_t clusters = platform_cluster_count (platform);
     self->total = self->measured = clusters * (clusters - 1);
+    self->index = zhashx_new ();
+    for (size_t node = 0; node < self->count; node++)
+        zhashx_insert (self->index, self->nodes [node].id,
+                       (void *) (uintptr_t) (node + 1));
     return self;
 }
 
@@ -322,6 +360,7 @@ spawner_live_destroy (spawner_live_t **self_p)
     if (self->own_platform)
         platform_destroy (&self->platform);
     free (self->nodes);
+    zhashx_destroy (&self->index);
     free (self);
     *self_p = NULL;
 }
@@ -359,10 +398,17 @@ int64_t
 spawner_live_find (spawner_live_t *self, const char *id)
 {
     assert (self && id);
-    for (size_t node = 0; node < self->count; node++)
-        if (streq (self->nodes [node].id, id))
-            return (int64_t) node;
-    return -1;
+    size_t node = (size_t) (uintptr_t) zhashx_lookup (self->index, id);
+    return node ? (int64_t) node - 1 : -1;
+}
+
+size_t
+spawner_live_skipped (spawner_live_t *self, const char **reason)
+{
+    assert (self);
+    if (reason)
+        *reason = self->skip_reason;
+    return self->skipped;
 }
 
 size_t

@@ -23,8 +23,9 @@ typedef struct _spawner_live_t spawner_live_t;
 //  The model of a STATUS_REPLY (borrowed), plus the records `extra`
 //  (extra_count of them, may be NULL) of daemons the listing may have lost
 //  (our tasks' daemons, dead ones included) when it does not name them.
-//  Free daemons are GRID_FREE, others GRID_USED.  Returns NULL with the
-//  reason when the listing has no daemon or a record makes no sense.
+//  Free daemons are GRID_FREE, others GRID_USED; records that make no
+//  sense are left out (spawner_live_skipped).  Returns NULL with the
+//  reason when no usable daemon is left.
 spawner_live_t *
     spawner_live_new (jace_msg_t *listing, const jace_node_t *extra,
                       size_t extra_count, char *reason, size_t reason_size);
@@ -57,6 +58,11 @@ const jace_node_t *
 //  The node of daemon `id`, or -1.
 int64_t
     spawner_live_find (spawner_live_t *self, const char *id);
+
+//  Records of the listing left out (no sense: jace_node_valid, no
+//  cluster, past the most clusters a model holds), and why the first was.
+size_t
+    spawner_live_skipped (spawner_live_t *self, const char **reason);
 
 //  Ordered cluster pairs (A != B) whose latency was measured, and pairs
 //  in all.

@@ -54,10 +54,10 @@
 #define STATUS_FRAME_MAX (128 * 1024)
 //  Daemons that may refuse one task in a row before the job gives up.
 #define REFUSALS_MAX 8
-//  The grid's listing is asked for this often while the job runs (a
-//  replacement is chosen on the grid as it is now), and this often while
-//  a plan waits for one.
-#define LISTING_MSEC 2000
+//  The grid's listing is asked for only when a decision waits for it (a
+//  plan, a replacement: chosen on the grid as it is now), again this often
+//  until it comes; a running job with no task between daemons costs the
+//  super-node nothing.
 #define LISTING_RETRY_MSEC 300
 
 typedef enum {
@@ -257,6 +257,7 @@ s_new_mapper (server_t *self)
     }
     self->refused = zlist_new ();
     zlist_autofree (self->refused);
+    zlist_comparefn (self->refused, (zlist_compare_fn *) strcmp);
     self->dead = zlist_new ();
     zlist_autofree (self->dead);
     zlist_comparefn (self->dead, (zlist_compare_fn *) strcmp);
@@ -716,6 +717,7 @@ s_lose_daemon (server_t *self, size_t rank, int64_t silent, const char *why)
     if (*task->daemon.id && self->dead)
         zlist_append (self->dead, task->daemon.id);
     *task->wanted = 0;
+    task->tried_listing = 0;
     s_fence (self, task, "fenced: your task runs elsewhere now");
     if (task->stream) {
         self->stream_bytes -= spawner_stream_total (task->stream);
@@ -801,6 +803,12 @@ s_replace_by_mapping (server_t *self, size_t rank, int64_t now)
         s_place_replacement (self, rank, &node, now);
         return true;
     }
+    //  Chosen on the grid as it is since the daemon was lost, and once per
+    //  listing: a choice that failed waits for the grid to change.
+    int64_t listed = spawner_mapper_listing_time (self->mapper);
+    if (listed < task->assigned_at || listed == task->tried_listing)
+        return false;
+    task->tried_listing = listed;
     zlist_t *unavailable = s_unavailable (self);
     jace_node_t chosen;
     char why [192];
@@ -1465,12 +1473,13 @@ static void s_finish (server_t *self);
 //  --------------------------------------------------------------------------
 //  The live grid: listings, plans and refusals
 
-//  True if some task waits for a daemon.
+//  True if some task waits for its mapping to choose its next daemon.
 static bool
-s_any_waiting (server_t *self)
+s_any_undecided (server_t *self)
 {
     for (size_t i = 0; i < self->task_count; i++)
-        if (self->tasks [i].phase == SPAWNER_TASK_WAITING)
+        if (self->tasks [i].phase == SPAWNER_TASK_WAITING
+        &&  !*self->tasks [i].wanted)
             return true;
     return false;
 }
@@ -1488,15 +1497,18 @@ s_on_refused (server_t *self, int64_t now)
     char ids [1024] = "";
     for (char *id = (char *) zlist_first (refused); id;
          id = (char *) zlist_next (refused)) {
-        zlist_append (self->refused, id);
+        if (!zlist_exists (self->refused, id))
+            zlist_append (self->refused, id);
         char escaped [2 * JACE_ID_MAX];
         spawner_events_escape (escaped, sizeof escaped, id);
         if (strlen (ids) + strlen (escaped) + 4 < sizeof ids)
             snprintf (ids + strlen (ids), sizeof ids - strlen (ids),
                       "%s\"%s\"", *ids ? "," : "", escaped);
         for (size_t i = 0; i < self->task_count; i++)
-            if (streq (self->tasks [i].wanted, id))
+            if (streq (self->tasks [i].wanted, id)) {
                 *self->tasks [i].wanted = 0;
+                self->tasks [i].tried_listing = 0;
+            }
     }
     zlist_destroy (&refused);
     self->refused_at = now;
@@ -1519,18 +1531,19 @@ s_refresh_listing (server_t *self, int64_t now)
             self->listing_msec = (zclock_usecs () - self->listing_asked_usec)
                                / 1000.0;
         spawner_mapper_set_listing (self->mapper, &listing, now);
-        //  Asked after the last refusal, it says who took those daemons.
-        if (self->listing_asked_at > self->refused_at)
+        //  Asked after the last refusal (s_on_refused runs first in a
+        //  pass), it says who took those daemons.
+        if (self->listing_asked_at >= self->refused_at)
             zlist_purge (self->refused);
     }
-    if (now < self->next_listing)
+    bool needed = (self->state == JOB_LEASING && !self->planned)
+               || s_any_undecided (self);
+    if (!needed || now < self->next_listing)
         return;
     spawner_lease_ask_listing (self->lease);
     self->listing_asked_at = now;
     self->listing_asked_usec = zclock_usecs ();
-    bool urgent = (self->state == JOB_LEASING && !self->planned)
-               || s_any_waiting (self);
-    self->next_listing = now + (urgent ? LISTING_RETRY_MSEC : LISTING_MSEC);
+    self->next_listing = now + LISTING_RETRY_MSEC;
 }
 
 static void
@@ -1551,13 +1564,19 @@ s_plan_event (server_t *self)
         "\"hd\":%.4f,\"predicted_seconds\":%.6e,\"plan_ms\":%.3f,"
         "\"graph_ms\":%.3f,\"listing_ms\":%.3f,"
         "\"daemons\":%zu,\"clusters\":%zu,\"links_measured\":%zu,"
-        "\"links\":%zu,\"spares\":[%s]", plan->mapping, plan->hd,
+        "\"links\":%zu,\"skipped\":%zu,\"spares\":[%s]", plan->mapping,
+        plan->hd,
         plan->predicted_seconds, plan->plan_msec,
         spawner_mapper_graph_msec (self->mapper), self->listing_msec,
         spawner_live_count (live),
         platform_cluster_count (spawner_live_platform (live)),
         spawner_live_links_measured (live), spawner_live_links_total (live),
-        spares);
+        spawner_live_skipped (live, NULL), spares);
+    const char *why;
+    if (spawner_live_skipped (live, &why))
+        zsys_warning ("spawner: job %s: %zu daemon records of the listing "
+                      "left out, the first: %s", self->id,
+                      spawner_live_skipped (live, NULL), why);
 }
 
 //  True if the lease holds every daemon of the plan.

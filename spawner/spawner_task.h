@@ -45,6 +45,7 @@ typedef struct {
     int64_t refusals;           //  Daemons that refused it in a row
     char wanted [JACE_ID_MAX];  //  Replacement reserved by id, or ""
     char why [192];             //  Why the mapping chose it
+    int64_t tried_listing;      //  Listing its last choice was made on
 } spawner_task_t;
 
 #endif

@@ -14,6 +14,10 @@
 
 //  Round trips kept per link and kind (small, bulk).
 #define LINK_SAMPLES 8
+//  Most cluster pairs measured here: a grid has far fewer clusters, and a
+//  daemon that changes its cluster at each registration cannot grow the
+//  table past this.
+#define LINKS_MAX 1024
 //  Probes of one target awaiting their PONG; an older one is given up.
 #define OUTSTANDING 8
 //  Most probes held for emulated links at once; beyond, probes are lost,
@@ -266,6 +270,8 @@ s_link_add (supernode_probe_t *self, const char *remote, bool bulk,
     char key [2 * JACE_ID_MAX + 2];
     snprintf (key, sizeof key, "%s/%s", self->cluster, remote);
     link_t *link = (link_t *) zhashx_lookup (self->links, key);
+    if (!link && zhashx_size (self->links) >= LINKS_MAX)
+        return;
     if (!link) {
         link = (link_t *) zmalloc (sizeof *link);
         zhashx_insert (self->links, key, link);
@@ -295,8 +301,10 @@ supernode_probe_pong (supernode_probe_t *self, const char *target,
         probe_t *probe = &entry->probes [i];
         if (probe->count != count)
             continue;
-        //  The answerer says where it is; else what we believed.
-        const char *cluster = *remote ? remote : probe->remote;
+        //  The answerer says where it is (if it is a plain name); else
+        //  what we believed.
+        const char *cluster = *remote && jace_name_plain (remote)
+                            ? remote : probe->remote;
         if (*self->cluster && *cluster)
             s_link_add (self, cluster, probe->bulk,
                         zclock_usecs () - probe->sent_at);
@@ -333,7 +341,13 @@ supernode_probe_prune (supernode_probe_t *self, int64_t before)
 static bool
 s_link_param_sound (const char *key, const char *value)
 {
-    if (strncmp (key, "link/", 5) != 0)
+    if (strncmp (key, "link/", 5) != 0 || !jace_name_plain (key))
+        return false;
+    //  link/A/B/field: names with a slash would be ambiguous
+    size_t slashes = 0;
+    for (const char *c = key; *c; c++)
+        slashes += *c == '/';
+    if (slashes != 3)
         return false;
     const char *field = strrchr (key, '/');
     if (field == key + 4)

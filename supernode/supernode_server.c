@@ -984,7 +984,7 @@ s_on_peer_state (server_t *self, jace_msg_t *msg)
     peer->heard = true;
     snprintf (peer->id, sizeof peer->id, "%s", jace_msg_sender (msg));
     const char *cluster = jace_msg_param (msg, "cluster");
-    if (cluster)
+    if (cluster && jace_name_plain (cluster))
         snprintf (peer->cluster, sizeof peer->cluster, "%s", cluster);
     supernode_probe_learn (self->probe, peer->endpoint, msg);
     peer->expires_at = now + self->timeout_msec;
@@ -1005,7 +1005,9 @@ s_send_peer_states (server_t *self)
     //  Our cluster, for peers to emulate the link to us.
     jace_msg_set_param (state, "cluster",
                         supernode_probe_cluster (self->probe));
-    supernode_probe_describe (self->probe, state, true);
+    //  Only what we measured: relayed figures would outlive their
+    //  measurer, passed back and forth between its survivors.
+    supernode_probe_describe (self->probe, state, false);
     //  Encoded once for all peers: a header frame and no payload.
     zmsg_t *encoded = jace_msg_encode (state);
     jace_msg_destroy (&state);
@@ -1044,24 +1046,26 @@ s_from_registered_daemon (server_t *self, jace_msg_t *msg)
                                            jace_msg_sender (msg)) >= 0;
 }
 
-//  A PING of a peer or registered daemon gets a PONG, held for the
+//  A peer's PING gets a PONG, held for the
 //  emulated link back; it never carries the padding, so a probe costs us
 //  no more than it cost its sender.
 static void
 s_on_ping (server_t *self, jace_msg_t *msg)
 {
-    if (!jace_security_authorise (self->security, msg,
-                                  JACE_ROLE_SUPERNODE | JACE_ROLE_DAEMON, WHO))
+    //  Only peers probe us (daemons only answer): anyone else would just
+    //  fill our queue of held answers.
+    if (!jace_security_authorise (self->security, msg, JACE_ROLE_SUPERNODE,
+                                  WHO))
         return;
     peer_t *peer = s_peer_by_id (self, jace_msg_sender (msg));
-    if (!peer && !s_from_registered_daemon (self, msg)) {
+    if (!peer) {
         jace_security_unauthorised (self->security, msg, WHO, "PING from "
-                                    "'%s', neither a peer nor a registered "
-                                    "daemon", jace_msg_sender (msg));
+                                    "'%s', not a peer", jace_msg_sender (msg));
         return;
     }
-    const char *remote = peer && *peer->cluster ? peer->cluster
-                                                : jace_msg_cluster (msg);
+    const char *remote = *peer->cluster ? peer->cluster
+                       : jace_name_plain (jace_msg_cluster (msg))
+                       ? jace_msg_cluster (msg) : "";
     jace_msg_t *pong = jace_msg_new (JACE_MSG_PONG);
     jace_msg_set_sender (pong, self->id);
     jace_msg_set_cluster (pong, supernode_probe_cluster (self->probe));
@@ -1095,8 +1099,9 @@ s_on_daemon_pong (server_t *self, jace_msg_t *msg)
                                     jace_msg_sender (msg));
         return;
     }
+    //  Its cluster is the one it registered with, not what it says now.
     if (!supernode_probe_pong (self->probe, jace_msg_sender (msg),
-                               jace_msg_count (msg), jace_msg_cluster (msg)))
+                               jace_msg_count (msg), ""))
         s_bad_pong (self, msg, jace_msg_sender (msg));
 }
 
@@ -1110,7 +1115,7 @@ s_on_peer_pong (server_t *self, peer_t *peer, jace_msg_t *msg)
         s_bad_pong (self, msg, peer->endpoint);
         return;
     }
-    if (*jace_msg_cluster (msg))
+    if (*jace_msg_cluster (msg) && jace_name_plain (jace_msg_cluster (msg)))
         snprintf (peer->cluster, sizeof peer->cluster, "%s",
                   jace_msg_cluster (msg));
 }

@@ -176,21 +176,43 @@ s_test_model (void)
         { s_node ("p", "", 1, JACE_NODE_FREE), "cluster" },
         { s_node ("", "P", 1, JACE_NODE_FREE), "id" },
     };
-    bool refused = true;
+    //  One bad record is left out, with the reason; the rest is the grid.
+    jace_msg_t *good = s_listing ();
+    live = spawner_live_new (good, NULL, 0, reason, sizeof reason);
+    size_t good_count = live ? spawner_live_count (live) : 0;
+    spawner_live_destroy (&live);
+    jace_msg_destroy (&good);
+    bool refused = good_count > 0;
     for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
         jace_msg_t *list = s_listing ();
         jace_msg_add_node (list, &bad [i].node);
         reason [0] = 0;
         live = spawner_live_new (list, NULL, 0, reason, sizeof reason);
-        if (live || !strstr (reason, bad [i].want)) {
+        const char *why = "";
+        if (!live || spawner_live_count (live) != good_count
+        ||  spawner_live_skipped (live, &why) != 1
+        ||  !strstr (why, bad [i].want)
+        ||  (*bad [i].node.id && spawner_live_find (live, "p") >= 0)) {
             refused = false;
-            diag ("record %zu: %s", i, reason);
+            diag ("record %zu: %s", i, live ? why : reason);
         }
         spawner_live_destroy (&live);
+        //  Alone, it leaves no usable daemon: no model, and why.
+        jace_msg_t *alone = jace_msg_new (JACE_MSG_STATUS_REPLY);
+        jace_msg_add_node (alone, &bad [i].node);
+        reason [0] = 0;
+        live = spawner_live_new (alone, NULL, 0, reason, sizeof reason);
+        if (live || !strstr (reason, bad [i].want)) {
+            refused = false;
+            diag ("record %zu alone: %s", i, reason);
+        }
+        spawner_live_destroy (&live);
+        jace_msg_destroy (&alone);
         jace_msg_destroy (&list);
     }
-    ok (refused, "zero, NaN and negative powers, an empty cluster and an "
-        "empty id are refused with the reason");
+    ok (refused, "a record with zero, NaN or negative power, no cluster or "
+        "no id is left out with the reason, the rest of the grid kept; "
+        "alone, it makes no model");
     jace_msg_t *empty = jace_msg_new (JACE_MSG_STATUS_REPLY);
     ok (spawner_live_new (empty, NULL, 0, reason, sizeof reason) == NULL
         && strstr (reason, "no daemon"), "an empty listing is refused");
