@@ -163,15 +163,6 @@ grid_latency (grid_t *self, size_t first, size_t second)
 }
 
 double
-grid_bandwidth (grid_t *self, size_t first, size_t second)
-{
-    assert (self);
-    return 1e6 * platform_bandwidth_mbps (self->platform,
-                                          grid_node_cluster (self, first),
-                                          grid_node_cluster (self, second));
-}
-
-double
 grid_cluster_link_time (grid_t *self, size_t from, size_t to, double values)
 {
     assert (self);

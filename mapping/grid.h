@@ -82,10 +82,6 @@ double
 double
     grid_latency (grid_t *self, size_t first, size_t second);
 
-//  Bandwidth in bit/s between the clusters of two nodes
-double
-    grid_bandwidth (grid_t *self, size_t first, size_t second);
-
 //  Seconds to receive `values` doubles from cluster `from` in cluster
 //  `to`: wl + 64 values / bw
 double

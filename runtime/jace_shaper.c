@@ -198,14 +198,14 @@ void
 jace_shaper_drop (jace_shaper_t *self, int64_t to)
 {
     assert (self);
-    pending_t *pending = (pending_t *) zlistx_first (self->pending);
-    while (pending) {
-        if (pending->to == to) {
-            zlistx_delete (self->pending, zlistx_cursor (self->pending));
-            pending = (pending_t *) zlistx_first (self->pending);
-        }
-        else
-            pending = (pending_t *) zlistx_next (self->pending);
+    void *handle = zlistx_first (self->pending)
+                 ? zlistx_cursor (self->pending) : NULL;
+    while (handle) {
+        void *next = zlistx_next (self->pending)
+                   ? zlistx_cursor (self->pending) : NULL;
+        if (((pending_t *) zlistx_handle_item (handle))->to == to)
+            zlistx_delete (self->pending, handle);
+        handle = next;
     }
     char key [32];
     snprintf (key, sizeof key, "%" PRId64, to);

@@ -372,13 +372,6 @@ spawner_lease_wanted (spawner_lease_t *self)
     return self->shortfall;
 }
 
-void
-spawner_lease_want_none (spawner_lease_t *self)
-{
-    assert (self);
-    self->shortfall = 0;
-}
-
 //  Index in held of spare number `index`, or held_count.
 static size_t
 s_spare_slot (spawner_lease_t *self, size_t index)

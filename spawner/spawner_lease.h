@@ -65,11 +65,6 @@ void
 size_t
     spawner_lease_wanted (spawner_lease_t *self);
 
-//  Stop asking for more daemons than are held (the job has what it
-//  needs, or gave up).
-void
-    spawner_lease_want_none (spawner_lease_t *self);
-
 //  Daemons held and not taken by a task (spares).
 size_t
     spawner_lease_spare_count (spawner_lease_t *self);

@@ -31,10 +31,7 @@ spawner_plan_canonical (const char *name)
 bool
 spawner_plan_exists (const char *name)
 {
-    for (size_t index = 0; name && index < PLAN_MAPPINGS; index++)
-        if (streq (s_names [index], name))
-            return true;
-    return false;
+    return spawner_plan_canonical (name) != NULL;
 }
 
 static double
@@ -295,6 +292,15 @@ spawner_plan_map (const char *mapping, spawner_live_t *live, tig_t *tig,
     return 0;
 }
 
+static size_t
+s_reserved_count (grid_t *grid)
+{
+    size_t count = 0;
+    for (size_t node = 0; node < grid_node_count (grid); node++)
+        count += grid_node_state (grid, node) == GRID_RESERVED;
+    return count;
+}
+
 int
 spawner_plan_replace (const char *mapping, spawner_live_t *live,
                       tig_t *tig, size_t *placement, size_t task,
@@ -313,12 +319,8 @@ spawner_plan_replace (const char *mapping, spawner_live_t *live,
     size_t cluster = grid_node_cluster (grid, failed);
     const char *name = platform_cluster_name (platform, cluster);
     grid_set_state (grid, failed, GRID_DEAD);
-    //  What each node was before the choice, to tell why it was chosen
-    size_t count = spawner_live_count (live);
-    grid_state_t *before = (grid_state_t *) zmalloc ((count + 1)
-                                                     * sizeof (grid_state_t));
-    for (size_t node = 0; node < count; node++)
-        before [node] = grid_node_state (grid, node);
+    //  A reserve one smaller after the choice: the node was a spare
+    size_t spares_before = s_reserved_count (grid);
     int rc;
     if (streq (mapping, "simple")) {
         size_t node = s_simple_pick (live, cluster);
@@ -334,14 +336,13 @@ spawner_plan_replace (const char *mapping, spawner_live_t *live,
         placement [task] = failed;
         snprintf (why, why_size, "no daemon is left to replace task %zu",
                   task);
-        free (before);
         return -1;
     }
     size_t chosen = placement [task];
     size_t chosen_cluster = grid_node_cluster (grid, chosen);
     const char *other = platform_cluster_name (platform, chosen_cluster);
-    const char *kind = before [chosen] == GRID_RESERVED ? "reserved" : "free";
-    free (before);
+    const char *kind = s_reserved_count (grid) < spares_before
+                     ? "reserved" : "free";
     if (streq (mapping, "default"))
         snprintf (why, why_size, "first free daemon in hand-out order");
     else

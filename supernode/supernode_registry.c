@@ -373,15 +373,6 @@ supernode_registry_lease_ids (supernode_registry_t *self, const char *lease,
 }
 
 bool
-supernode_registry_is_free (supernode_registry_t *self, const char *id)
-{
-    assert (self);
-    assert (id);
-    entry_t *entry = (entry_t *) zhashx_lookup (self->entries, id);
-    return entry && entry->node.state == JACE_NODE_FREE;
-}
-
-bool
 supernode_registry_holds (supernode_registry_t *self, const char *lease)
 {
     assert (self);

@@ -126,9 +126,6 @@ size_t
                                   supernode_registry_filter_fn *exclude,
                                   void *arg, jace_msg_t *msg);
 
-//  True if daemon id is registered here and free.
-bool
-    supernode_registry_is_free (supernode_registry_t *self, const char *id);
 
 //  True if some daemon here is held by `lease`.
 bool

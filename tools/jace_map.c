@@ -18,6 +18,7 @@
     =========================================================================
 */
 #include "spawner_plan.h"
+#include "spawner_events.h"
 #include "spawner_nodes.h"
 
 #include <getopt.h>
@@ -82,16 +83,13 @@ s_seconds (double seconds, char *text, size_t size)
 static void
 s_json_string (const char *text)
 {
-    putchar ('"');
-    for (const char *c = text; *c; c++)
-        if (*c == '"' || *c == '\\')
-            printf ("\\%c", *c);
-        else
-        if ((unsigned char) *c < 0x20)
-            printf ("\\u%04x", *c);
-        else
-            putchar (*c);
-    putchar ('"');
+    //  The spawner's event escaping: the same JSON strings as its events
+    size_t size = 6 * strlen (text) + 8;
+    char *escaped = (char *) malloc (size);
+    assert (escaped);
+    spawner_events_escape (escaped, size, text);
+    printf ("\"%s\"", escaped);
+    free (escaped);
 }
 
 static void
