@@ -1,7 +1,7 @@
 /*  =========================================================================
     spawner_lease - the spawner's side of the super-nodes: leases
 
-    Timing: a RESERVE the super-node does not answer within
+    Timing: a RESERVE or a STATUS the super-node does not answer within
     GRANT_WAIT_MSEC goes to the next super-node; one answered short is
     asked again after GRANT_RETRY_MSEC (daemons may be on their way back
     from the last job).  The lease is renewed every LEASE_RENEW_MSEC and
@@ -39,6 +39,7 @@ struct _spawner_lease_t {
     zlist_t *refused;           //  Ids wanted and not granted, not yet told
     size_t ids_asked;           //  Ids in the RESERVE awaiting its GRANT
     jace_msg_t *listing;        //  Newest STATUS_REPLY, not yet taken
+    int64_t listing_asked;      //  When the unanswered STATUS left, or 0
     size_t shortfall;           //  Daemons wanted beyond the spares
     char cluster [JACE_ID_MAX]; //  Cluster to prefer, or ""
     bool grant_heard;           //  The last RESERVE was answered
@@ -341,6 +342,7 @@ spawner_lease_recv (spawner_lease_t *self)
     }
     else
     if (jace_msg_type (msg) == JACE_MSG_STATUS_REPLY) {
+        self->listing_asked = 0;
         jace_msg_destroy (&self->listing);
         self->listing = msg;
         msg = NULL;
@@ -567,6 +569,16 @@ void
 spawner_lease_ask_listing (spawner_lease_t *self)
 {
     assert (self);
+    //  A replacement waits for a listing before it reserves anything, so
+    //  a dead super-node is noticed here, not by an unanswered RESERVE.
+    int64_t now = zclock_mono ();
+    if (self->listing_asked == 0)
+        self->listing_asked = now;
+    else
+    if (now - self->listing_asked >= GRANT_WAIT_MSEC) {
+        s_fail_over (self);
+        self->listing_asked = now;
+    }
     jace_msg_t *status = jace_msg_new (JACE_MSG_STATUS);
     jace_msg_set_sender (status, self->job);
     jace_msg_send (&status, self->dealer);
