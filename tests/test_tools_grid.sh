@@ -149,7 +149,7 @@ platform
         power = 2
 EOF
 
-echo "1..31"
+echo "1..35"
 
 #  ---- Command line -------------------------------------------------------
 timeout 10 "$grid" --help > "$work/help" 2>&1
@@ -247,7 +247,7 @@ for name in jace-supernode jace-daemon jace-spawner; do
     [ -x "$builddir/$name" ] || real_bins=no
 done
 if [ $real_bins = no ]; then
-    for n in 1 2 3 4 5 6 7 8; do
+    for n in 1 2 3 4 5 6 7 8 9 10 11 12; do
         skip "real binaries not built yet"
     done
     exit $((failed > 0))
@@ -281,6 +281,31 @@ for attempt in $(seq 1 30); do
     sleep 0.5
 done
 ok $gone "a killed daemon vanishes from nodes"
+
+#  A crashed daemon comes back under a new id, in its cluster.
+timeout 30 "$grid" revive --run "$real_run" > "$work/revived" 2>&1
+[ $? -eq 0 ] && [ "$(cat "$work/revived")" = "A-1 A-1+1" ]
+ok $? "revive restarts the dead daemon as A-1+1 and says so"
+back=1
+for attempt in $(seq 1 30); do
+    timeout 20 "$spawner" nodes --supernode "$sn" --json > "$work/nodes" 2>&1
+    if [ "$(jq '[.[] | select(.id == "A-1+1" and .cluster == "A")] | length' \
+            "$work/nodes" 2>/dev/null)" = 1 ] &&
+       [ "$(jq length "$work/nodes")" = 4 ]; then
+        back=0
+        break
+    fi
+    sleep 0.5
+done
+ok $back "which registers in cluster A: 4 daemons again"
+timeout 30 "$grid" revive --run "$real_run" > "$work/revived" 2>&1
+[ $? -eq 0 ] && [ ! -s "$work/revived" ] &&
+    grep -q "^daemon A-1+1 " "$real_run/pids"
+ok $? "revive with no daemon dead does nothing; pids names A-1+1"
+timeout 10 "$grid" kill --run "$real_run" --daemon A-1+1 >/dev/null 2>&1
+timeout 30 "$grid" revive --run "$real_run" > "$work/revived" 2>&1
+[ "$(cat "$work/revived")" = "A-1+1 A-1+2" ]
+ok $? "killed again, it comes back as A-1+2"
 
 cp "$real_run/pids" "$work/real-pids.before"
 timeout 30 "$grid" stop --run "$real_run" 2>"$work/err"

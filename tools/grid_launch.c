@@ -9,6 +9,7 @@
 */
 #include "grid_launch.h"
 #include "grid_proc.h"
+#include "grid_revive.h"
 
 #include <czmq.h>
 #include "platform.h"
@@ -338,6 +339,12 @@ s_start_process (launcher_t *self, argv_t *args, const char *role,
         grid_proc_signal (pid, SIGKILL);
         s_fail (self, "cannot record %s %s in %s/pids", role, name,
                 self->options->run_dir);
+        return -1;
+    }
+    if (streq (role, "daemon")
+    &&  grid_revive_save_argv (self->run, name, args->items)) {
+        s_fail (self, "cannot save the command line of %s in %s/argv",
+                name, self->options->run_dir);
         return -1;
     }
     if (self->options->verbose)

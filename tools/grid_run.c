@@ -94,8 +94,8 @@ grid_run_create (grid_run_t *self, char *error, size_t error_size)
     assert (self);
     if (s_make_dir (self->dir, error, error_size))
         return -1;
-    const char *subdirs [] = { "logs", "endpoints" };
-    for (size_t index = 0; index < 2; index++) {
+    const char *subdirs [] = { "logs", "endpoints", "argv" };
+    for (size_t index = 0; index < 3; index++) {
         char *path = grid_run_path (self, subdirs [index]);
         int rc = s_make_dir (path, error, error_size);
         free (path);

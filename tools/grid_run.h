@@ -2,7 +2,7 @@
     grid_run - the run folder of a local virtual grid
 
     jace-grid keeps everything about a running grid in one folder, so that
-    later commands (stop, status, kill) and scripts can find it:
+    later commands (stop, status, kill, revive) and scripts can find it:
 
         DIR/pids        one line per process: role name pid endpoint cluster
                         (endpoint "-" when the process has none to publish)
@@ -10,6 +10,8 @@
         DIR/platform    a copy of the platform file the grid was started from
         DIR/endpoints/  the files where super-nodes write their endpoint
         DIR/logs/       NAME.log, stdout and stderr of each process
+        DIR/argv/       NAME, each daemon's command line, one argument per
+                        line (what `jace-grid revive` restarts it with)
 
     Files are written whole to a temporary name and renamed, so a reader
     never sees half of one.
@@ -52,8 +54,8 @@ void
 const char *
     grid_run_dir (grid_run_t *self);
 
-//  Create the folder and its logs/ and endpoints/ subfolders.  Returns 0,
-//  or -1 with a reason in error.
+//  Create the folder and its logs/, endpoints/ and argv/ subfolders.
+//  Returns 0, or -1 with a reason in error.
 int
     grid_run_create (grid_run_t *self, char *error, size_t error_size);
 

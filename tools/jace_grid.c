@@ -13,6 +13,7 @@
 
 #include "grid_launch.h"
 #include "grid_proc.h"
+#include "grid_revive.h"
 #include "grid_run.h"
 
 //  Exit codes: 0 success, 1 failure, 2 bad command line
@@ -46,6 +47,10 @@ static const char *s_usage =
 "  kill --run DIR (--daemon NAME | --supernode NAME | --random N)...\n"
 "      SIGKILL the named processes, or N live daemons picked at random,\n"
 "      to emulate crashes.  Prints the names killed, one per line.\n"
+"  revive --run DIR\n"
+"      Start again every recorded daemon that is dead, with its command\n"
+"      line but a new id (NAME+1, then NAME+2...): a volatile node that\n"
+"      comes back joins as a new one.  Prints \"OLD NEW\" per daemon.\n"
 "\n"
 "Options:\n"
 "  --platform FILE   platform file (ZPL; see mapping/platform.h)\n"
@@ -436,6 +441,21 @@ s_command_kill (grid_options_t *options)
 
 
 //  --------------------------------------------------------------------------
+//  jace-grid revive
+
+static int
+s_command_revive (grid_options_t *options)
+{
+    grid_run_t *run = s_load_run (options->launch.run_dir, false);
+    if (!run)
+        return 1;
+    int revived = grid_revive_dead (run);
+    grid_run_destroy (&run);
+    return revived < 0 ? 1 : 0;
+}
+
+
+//  --------------------------------------------------------------------------
 //  Options each command takes, and the command itself
 
 typedef struct {
@@ -450,6 +470,7 @@ static const grid_command_t s_commands [] = {
     { "stop", "run grace", s_command_stop },
     { "status", "run", s_command_status },
     { "kill", "run daemon supernode random", s_command_kill },
+    { "revive", "run", s_command_revive },
 };
 
 
@@ -457,7 +478,7 @@ int
 main (int argc, char **argv)
 {
     if (argc < 2)
-        return s_usage_error ("missing command (start, stop, status, kill)");
+        return s_usage_error ("missing command (start, stop, status, kill, revive)");
     if (streq (argv [1], "--help") || streq (argv [1], "-h")
     ||  streq (argv [1], "help")) {
         fputs (s_usage, stdout);
