@@ -13,6 +13,8 @@
 #               tails (default: a new bench-mapping.XXXXXX under TMPDIR)
 #    FAULT_EVERY  seconds between two rounds of crashes (default: 20/75 of
 #               the platform's first fault-free default time, see below)
+#    HEARTBEAT_TIMEOUT  job/heartbeat_timeout, ms (default 1000: the
+#               daemons beat every 200 ms; a crash costs its detection)
 #    REVIVE=0   crashed daemons stay down (default 1: they come back)
 #    REVIVE_EVERY  seconds between two revivals (default 1)
 #    BENCH_QUICK=1  smoke test: the first platform, one repeat, two
@@ -100,7 +102,8 @@ timed () {
     # shellcheck disable=SC2086
     [ $status = fail ] || timeout $(( ${max_seconds:-300} + 120 )) \
         "$JACE_BUILDDIR/jace-spawner" submit "$job" --supernode "$sn" -q \
-        --events "$run/last.events" $set_mapping "$@" \
+        --events "$run/last.events" $set_mapping \
+        --set job/heartbeat_timeout="${HEARTBEAT_TIMEOUT:-1000}" "$@" \
         >/dev/null 2>"$out/$tag.err" || status=fail
     if [ -n "$reviver" ]; then
         kill "$reviver" 2>/dev/null || true

@@ -528,6 +528,7 @@ s_place (server_t *self, size_t rank, const jace_node_t *node)
     task->daemon.task = (int64_t) rank;
     task->daemon.epoch = ++task->epoch;
     task->state = -1;
+    task->crash_sent = false;
     task->assigned_at = 0;
     task->link = zsock_new (ZMQ_DEALER);
     jace_msg_prepare_socket (task->link, s_link_frame_max (self));
@@ -1337,7 +1338,7 @@ s_inject_faults (server_t *self, int64_t now)
     size_t candidate_count = 0;
     for (size_t i = 0; i < self->task_count; i++)
         if (self->tasks [i].phase == SPAWNER_TASK_RUNNING
-        &&  !self->tasks [i].restoring)
+        &&  !self->tasks [i].restoring && !self->tasks [i].crash_sent)
             candidates [candidate_count++] = (int64_t) i;
     size_t picked = spawner_faults_pick (faults, candidates, candidate_count,
                                          due, victims);
@@ -1345,6 +1346,7 @@ s_inject_faults (server_t *self, int64_t now)
         spawner_task_t *task = &self->tasks [victims [i]];
         jace_msg_t *crash = s_job_msg (self, JACE_MSG_CRASH, task);
         s_send_job (self, &crash, task->link);
+        task->crash_sent = true;    //  Not picked again before replaced
         self->crashes++;
         zsys_notice ("spawner: crashing daemon %s of task %" PRId64
                      " (job file schedule)", task->daemon.id, victims [i]);

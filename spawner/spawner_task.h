@@ -37,6 +37,7 @@ typedef struct {
     int64_t state;              //  Last reported jace_task_state_t, or -1
     int64_t held_bytes;         //  Neighbours' checkpoints its daemon keeps
     bool restoring;             //  A replacement not yet restarted
+    bool crash_sent;            //  Its daemon was told to CRASH
     int64_t *sources;           //  Tasks it asks values from (ACCEPT)
     size_t source_count;        //  Entries in sources
     bool sources_known;         //  An ACCEPT or ADOPT said them
