@@ -221,7 +221,7 @@ jace_shaper_send (jace_shaper_t *self, zsock_t *socket, int64_t to,
     zlistx_add_end (self->pending, pending);
     //  The emulated schedule, on the clock every process shares: the
     //  grid tests check from it that the shared links are shared.
-    if (self->verbose && link->shared)
+    if (self->verbose)
         zsys_debug ("shaper: %s to task %" PRId64 " in %s: %zu bytes, "
                     "queued %" PRId64 " start %" PRId64 " transfer %"
                     PRId64 " due %" PRId64 " ns", self->local, to, remote,
