@@ -79,6 +79,7 @@ typedef struct {
     size_t checkpoint_memory;   //  Limit on neighbours' copies kept
     const jace_app_t *extra_app;    //  Borrowed: a test's application
     const char *platform;       //  Borrowed: platform file to emulate
+    const char *links_path;     //  Borrowed: grid's shared links file
     int heartbeat_msec;         //  HELLO / HEARTBEAT period
     int64_t last_welcome;       //  When the super-node last answered
     bool registered;            //  The current super-node answered once
@@ -145,7 +146,8 @@ s_start_worker (server_t *self, const char *bind, const char *advertise)
     char *data_bind = s_data_bind (bind);
     daemon_worker_config_t worker_config = {
         .bind = data_bind, .cluster = self->self_node.cluster,
-        .platform = self->platform, .security = self->security,
+        .platform = self->platform, .links = self->links_path,
+        .security = self->security,
         .speed = self->speed, .verbose = self->verbose,
         .checkpoint_memory = self->checkpoint_memory,
         .task_memory = self->task_memory, .app = self->extra_app
@@ -281,6 +283,7 @@ s_server_new (zsock_t *pipe, daemon_config_t *config)
                            ? config->heartbeat_msec : 1000;
     self->verbose = config->verbose;
     self->platform = config->platform;
+    self->links_path = config->links;
     self->pongs = zlistx_new ();
     zlistx_set_destructor (self->pongs, s_held_pong_destroy);
     if (self->platform) {

@@ -40,6 +40,7 @@ typedef struct {
     double speed;               //  Emulated speed factor, (0, 1]
     double power;               //  Computing power; <= 0: measure it
     const char *platform;       //  Platform file: emulate its links
+    const char *links;          //  The grid's shared links file, or NULL
     int heartbeat_msec;         //  HELLO and HEARTBEAT period
     bool verbose;               //  Log every message
     size_t checkpoint_memory;   //  Bytes of neighbours' checkpoints to keep

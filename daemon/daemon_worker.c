@@ -8,6 +8,7 @@
 #include "jace_task_runtime.h"
 #include "app_table.h"
 #include "platform.h"
+#include "shared_links.h"
 
 #include <math.h>
 
@@ -50,6 +51,7 @@ typedef struct {
     jace_security_t *security;  //  Borrowed
     char *cluster;              //  Our cluster
     platform_t *platform;       //  Links to emulate, or NULL
+    jace_links_t *links;        //  The grid's shared links, or NULL
     jace_shaper_t *shaper;      //  The running task's emulated links
     double speed;               //  Compute slow-down factor
     bool verbose;               //  Log every message
@@ -138,6 +140,46 @@ s_load_platform (worker_t *self, const char *path)
     }
 }
 
+//  True if the links file holds the resources the platform declares: a
+//  file of another grid or platform would make us reserve the wrong ones.
+static bool
+s_links_match (worker_t *self)
+{
+    size_t count = shared_links_count (self->platform);
+    if (jace_links_count (self->links) != count)
+        return false;
+    for (size_t index = 0; index < count; index++) {
+        double mbps;
+        size_t transfers;
+        shared_links_resource (self->platform, index, &mbps, &transfers);
+        jace_links_resource_t resource = jace_links_resource (self->links,
+                                                              index);
+        if (resource.bandwidth_mbps != mbps
+        ||  resource.transfers != transfers)
+            return false;
+    }
+    return true;
+}
+
+//  Map the grid's shared links; without them each flow has its own link.
+static void
+s_load_links (worker_t *self, const char *path)
+{
+    char reason [512];
+    self->links = jace_links_open (path, reason, sizeof reason);
+    if (!self->links)
+        zsys_error ("daemon: %s; links are not shared", reason);
+    else
+    if (!s_links_match (self)) {
+        zsys_error ("daemon: %s does not match the platform's shared links;"
+                    " links are not shared", path);
+        jace_links_destroy (&self->links);
+    }
+    else
+        zsys_notice ("daemon: %zu shared links in %s",
+                     jace_links_count (self->links), path);
+}
+
 //  The links from our cluster to every cluster, for one task.
 static jace_shaper_t *
 s_new_shaper (worker_t *self)
@@ -145,13 +187,19 @@ s_new_shaper (worker_t *self)
     if (!self->platform)
         return NULL;
     jace_shaper_t *shaper = jace_shaper_new (self->cluster);
+    jace_shaper_set_verbose (shaper, self->verbose);
     size_t local = (size_t) platform_cluster_index (self->platform,
                                                     self->cluster);
-    for (size_t c = 0; c < platform_cluster_count (self->platform); c++)
-        jace_shaper_set_link (shaper,
-            platform_cluster_name (self->platform, c),
+    for (size_t c = 0; c < platform_cluster_count (self->platform); c++) {
+        const char *name = platform_cluster_name (self->platform, c);
+        jace_shaper_set_link (shaper, name,
             platform_latency_us (self->platform, local, c),
             platform_bandwidth_mbps (self->platform, local, c));
+        size_t path [SHARED_LINKS_PATH_MAX];
+        size_t hops = shared_links_path (self->platform, local, c, path);
+        if (self->links && hops)
+            jace_shaper_set_shared (shaper, name, self->links, path, hops);
+    }
     return shaper;
 }
 
@@ -163,6 +211,8 @@ s_worker_new (zsock_t *pipe, daemon_worker_config_t *config)
     self->cluster = strdup (config->cluster ? config->cluster : "default");
     if (config->platform)
         s_load_platform (self, config->platform);
+    if (self->platform && config->links)
+        s_load_links (self, config->links);
     self->security = config->security;
     self->speed = config->speed > 0 && config->speed <= 1 ? config->speed : 1;
     self->verbose = config->verbose;
@@ -196,6 +246,7 @@ s_worker_destroy (worker_t **self_p)
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->inbox);
     daemon_checkpoints_destroy (&self->copies);
+    jace_links_destroy (&self->links);
     platform_destroy (&self->platform);
     free (self->cluster);
     free (self->endpoint);

@@ -13,7 +13,9 @@
 
     With a platform file (a local virtual grid), the data a task sends goes
     through a jace_shaper with the file's latency and bandwidth from our
-    cluster to each other.
+    cluster to each other; with the grid's links file too (jace-grid's
+    --links), through the uplinks and backbone every daemon of the grid
+    shares (jace_links, numbered by shared_links).
 
     Local convergence: the task's change stays under the job's tolerance
     for job/converge_iterations consecutive iterations (default 10).
@@ -48,6 +50,7 @@ typedef struct {
     const char *bind;           //  Data endpoint to bind (port may be *)
     const char *cluster;        //  Our cluster
     const char *platform;       //  Platform file to emulate links, or NULL
+    const char *links;          //  The grid's shared links file, or NULL
     jace_security_t *security;  //  Borrowed; must outlive the worker
     double speed;               //  Compute slow-down factor, (0, 1]
     bool verbose;               //  Log every message

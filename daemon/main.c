@@ -31,6 +31,9 @@ s_usage (FILE *out)
 "                        OpenBLAS benchmark (GFLOP/s)\n"
 "      --platform FILE   emulate the latency and bandwidth this platform\n"
 "                        file gives between clusters (local virtual grids)\n"
+"      --links FILE      with --platform: share the uplinks and backbone\n"
+"                        the platform declares shared with every daemon\n"
+"                        mapping FILE (jace-grid makes it in its run folder)\n"
 "  -b, --bind EP         control endpoint (default tcp://127.0.0.1:*);\n"
 "                        the data endpoint binds the same host\n"
 "      --advertise HOST  host name others reach us at, for wildcard binds\n"
@@ -60,6 +63,7 @@ s_parse (int argc, char *argv [], daemon_config_t *config,
         { "speed", required_argument, 0, 'S' },
         { "power", required_argument, 0, 'P' },
         { "platform", required_argument, 0, 'L' },
+        { "links", required_argument, 0, 'N' },
         { "bind", required_argument, 0, 'b' },
         { "advertise", required_argument, 0, 'A' },
         { "id", required_argument, 0, 'i' },
@@ -98,6 +102,7 @@ s_parse (int argc, char *argv [], daemon_config_t *config,
                     return 2;
                 break;
             case 'L': config->platform = optarg; break;
+            case 'N': config->links = optarg; break;
             case 'b': config->bind = optarg; break;
             case 'A': config->advertise = optarg; break;
             case 'i': config->id = optarg; break;

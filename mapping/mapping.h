@@ -30,6 +30,7 @@
 
 #include "zpl.h"
 #include "platform.h"
+#include "shared_links.h"
 #include "tig.h"
 #include "grid.h"
 #include "maheve.h"

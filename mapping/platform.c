@@ -12,6 +12,8 @@
 #define PLATFORM_INTRA_BANDWIDTH_MBPS   1000.0
 #define PLATFORM_BACKBONE_LATENCY_US    5000.0
 #define PLATFORM_BACKBONE_BANDWIDTH_MBPS 100.0
+//  Most simultaneous transfers a backbone may declare (jace_links' limit)
+#define PLATFORM_TRANSFERS_MAX 4096
 
 typedef struct {
     char *name;                 //  Cluster name, unique in the platform
@@ -20,6 +22,7 @@ typedef struct {
     double *speeds;             //  Speed factor of each node, in (0, 1]
     double power;               //  Power of a speed-1 node
     size_t supernodes;          //  Super-nodes the launcher starts here
+    double uplink_mbps;         //  Shared uplink's bandwidth, 0: unshaped
 } cluster_t;
 
 struct _platform_t {
@@ -29,6 +32,9 @@ struct _platform_t {
     size_t node_count;          //  Nodes over all clusters
     double *latency_us;         //  cluster_count^2 latencies, row = from
     double *bandwidth_mbps;     //  cluster_count^2 bandwidths, row = from
+    bool *own_link;             //  cluster_count^2: a `link` joins the pair
+    bool backbone_shared;       //  Links are shared resources (issue 14)
+    size_t backbone_transfers;  //  KPBS k of the backbone, 0: any number
 };
 
 //  Parsing context: where we are and the first error met
@@ -112,6 +118,23 @@ s_link_figures (parser_t *parser, zpl_t *item, double *latency,
     return 0;
 }
 
+//  Known item names under `parent` (called `what`), so that typing
+//  mistakes are reported, not ignored
+static int
+s_check_names (parser_t *parser, zpl_t *parent, const char *what,
+               const char *const *known)
+{
+    for (zpl_t *item = zpl_child (parent); item; item = zpl_next (item)) {
+        size_t index = 0;
+        while (known [index] && !streq (known [index], zpl_name (item)))
+            index++;
+        if (!known [index])
+            return s_fail (parser, item, "unknown item '%s' in %s",
+                           zpl_name (item), what);
+    }
+    return 0;
+}
+
 //  Parse "speeds": exactly one factor in (0, 1] per node
 static int
 s_parse_speeds (parser_t *parser, zpl_t *item, cluster_t *cluster)
@@ -157,6 +180,12 @@ s_parse_cluster (parser_t *parser, zpl_t *item, cluster_t *cluster,
     if (!zpl_locate (item, "nodes"))
         return s_fail (parser, item, "cluster %s has no nodes",
                        cluster->name);
+    static const char *const known [] = {
+        "name", "nodes", "speed", "speeds", "power", "latency_us",
+        "bandwidth_mbps", "supernodes", "uplink_mbps", NULL
+    };
+    if (s_check_names (parser, item, "cluster", known))
+        return -1;
     cluster->supernodes = 1;
     cluster->power = 1.0;
     double speed = 1.0;
@@ -164,8 +193,12 @@ s_parse_cluster (parser_t *parser, zpl_t *item, cluster_t *cluster,
     ||  s_count (parser, item, "supernodes", 0, &cluster->supernodes)
     ||  s_number (parser, item, "speed", &speed)
     ||  s_number (parser, item, "power", &cluster->power)
+    ||  s_number (parser, item, "uplink_mbps", &cluster->uplink_mbps)
     ||  s_link_figures (parser, item, latency, bandwidth))
         return -1;
+    if (zpl_locate (item, "uplink_mbps") && cluster->uplink_mbps <= 0)
+        return s_fail (parser, zpl_locate (item, "uplink_mbps"),
+                       "uplink_mbps must be > 0");
     if (speed <= 0 || speed > 1)
         return s_fail (parser, zpl_locate (item, "speed"),
                        "speed %g is out of (0, 1]", speed);
@@ -185,6 +218,11 @@ s_parse_cluster (parser_t *parser, zpl_t *item, cluster_t *cluster,
 static int
 s_parse_link (parser_t *parser, platform_t *self, zpl_t *item)
 {
+    static const char *const known [] = {
+        "between", "latency_us", "bandwidth_mbps", NULL
+    };
+    if (s_check_names (parser, item, "link", known))
+        return -1;
     zpl_t *between = zpl_locate (item, "between");
     char first [128], second [128], extra [2];
     if (!between || !zpl_value (between)
@@ -209,6 +247,8 @@ s_parse_link (parser_t *parser, platform_t *self, zpl_t *item)
     self->latency_us [to * count + from] = latency;
     self->bandwidth_mbps [from * count + to] = bandwidth;
     self->bandwidth_mbps [to * count + from] = bandwidth;
+    self->own_link [from * count + to] = true;
+    self->own_link [to * count + from] = true;
     return 0;
 }
 
@@ -250,21 +290,34 @@ s_parse_clusters (parser_t *parser, platform_t *self, zpl_t *root)
     return 0;
 }
 
-//  Known item names, so that typing mistakes are reported, not ignored
+//  Parse the backbone's sharing: `shared` (0 or 1) and `transfers` (the
+//  KPBS k).  Transfers imply a shared backbone; without either, links are
+//  per flow as they always were, so older platform files keep the
+//  behaviour their benchmarks were measured with.
 static int
-s_check_names (parser_t *parser, zpl_t *root)
+s_parse_sharing (parser_t *parser, platform_t *self, zpl_t *backbone)
 {
-    static const char *known [] = {
-        "name", "backbone", "cluster", "link", NULL
+    static const char *const known [] = {
+        "latency_us", "bandwidth_mbps", "shared", "transfers", NULL
     };
-    for (zpl_t *item = zpl_child (root); item; item = zpl_next (item)) {
-        size_t index = 0;
-        while (known [index] && !streq (known [index], zpl_name (item)))
-            index++;
-        if (!known [index])
-            return s_fail (parser, item, "unknown item '%s' in platform",
-                           zpl_name (item));
-    }
+    if (s_check_names (parser, backbone, "backbone", known))
+        return -1;
+    zpl_t *shared = zpl_locate (backbone, "shared");
+    zpl_t *transfers = zpl_locate (backbone, "transfers");
+    size_t flag = transfers ? 1 : 0;
+    if (s_count (parser, backbone, "shared", 0, &flag)
+    ||  s_count (parser, backbone, "transfers", 1,
+                 &self->backbone_transfers))
+        return -1;
+    if (flag > 1)
+        return s_fail (parser, shared, "shared must be 0 or 1");
+    if (transfers && flag == 0)
+        return s_fail (parser, transfers, "transfers needs a shared "
+                       "backbone (shared = 1)");
+    if (self->backbone_transfers > PLATFORM_TRANSFERS_MAX)
+        return s_fail (parser, transfers, "transfers must be at most %d",
+                       PLATFORM_TRANSFERS_MAX);
+    self->backbone_shared = flag == 1;
     return 0;
 }
 
@@ -276,12 +329,16 @@ s_parse_platform (parser_t *parser, platform_t *self, zpl_t *root)
     if (!name || !zpl_value (name) || !*zpl_value (name))
         return s_fail (parser, root, "platform has no name");
     self->name = strdup (zpl_value (name));
-    if (s_check_names (parser, root))
+    static const char *const known [] = {
+        "name", "backbone", "cluster", "link", NULL
+    };
+    if (s_check_names (parser, root, "platform", known))
         return -1;
     double latency = PLATFORM_BACKBONE_LATENCY_US;
     double bandwidth = PLATFORM_BACKBONE_BANDWIDTH_MBPS;
     zpl_t *backbone = zpl_locate (root, "backbone");
-    if (backbone && s_link_figures (parser, backbone, &latency, &bandwidth))
+    if (backbone && (s_link_figures (parser, backbone, &latency, &bandwidth)
+                     || s_parse_sharing (parser, self, backbone)))
         return -1;
     size_t count = s_children_named (root, "cluster");
     if (count == 0)
@@ -290,7 +347,9 @@ s_parse_platform (parser_t *parser, platform_t *self, zpl_t *root)
     self->clusters = (cluster_t *) calloc (count, sizeof (cluster_t));
     self->latency_us = (double *) malloc (count * count * sizeof (double));
     self->bandwidth_mbps = (double *) malloc (count * count * sizeof (double));
-    assert (self->clusters && self->latency_us && self->bandwidth_mbps);
+    self->own_link = (bool *) calloc (count * count, sizeof (bool));
+    assert (self->clusters && self->latency_us && self->bandwidth_mbps
+            && self->own_link);
     for (size_t cell = 0; cell < count * count; cell++) {
         self->latency_us [cell] = latency;
         self->bandwidth_mbps [cell] = bandwidth;
@@ -416,6 +475,11 @@ platform_with_slots (platform_t *self, size_t slots)
     memcpy (copy->latency_us, self->latency_us, links * sizeof (double));
     memcpy (copy->bandwidth_mbps, self->bandwidth_mbps,
             links * sizeof (double));
+    copy->own_link = (bool *) malloc (links * sizeof (bool));
+    assert (copy->own_link);
+    memcpy (copy->own_link, self->own_link, links * sizeof (bool));
+    copy->backbone_shared = self->backbone_shared;
+    copy->backbone_transfers = self->backbone_transfers;
     for (size_t index = 0; index < self->cluster_count; index++) {
         const cluster_t *from = &self->clusters [index];
         cluster_t *to = &copy->clusters [index];
@@ -514,6 +578,9 @@ platform_new_live (const char *name, size_t cluster_count,
     assert (self->latency_us && self->bandwidth_mbps);
     memcpy (self->latency_us, latency_us, links * sizeof (double));
     memcpy (self->bandwidth_mbps, bandwidth_mbps, links * sizeof (double));
+    //  A live grid's links are measured, not declared: none is shared.
+    self->own_link = (bool *) calloc (links, sizeof (bool));
+    assert (self->own_link);
     return self;
 }
 
@@ -531,6 +598,7 @@ platform_destroy (platform_t **self_p)
     free (self->clusters);
     free (self->latency_us);
     free (self->bandwidth_mbps);
+    free (self->own_link);
     free (self->name);
     free (self);
     *self_p = NULL;
@@ -649,4 +717,35 @@ platform_node_cluster (platform_t *self, size_t index)
                     + self->clusters [cluster].nodes)
         cluster++;
     return cluster;
+}
+
+double
+platform_uplink_mbps (platform_t *self, size_t cluster)
+{
+    assert (self);
+    assert (cluster < self->cluster_count);
+    return self->clusters [cluster].uplink_mbps;
+}
+
+bool
+platform_backbone_is_shared (platform_t *self)
+{
+    assert (self);
+    return self->backbone_shared;
+}
+
+size_t
+platform_backbone_transfers (platform_t *self)
+{
+    assert (self);
+    return self->backbone_transfers;
+}
+
+bool
+platform_has_own_link (platform_t *self, size_t first, size_t second)
+{
+    assert (self);
+    assert (first < self->cluster_count);
+    assert (second < self->cluster_count);
+    return self->own_link [first * self->cluster_count + second];
 }

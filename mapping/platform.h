@@ -10,6 +10,8 @@
             backbone                    #  default link between clusters
                 latency_us = 5000
                 bandwidth_mbps = 100
+                shared = 1              #  optional: one resource for all
+                transfers = 2           #  optional: at most 2 at once
             cluster
                 name = "A"
                 nodes = 4
@@ -19,6 +21,7 @@
                 latency_us = 50         #  intra-cluster (default 50)
                 bandwidth_mbps = 10000  #  intra-cluster (default 1000)
                 supernodes = 1          #  default 1
+                uplink_mbps = 1000      #  optional shared uplink
             link                        #  optional, overrides the backbone
                 between = "A B"
                 latency_us = 2000
@@ -26,11 +29,23 @@
 
     The backbone defaults to 5000 us and 100 Mb/s.  A platform is read-only
     once loaded; the free/used state of nodes lives in grid_t.
+
+    Shared links (how a local virtual grid emulates contention, see
+    shared_links.h): by default every flow between two tasks has its link
+    to itself, as in older files.  `uplink_mbps` makes a cluster's uplink
+    a resource all its inter-cluster traffic shares, each way (default:
+    none).  `shared = 1` makes the backbone one resource every transfer
+    between clusters without a `link` of their own shares, at most
+    bandwidth_mbps in all, and each `link` one resource for its pair.
+    `transfers = k` (implies shared = 1) makes the backbone a KPBS one: at
+    most k transfers at once, each at bandwidth_mbps (so k x bandwidth_mbps
+    in all); a transfer beyond k waits.  Unknown keys are errors.
     =========================================================================
 */
 #ifndef JACE_PLATFORM_H_INCLUDED
 #define JACE_PLATFORM_H_INCLUDED
 
+#include <stdbool.h>
 #include <stddef.h>
 
 //  Opaque description of clusters, nodes and links
@@ -71,7 +86,7 @@ platform_t *
                        const double *bandwidth_mbps, char *error,
                        size_t error_size);
 
-//  Destroy a platform; nullifies the reference.  Safe on NULL.//  Destroy a platform; nullifies the reference.  Safe on NULL.
+//  Destroy a platform; nullifies the reference.  Safe on NULL.
 void
     platform_destroy (platform_t **self_p);
 
@@ -116,6 +131,22 @@ double
 double
     platform_bandwidth_mbps (platform_t *self, size_t from_cluster,
                              size_t to_cluster);
+
+//  Bandwidth of a cluster's shared uplink in Mb/s, or 0 when it has none
+double
+    platform_uplink_mbps (platform_t *self, size_t cluster);
+
+//  True if inter-cluster links are shared resources (backbone shared = 1)
+bool
+    platform_backbone_is_shared (platform_t *self);
+
+//  Most transfers the backbone carries at once (KPBS k), or 0: any number
+size_t
+    platform_backbone_transfers (platform_t *self);
+
+//  True if a `link` item joins the two clusters (they bypass the backbone)
+bool
+    platform_has_own_link (platform_t *self, size_t first, size_t second);
 
 //  Total number of nodes over all clusters
 size_t

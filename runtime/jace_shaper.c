@@ -1,13 +1,22 @@
 /*  =========================================================================
     jace_shaper - emulated network links between virtual clusters
+
+    Times are CLOCK_MONOTONIC nanoseconds (jace_links_now), the clock the
+    grid's shared reservations use.  A message's path is the link from us
+    to its task (one transfer at a time, in this process) and, when the
+    grid shares them, the resources of jace_links between the clusters:
+    it starts when all of them are free and flows at the slowest of them.
     =========================================================================
 */
 #include "jace_shaper.h"
 
 //  One emulated link, from us to a cluster.
 typedef struct {
-    double latency_usec;        //  One-way delay
-    double bytes_per_usec;      //  Bandwidth
+    double latency_nsec;        //  One-way delay
+    double bandwidth_mbps;      //  Speed of one flow, 0: not limited
+    jace_links_t *shared;       //  Borrowed: the grid's links, or NULL
+    size_t path [JACE_LINKS_PATH_MAX];  //  Shared resources crossed
+    size_t hops;                //  Entries in path
 } link_t;
 
 //  A message on its way to one destination task.
@@ -15,8 +24,8 @@ typedef struct {
     int64_t to;                 //  Destination task
     zsock_t *socket;            //  Borrowed: the task's link socket
     jace_msg_t *msg;            //  The message
-    int64_t start;              //  When its transfer starts (usec)
-    int64_t due;                //  When it arrives (usec, monotonic)
+    int64_t start;              //  When its transfer starts (ns)
+    int64_t due;                //  When it arrives (ns, monotonic)
 } pending_t;
 
 struct _jace_shaper_t {
@@ -24,6 +33,7 @@ struct _jace_shaper_t {
     zhashx_t *links;            //  Remote cluster -> link_t, owned
     zhashx_t *busy_until;       //  Destination task -> link free time
     zlistx_t *pending;          //  pending_t, oldest first, owned
+    bool verbose;               //  Log each shared reservation
 };
 
 
@@ -81,9 +91,30 @@ jace_shaper_set_link (jace_shaper_t *self, const char *remote,
 {
     assert (self && remote);
     link_t *link = (link_t *) zmalloc (sizeof *link);
-    link->latency_usec = latency_usec > 0 ? latency_usec : 0;
-    link->bytes_per_usec = bandwidth_mbps > 0 ? bandwidth_mbps / 8 : 0;
+    link->latency_nsec = latency_usec > 0 ? latency_usec * 1000 : 0;
+    link->bandwidth_mbps = bandwidth_mbps > 0 ? bandwidth_mbps : 0;
     zhashx_update (self->links, remote, link);
+}
+
+void
+jace_shaper_set_shared (jace_shaper_t *self, const char *remote,
+                        jace_links_t *links, const size_t *path, size_t hops)
+{
+    assert (self && remote && links);
+    assert (path || hops == 0);
+    assert (hops <= JACE_LINKS_PATH_MAX);
+    link_t *link = (link_t *) zhashx_lookup (self->links, remote);
+    assert (link);
+    link->shared = hops ? links : NULL;
+    memcpy (link->path, path, hops * sizeof (size_t));
+    link->hops = hops;
+}
+
+void
+jace_shaper_set_verbose (jace_shaper_t *self, bool verbose)
+{
+    assert (self);
+    self->verbose = verbose;
 }
 
 //  --------------------------------------------------------------------------
@@ -124,9 +155,9 @@ s_values_waiting_for (jace_shaper_t *self, int64_t to, int64_t now)
     return NULL;
 }
 
-//  When the link to `to` is free again, and reserve it for `usec` more.
-static int64_t
-s_occupy (jace_shaper_t *self, int64_t to, int64_t now, double usec)
+//  The time until which our link to `to` is reserved (a slot we own).
+static int64_t *
+s_busy_until (jace_shaper_t *self, int64_t to)
 {
     char key [32];
     snprintf (key, sizeof key, "%" PRId64, to);
@@ -135,9 +166,29 @@ s_occupy (jace_shaper_t *self, int64_t to, int64_t now, double usec)
         busy = (int64_t *) zmalloc (sizeof *busy);
         zhashx_insert (self->busy_until, key, busy);
     }
-    int64_t start = *busy > now ? *busy : now;
-    *busy = start + (int64_t) usec;
-    return *busy;
+    return busy;
+}
+
+//  Reserve the path of a message to `to`: our link to the task, then the
+//  grid's shared resources if any.  Returns when the transfer starts and
+//  writes how long it lasts (ns).
+static int64_t
+s_reserve (jace_shaper_t *self, link_t *link, int64_t to, size_t bytes,
+           int64_t now, int64_t *duration)
+{
+    int64_t *busy = s_busy_until (self, to);
+    int64_t earliest = *busy > now ? *busy : now;
+    int64_t start = earliest;
+    if (link->shared)
+        start = jace_links_reserve (link->shared, link->path, link->hops,
+                                    bytes, link->bandwidth_mbps, earliest,
+                                    duration);
+    else
+        *duration = link->bandwidth_mbps > 0
+                  ? (int64_t) ((double) bytes * 8000 / link->bandwidth_mbps)
+                  : 0;
+    *busy = start + *duration;
+    return start;
 }
 
 int
@@ -148,7 +199,7 @@ jace_shaper_send (jace_shaper_t *self, zsock_t *socket, int64_t to,
     link_t *link = (link_t *) zhashx_lookup (self->links, remote);
     if (!link)
         return jace_msg_send (msg_p, socket);
-    int64_t now = zclock_usecs ();
+    int64_t now = jace_links_now ();
     pending_t *waiting = s_is_values (*msg_p)
                        ? s_values_waiting_for (self, to, now) : NULL;
     if (waiting) {
@@ -158,18 +209,23 @@ jace_shaper_send (jace_shaper_t *self, zsock_t *socket, int64_t to,
         *msg_p = NULL;
         return 0;
     }
-    double transfer = link->bytes_per_usec > 0
-                    ? (double) s_message_bytes (*msg_p) / link->bytes_per_usec
-                    : 0;
+    size_t bytes = s_message_bytes (*msg_p);
     pending_t *pending = (pending_t *) zmalloc (sizeof *pending);
     pending->to = to;
     pending->socket = socket;
     pending->msg = *msg_p;
     *msg_p = NULL;
-    int64_t arrived = s_occupy (self, to, now, transfer);
-    pending->start = arrived - (int64_t) transfer;
-    pending->due = arrived + (int64_t) link->latency_usec;
+    int64_t duration;
+    pending->start = s_reserve (self, link, to, bytes, now, &duration);
+    pending->due = pending->start + duration + (int64_t) link->latency_nsec;
     zlistx_add_end (self->pending, pending);
+    //  The emulated schedule, on the clock every process shares: the
+    //  grid tests check from it that the shared links are shared.
+    if (self->verbose)
+        zsys_debug ("shaper: %s to task %" PRId64 " in %s: %zu bytes, "
+                    "queued %" PRId64 " start %" PRId64 " transfer %"
+                    PRId64 " due %" PRId64 " ns", self->local, to, remote,
+                    bytes, now, pending->start, duration, pending->due);
     return 0;
 }
 
@@ -177,7 +233,7 @@ int64_t
 jace_shaper_flush (jace_shaper_t *self)
 {
     assert (self);
-    int64_t now = zclock_usecs ();
+    int64_t now = jace_links_now ();
     int64_t next = -1;
     pending_t *pending = (pending_t *) zlistx_first (self->pending);
     while (pending) {
@@ -187,7 +243,7 @@ jace_shaper_flush (jace_shaper_t *self)
             pending = (pending_t *) zlistx_first (self->pending);
             continue;
         }
-        int64_t wait = pending->due - now;
+        int64_t wait = (pending->due - now + 999) / 1000;
         next = next < 0 || wait < next ? wait : next;
         pending = (pending_t *) zlistx_next (self->pending);
     }

@@ -12,12 +12,21 @@
     the same task replaces it, as a real sender of asynchronous iterations
     would prefer; every other message (request lists, checkpoints) waits
     its turn and arrives.
+
+    On its own the shaper models each flow between two tasks as a link of
+    its own.  Given the grid's shared links (jace_links), a message also
+    waits until every shared resource between the two clusters (uplinks,
+    backbone) can take it, and flows at the slowest of them, so that all
+    the daemons sending across a backbone divide it between them.  A
+    replaced vector's reservation stays spent, as the bytes of a
+    retransmitted packet would be.
     =========================================================================
 */
 #ifndef JACE_SHAPER_H_INCLUDED
 #define JACE_SHAPER_H_INCLUDED
 
 #include "jace_msg.h"
+#include "jace_links.h"
 
 typedef struct _jace_shaper_t jace_shaper_t;
 
@@ -34,6 +43,18 @@ void
 void
     jace_shaper_set_link (jace_shaper_t *self, const char *remote,
                           double latency_usec, double bandwidth_mbps);
+
+//  Also reserve, for every message to cluster `remote` (whose link is
+//  set), the grid's shared resources of `path` in links (borrowed: must
+//  outlive the shaper).  hops = 0 shares nothing, as before.
+void
+    jace_shaper_set_shared (jace_shaper_t *self, const char *remote,
+                            jace_links_t *links, const size_t *path,
+                            size_t hops);
+
+//  Log each shared reservation (a debug line with the emulated schedule)
+void
+    jace_shaper_set_verbose (jace_shaper_t *self, bool verbose);
 
 //  Queue msg for destination task `to` in cluster `remote`, to go out on
 //  socket `link` when due; takes the message.  Sends at once when the

@@ -86,6 +86,11 @@ s_test_good (void)
     is_int (platform_cluster_index (platform, "B"), 1, "cluster found by name");
     is_int (platform_cluster_index (platform, "Z"), -1,
             "unknown cluster is -1");
+    ok (!platform_backbone_is_shared (platform)
+        && platform_backbone_transfers (platform) == 0
+        && platform_uplink_mbps (platform, 0) == 0
+        && shared_links_count (platform) == 0,
+        "by default no link is shared: each flow has its own, as before");
     platform_destroy (&platform);
     ok (platform == NULL, "destroy nullifies the reference");
     platform_destroy (&platform);
@@ -131,6 +136,26 @@ s_test_bad (void)
         { "   cluster\n", "line 3: indentation must be a multiple of 4" },
         { "    cluster\n        name = \"A\n", "unterminated quoted value" },
         { "    clusters\n", "unknown item 'clusters'" },
+        { "    backbone\n        shared = 2\n",
+          "line 4: shared must be 0 or 1" },
+        { "    backbone\n        transfers = 0\n",
+          "line 4: transfers must be a whole number >= 1" },
+        { "    backbone\n        shared = 0\n        transfers = 2\n",
+          "line 5: transfers needs a shared backbone" },
+        { "    backbone\n        transfers = 5000\n",
+          "transfers must be at most 4096" },
+        { "    backbone\n        transfer = 2\n",
+          "line 4: unknown item 'transfer' in backbone" },
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "        uplink_mbps = 0\n", "line 6: uplink_mbps must be > 0" },
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "        uplink_mbps = fast\n", "uplink_mbps is not a number" },
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "        uplink = 10\n", "line 6: unknown item 'uplink' in cluster" },
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "    cluster\n        name = B\n        nodes = 2\n"
+          "    link\n        between = \"A B\"\n        shared = 1\n",
+          "line 11: unknown item 'shared' in link" },
     };
     size_t count = sizeof cases / sizeof cases [0];
     for (size_t index = 0; index < count; index++) {
@@ -294,11 +319,66 @@ s_test_live (void)
     platform_destroy (&parsed);
 }
 
+//  Uplinks, a KPBS backbone and a link, numbered as shared_links.h says
+static void
+s_test_shared (void)
+{
+    const char *text =
+        "platform\n    name = shared\n"
+        "    backbone\n        bandwidth_mbps = 100\n        transfers = 2\n"
+        "    cluster\n        name = A\n        nodes = 2\n"
+        "        uplink_mbps = 1000\n"
+        "    cluster\n        name = B\n        nodes = 1\n"
+        "    cluster\n        name = C\n        nodes = 1\n"
+        "    link\n        between = \"B A\"\n        bandwidth_mbps = 500\n";
+    char error [256] = "";
+    platform_t *platform = platform_parse (text, error, sizeof error);
+    if (!ok (platform && platform_backbone_is_shared (platform)
+             && platform_backbone_transfers (platform) == 2
+             && platform_uplink_mbps (platform, 0) == 1000
+             && platform_uplink_mbps (platform, 1) == 0,
+             "transfers = 2 makes a shared KPBS backbone; uplinks are read"))
+        diag ("%s", error);
+    if (!platform)
+        return;
+    //  A out, A in, the backbone, the link A-B
+    is_int (shared_links_count (platform), 4,
+            "a shared uplink counts both ways, plus backbone and link");
+    double mbps [4];
+    size_t transfers [4];
+    for (size_t index = 0; index < 4; index++)
+        shared_links_resource (platform, index, &mbps [index],
+                               &transfers [index]);
+    ok (mbps [0] == 1000 && transfers [0] == 0 && mbps [1] == 1000
+        && mbps [2] == 100 && transfers [2] == 2
+        && mbps [3] == 500 && transfers [3] == 0,
+        "each resource has its bandwidth and transfer limit");
+    size_t path [SHARED_LINKS_PATH_MAX];
+    size_t hops = shared_links_path (platform, 0, 2, path);
+    ok (hops == 2 && path [0] == 0 && path [1] == 2,
+        "A to C crosses A's uplink out and the backbone");
+    hops = shared_links_path (platform, 2, 0, path);
+    ok (hops == 2 && path [0] == 1 && path [1] == 2,
+        "C to A crosses the backbone and A's uplink in");
+    hops = shared_links_path (platform, 1, 0, path);
+    ok (hops == 2 && path [0] == 1 && path [1] == 3,
+        "B to A crosses their own link, not the backbone");
+    ok (shared_links_path (platform, 0, 0, path) == 0,
+        "traffic inside a cluster crosses no shared resource");
+    platform_t *slotted = platform_with_slots (platform, 2);
+    ok (shared_links_count (slotted) == 4
+        && platform_has_own_link (slotted, 0, 1),
+        "slots keep the shared links");
+    platform_destroy (&slotted);
+    platform_destroy (&platform);
+}
+
 int
 main (void)
 {
-    tap_plan (59);
+    tap_plan (77);
     s_test_good ();
+    s_test_shared ();
     s_test_bad ();
     s_test_files ();
     s_test_slots ();

@@ -6,10 +6,17 @@
     A request list queued behind a vector on a slow link was once replaced
     by the next message to that task, and the replacement daemon waited
     for a list that never came (the table1 benchmarks' faulty runs).
+
+    With the grid's shared links, shapers (daemons) sending across one
+    backbone divide it: the second message is due one transfer after the
+    first.  Those checks read the due times the shapers computed, bracketed
+    by the clock, so a slow or busy machine cannot make them fail.
     =========================================================================
 */
 #include "tap.h"
 #include "jace_shaper.h"
+
+#include <unistd.h>
 
 static jace_msg_t *
 s_data (int64_t iteration, bool values)
@@ -48,10 +55,99 @@ s_receive (jace_shaper_t *shaper, zsock_t *inbox, int64_t *iterations,
     return got;
 }
 
+//  The due time (ns) of the next message of each shaper, from what
+//  flush returns; *slack bounds the error (the time the calls took, and
+//  flush's rounding to microseconds).
+static void
+s_due_times (jace_shaper_t **shapers, size_t count, int64_t *due,
+             int64_t *slack)
+{
+    int64_t before = jace_links_now ();
+    for (size_t index = 0; index < count; index++)
+        due [index] = jace_shaper_flush (shapers [index]) * 1000;
+    int64_t after = jace_links_now ();
+    for (size_t index = 0; index < count; index++)
+        due [index] += before;
+    *slack = after - before + 1000;
+}
+
+//  A 1000-byte vector of values for task 0 (iteration `iteration`)
+static jace_msg_t *
+s_vector (int64_t iteration)
+{
+    jace_msg_t *msg = jace_msg_new (JACE_MSG_DATA);
+    jace_msg_set_job (msg, "job");
+    jace_msg_set_iteration (msg, iteration);
+    double values [117] = { 0 };    //  117 x 8 + 64 = 1000 bytes
+    jace_msg_add_payload (msg, JACE_PAYLOAD_F64, values, 117);
+    return msg;
+}
+
+//  Three daemons of cluster A send to cluster B across a shared 0.08 Mb/s
+//  backbone: a 1000-byte vector takes 100 ms on it.
+static void
+s_test_shared (zsock_t *link)
+{
+    char folder [] = "/tmp/test_runtime_shaper.XXXXXX";
+    if (!mkdtemp (folder)) {
+        ok (false, "a folder for the links file");
+        return;
+    }
+    char path [256];
+    snprintf (path, sizeof path, "%s/links", folder);
+    jace_links_resource_t backbone = { 0.08, 0 };
+    jace_links_create (path, &backbone, 1, NULL, 0);
+    jace_links_t *links = jace_links_open (path, NULL, 0);
+    size_t route [1] = { 0 };
+    jace_shaper_t *shapers [3];
+    for (size_t index = 0; index < 3; index++) {
+        shapers [index] = jace_shaper_new ("A");
+        jace_shaper_set_link (shapers [index], "B", 0, 0.08);
+        if (links)
+            jace_shaper_set_shared (shapers [index], "B", links, route, 1);
+    }
+    int64_t transfer = 100000000;
+    int64_t due [3], slack;
+
+    jace_msg_t *msg = s_vector (1);
+    jace_shaper_send (shapers [0], link, 0, "B", &msg);
+    msg = s_vector (1);
+    jace_shaper_send (shapers [1], link, 0, "B", &msg);
+    //  A newer vector replaces the one waiting for the backbone, in the
+    //  waiting one's slot.
+    msg = s_vector (2);
+    jace_shaper_send (shapers [1], link, 0, "B", &msg);
+    msg = s_vector (1);
+    jace_shaper_send (shapers [2], link, 0, "B", &msg);
+    s_due_times (shapers, 3, due, &slack);
+    ok (llabs (due [1] - due [0] - transfer) <= slack,
+        "a second daemon across a shared backbone waits for the first");
+    ok (llabs (due [2] - due [0] - 2 * transfer) <= slack,
+        "three daemons take three transfers: a replaced vector reserves "
+        "no more");
+
+    //  The same three without the grid's links: each flow its own link
+    for (size_t index = 0; index < 3; index++) {
+        jace_shaper_destroy (&shapers [index]);
+        shapers [index] = jace_shaper_new ("A");
+        jace_shaper_set_link (shapers [index], "B", 0, 0.08);
+        msg = s_vector (1);
+        jace_shaper_send (shapers [index], link, 0, "B", &msg);
+    }
+    s_due_times (shapers, 3, due, &slack);
+    ok (llabs (due [2] - due [0]) <= slack + transfer / 2,
+        "without shared links each daemon gets the whole backbone");
+    for (size_t index = 0; index < 3; index++)
+        jace_shaper_destroy (&shapers [index]);
+    jace_links_destroy (&links);
+    unlink (path);
+    rmdir (folder);
+}
+
 int
 main (void)
 {
-    tap_plan (6);
+    tap_plan (9);
     zsock_t *inbox = zsock_new_pull ("inproc://shaper-test");
     zsock_t *link = zsock_new_push (">inproc://shaper-test");
     jace_shaper_t *shaper = jace_shaper_new ("A");
@@ -98,6 +194,7 @@ main (void)
         "jace_shaper_drop forgets a moved task's queue");
 
     jace_shaper_destroy (&shaper);
+    s_test_shared (link);
     zsock_destroy (&link);
     zsock_destroy (&inbox);
     return tap_done ();

@@ -191,11 +191,11 @@ grep -q -- "--peer $sn --cluster B --platform $run/platform\$" \
         "$run/logs/A-sn0.log" &&
     ! grep -q -- "--peer" "$run/logs/A-sn0.log"
 ok $? "the later super-node is peered with the earlier one; each gets its cluster and the platform"
-grep -q -- "--id A-1 --cluster A --speed 0.5 --power 0.5 --platform $run/platform --supernode $sn --supernode $sn_b" \
+grep -q -- "--id A-1 --cluster A --speed 0.5 --power 0.5 --platform $run/platform --links $run/links --supernode $sn --supernode $sn_b" \
     "$run/logs/A-1.log" &&
-    grep -q -- "--cluster B --speed 1 --power 2 --platform $run/platform --supernode $sn_b --supernode $sn" \
-    "$run/logs/B-0.log"
-ok $? "daemons get cluster, speed, power, the platform, their own super-node first"
+    grep -q -- "--cluster B --speed 1 --power 2 --platform $run/platform --links $run/links --supernode $sn_b --supernode $sn" \
+    "$run/logs/B-0.log" && [ -s "$run/links" ]
+ok $? "daemons get cluster, speed, power, the platform, the shared links file, their own super-node first"
 timeout 10 "$grid" status --run "$run" > "$work/status" 2>&1
 [ $? -eq 0 ] && [ "$(grep -c ' alive ' "$work/status")" -eq 6 ]
 ok $? "status shows all six alive"

@@ -12,7 +12,9 @@
 #include "grid_revive.h"
 
 #include <czmq.h>
+#include "jace_links.h"
 #include "platform.h"
+#include "shared_links.h"
 
 //  How often the launcher looks at files and processes while it waits
 #define GRID_LAUNCH_POLL_MSEC 20
@@ -269,6 +271,30 @@ s_check_run_dir_free (launcher_t *self)
 
 
 //  --------------------------------------------------------------------------
+//  Create DIR/links, the reservations of the links the platform shares,
+//  all free: a grid started again in the folder starts with idle links.
+
+static int
+s_create_links (launcher_t *self)
+{
+    size_t count = shared_links_count (self->platform);
+    jace_links_resource_t *resources = (jace_links_resource_t *) zmalloc (
+        (count ? count : 1) * sizeof (jace_links_resource_t));
+    for (size_t index = 0; index < count; index++)
+        shared_links_resource (self->platform, index,
+                               &resources [index].bandwidth_mbps,
+                               &resources [index].transfers);
+    char *path = grid_run_path (self->run, "links");
+    char reason [512];
+    int rc = jace_links_create (path, resources, count, reason,
+                                sizeof reason);
+    free (path);
+    free (resources);
+    return rc ? s_fail (self, "%s", reason) : 0;
+}
+
+
+//  --------------------------------------------------------------------------
 //  Create the run folder and copy the platform file into it
 
 static int
@@ -285,7 +311,7 @@ s_prepare_run_dir (launcher_t *self)
         return s_fail (self, "cannot write into %s", self->options->run_dir);
     }
     free (text);
-    return 0;
+    return s_create_links (self);
 }
 
 
@@ -609,11 +635,16 @@ s_start_daemon (launcher_t *self, size_t cluster, size_t node)
     s_argv_push (&args, "--power");
     s_argv_push (&args, "%g",
                  platform_node_power (self->platform, cluster, node));
-    //  The daemons emulate the platform's links between their clusters.
+    //  The daemons emulate the platform's links between their clusters,
+    //  sharing those it shares.
     char *platform = grid_run_path (self->run, "platform");
     s_argv_push (&args, "--platform");
     s_argv_push (&args, "%s", platform);
     free (platform);
+    char *links = grid_run_path (self->run, "links");
+    s_argv_push (&args, "--links");
+    s_argv_push (&args, "%s", links);
+    free (links);
     s_push_supernodes (self, &args, cluster, node);
     s_push_common (self, &args, self->options->daemon_extra,
                    self->options->daemon_extra_count);
