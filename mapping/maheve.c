@@ -470,9 +470,11 @@ s_mapper (const char *name)
 const char **
 mapper_names (void)
 {
-    static const char *names [MAPPER_COUNT + 1] = {
-        "default", "aiac-qm", "f-ec", "maheve", "maheve-locality", NULL
-    };
+    //  Filled from s_mappers, the one place a mapper is named; constant
+    //  after the first call, whoever makes it.
+    static const char *names [MAPPER_COUNT + 1];
+    for (size_t index = 0; index < MAPPER_COUNT; index++)
+        names [index] = s_mappers [index].name;
     return names;
 }
 

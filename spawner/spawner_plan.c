@@ -8,15 +8,29 @@
 #include <math.h>
 #include <time.h>
 
+//  The spawner's mappings, its default first: the mapping library's
+//  (test_spawner_plan checks that none is missing) and `simple`.
 static const char *s_names [] = {
-    "maheve", "maheve-locality", "aiac-qm", "f-ec", "default", "simple"
+    "maheve", "maheve-locality", "aiac-qm", "f-ec", "default", "simple",
+    NULL
 };
-#define PLAN_MAPPINGS (sizeof s_names / sizeof s_names [0])
+#define PLAN_MAPPINGS (sizeof s_names / sizeof s_names [0] - 1)
+
+const char *const *
+spawner_plan_list (void)
+{
+    return s_names;
+}
 
 const char *
 spawner_plan_names (void)
 {
-    return "maheve, maheve-locality, aiac-qm, f-ec, default, simple";
+    static char text [128];
+    if (!*text)
+        for (size_t index = 0; index < PLAN_MAPPINGS; index++)
+            snprintf (text + strlen (text), sizeof text - strlen (text),
+                      "%s%s", index ? ", " : "", s_names [index]);
+    return text;
 }
 
 const char *

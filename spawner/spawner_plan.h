@@ -26,6 +26,10 @@ typedef struct {
     double plan_msec;           //  Time spent mapping
 } spawner_plan_t;
 
+//  The mappings' names, NULL-terminated, the default first.
+const char *const *
+    spawner_plan_list (void);
+
 //  The mappings' names, comma-separated, for messages.
 const char *
     spawner_plan_names (void);

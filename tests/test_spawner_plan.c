@@ -502,10 +502,30 @@ s_test_job (void)
     unlink (path);
 }
 
+//  Every mapper of the library can be asked of the spawner, by its name,
+//  and the list and the message agree.
+static void
+s_test_names (void)
+{
+    const char *const *list = spawner_plan_list ();
+    bool all = true;
+    for (const char **name = mapper_names (); *name; name++)
+        all = all && spawner_plan_exists (*name);
+    size_t count = 0;
+    while (list [count])
+        count++;
+    ok (all && count == 6 && streq (list [0], "maheve")
+        && streq (list [count - 1], "simple")
+        && streq (spawner_plan_names (), "maheve, maheve-locality, aiac-qm, "
+                                         "f-ec, default, simple"),
+        "the spawner offers every mapper of the library, and simple");
+}
+
 int
 main (void)
 {
-    tap_plan (18 + 7 + 14 + 1 + 7);
+    tap_plan (18 + 7 + 14 + 1 + 7 + 1);
+    s_test_names ();
     s_test_model ();
     s_test_maheve ();
     s_test_default_simple ();

@@ -224,10 +224,9 @@ s_run (options_t *options)
                 spawner_live_links_measured (probe),
                 spawner_live_links_total (probe), hd);
     spawner_live_destroy (&probe);
-    static const char *all [] = { "maheve", "maheve-locality", "aiac-qm",
-                                  "f-ec", "default", "simple", NULL };
     const char *single [] = { algorithm, NULL };
-    const char **names = streq (algorithm, "all") ? all : single;
+    const char *const *names = streq (algorithm, "all") ? spawner_plan_list ()
+                                                        : single;
     int rc = 0;
     for (size_t index = 0; names [index]; index++) {
         //  A fresh model for each mapping: each starts from the same grid
