@@ -22,15 +22,13 @@ spawner_plan_list (void)
     return s_names;
 }
 
+//  Written out rather than joined at run time, so that it needs no
+//  shared buffer between the spawner's threads; test_spawner_plan checks
+//  it names exactly s_names.
 const char *
 spawner_plan_names (void)
 {
-    static char text [128];
-    if (!*text)
-        for (size_t index = 0; index < PLAN_MAPPINGS; index++)
-            snprintf (text + strlen (text), sizeof text - strlen (text),
-                      "%s%s", index ? ", " : "", s_names [index]);
-    return text;
+    return "maheve, maheve-locality, aiac-qm, f-ec, default, simple";
 }
 
 const char *
