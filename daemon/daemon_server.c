@@ -612,6 +612,26 @@ s_lease_valid (server_t *self, const jace_msg_t *assign,
     return false;
 }
 
+//  Every byte of the task's data is in: check it hashes as declared, and
+//  give the task to the worker; data changed on the way is refused, so
+//  the spawner sends it to another daemon.
+static void
+s_transfer_done (server_t *self)
+{
+    char reason [256];
+    if (daemon_transfer_verify (self->transfer, reason, sizeof reason)) {
+        zsys_warning ("daemon %s: %s; giving up task %" PRId64 " of job %s",
+                      self->self_node.id, reason, self->self_node.task,
+                      self->job);
+        s_refuse (self, daemon_transfer_assign (self->transfer),
+                  JACE_REFUSE_BUSY, reason, &self->job_key);
+        s_leave_job (self);
+        return;
+    }
+    jace_msg_t *assign = daemon_transfer_finish (&self->transfer);
+    s_hand_over (self, &assign);
+}
+
 static void
 s_on_assign (server_t *self, jace_msg_t **msg_p)
 {
@@ -654,10 +674,8 @@ s_on_assign (server_t *self, jace_msg_t **msg_p)
     }
     s_take_job (self, assign, &key);
     self->transfer = daemon_transfer_new (msg_p);
-    if (daemon_transfer_complete (self->transfer)) {
-        jace_msg_t *whole = daemon_transfer_finish (&self->transfer);
-        s_hand_over (self, &whole);
-    }
+    if (daemon_transfer_complete (self->transfer))
+        s_transfer_done (self);
 out:
     jace_key_wipe (&key);
 }
@@ -710,8 +728,7 @@ s_on_chunk (server_t *self, jace_msg_t *chunk)
             zsys_debug ("daemon %s: %" PRIu64 " bytes of task data in",
                         self->self_node.id,
                         daemon_transfer_total (self->transfer));
-        jace_msg_t *assign = daemon_transfer_finish (&self->transfer);
-        s_hand_over (self, &assign);
+        s_transfer_done (self);
     }
 }
 

@@ -116,6 +116,13 @@ daemon_transfer_check (const jace_msg_t *assign, uint64_t limit,
     int count = s_read_blocks (assign, blocks, reason, reason_size);
     if (count < 0)
         return -1;
+    const char *digest = jace_msg_param (assign, "block/data/digest");
+    if (!digest || strlen (digest) != JACE_DIGEST_TEXT
+    ||  strspn (digest, "0123456789abcdef") != JACE_DIGEST_TEXT) {
+        snprintf (reason, reason_size, "ASSIGN declares block/data without "
+                  "a block/data/digest of %d hex digits", JACE_DIGEST_TEXT);
+        return -1;
+    }
     uint64_t total = 0;
     for (int i = 0; i < count; i++)
         total += (uint64_t) blocks [i].length * blocks [i].element;
@@ -264,6 +271,22 @@ daemon_transfer_complete (const daemon_transfer_t *self)
 {
     assert (self);
     return self->received == self->total;
+}
+
+int
+daemon_transfer_verify (const daemon_transfer_t *self, char *reason,
+                        size_t reason_size)
+{
+    assert (self && daemon_transfer_complete (self));
+    char digest [JACE_DIGEST_TEXT + 1];
+    jace_msg_payload_digest (self->assign, digest);
+    const char *declared = jace_msg_param (self->assign, "block/data/digest");
+    if (declared && streq (digest, declared))
+        return 0;
+    snprintf (reason, reason_size, "task data of %" PRIu64 " bytes does not "
+              "hash to its declared digest (BLAKE2b %.16s..., declared "
+              "%.16s...)", self->total, digest, declared ? declared : "");
+    return -1;
 }
 
 jace_msg_t *

@@ -69,6 +69,13 @@ uint64_t
 bool
     daemon_transfer_complete (const daemon_transfer_t *self);
 
+//  0 if the complete data hashes to the digest the ASSIGN declared
+//  (block/data/digest), else -1 with the reason: something changed it on
+//  the way.
+int
+    daemon_transfer_verify (const daemon_transfer_t *self, char *reason,
+                            size_t reason_size);
+
 //  The ASSIGN with all its blocks, for jace_task_new; destroys the
 //  transfer.  The transfer must be complete.
 jace_msg_t *

@@ -1319,6 +1319,28 @@ jace_msg_payload_data (const jace_msg_t *self, size_t index)
     return zframe_data (self->payloads [index].frame);
 }
 
+void
+jace_msg_payload_digest (const jace_msg_t *self,
+                         char digest [JACE_DIGEST_TEXT + 1])
+{
+    assert (self && digest);
+    jace_sodium_init ();
+    crypto_generichash_state state;
+    unsigned char hash [JACE_DIGEST_TEXT / 2];
+    crypto_generichash_init (&state, NULL, 0, sizeof hash);
+    for (size_t i = 0; i < self->payload_count; i++) {
+        const payload_t *payload = &self->payloads [i];
+        uint64_t shape [2] = { (uint64_t) payload->kind,
+                               (uint64_t) payload->count };
+        crypto_generichash_update (&state, (const unsigned char *) shape,
+                                   sizeof shape);
+        crypto_generichash_update (&state, zframe_data (payload->frame),
+                                   zframe_size (payload->frame));
+    }
+    crypto_generichash_final (&state, hash, sizeof hash);
+    sodium_bin2hex (digest, JACE_DIGEST_TEXT + 1, hash, sizeof hash);
+}
+
 //  --------------------------------------------------------------------------
 
 //  True if every byte of text is printable and neither a quote nor a

@@ -323,6 +323,15 @@ void
 const void *
     jace_msg_payload_data (const jace_msg_t *self, size_t index);
 
+//  Hex characters of a payload digest, without the NUL
+#define JACE_DIGEST_TEXT 64
+//  BLAKE2b-256 of every payload's wire bytes, in order (each payload's
+//  kind and length included, so blocks cannot shift), as lowercase hex:
+//  what a task's data must hash to once it has all arrived.
+void
+    jace_msg_payload_digest (const jace_msg_t *self,
+                             char digest [JACE_DIGEST_TEXT + 1]);
+
 //  Who sent a received message, as the transport authenticated it: the
 //  Z85 public key ZAP accepted (ZeroMQ's User-Id), or "" on plain links;
 //  and the peer's IP address, or "" (inproc, ipc).  Never from the wire.

@@ -85,6 +85,9 @@ spawner_stream_declare (spawner_stream_t *self, jace_msg_t *assign)
         s_set_number (assign, key,
                       (int64_t) jace_msg_payload_length (self->data, i));
     }
+    char digest [JACE_DIGEST_TEXT + 1];
+    jace_msg_payload_digest (self->data, digest);
+    jace_msg_set_param (assign, "block/data/digest", digest);
 }
 
 void

@@ -423,6 +423,34 @@ s_declare (jace_msg_t *assign, int index, int kind, size_t length)
     jace_msg_set_param (assign, key, value);
 }
 
+//  Declare the digest of `count` blocks of raw (wire order) bytes.
+static void
+s_declare_digest (jace_msg_t *assign, const int *kinds,
+                  uint8_t *const *blocks, const size_t *lengths, int count)
+{
+    jace_msg_t *data = jace_msg_new (JACE_MSG_CHUNK);
+    for (int i = 0; i < count; i++) {
+        size_t element = kinds [i] == 3 ? 1 : 8;
+        void *space = jace_msg_add_payload_space (data,
+                          (jace_payload_kind_t) kinds [i], lengths [i]);
+        memcpy (space, blocks [i], lengths [i] * element);
+    }
+    char digest [JACE_DIGEST_TEXT + 1];
+    jace_msg_payload_digest (data, digest);
+    jace_msg_set_param (assign, "block/data/digest", digest);
+    jace_msg_destroy (&data);
+}
+
+//  A digest of the right form, for declarations refused before it counts
+static void
+s_declare_any_digest (jace_msg_t *assign)
+{
+    char digest [JACE_DIGEST_TEXT + 1];
+    memset (digest, '0', JACE_DIGEST_TEXT);
+    digest [JACE_DIGEST_TEXT] = 0;
+    jace_msg_set_param (assign, "block/data/digest", digest);
+}
+
 static jace_msg_t *
 s_chunk (const char *job, int64_t block, size_t offset, int kind,
          const void *data, size_t count)
@@ -482,6 +510,7 @@ s_test_chunks (rig_t *rig)
     jace_msg_set_param (assign, "block/data", "3");
     for (int i = 0; i < DATA_BLOCKS; i++)
         s_declare (assign, i, kinds [i], lengths [i]);
+    s_declare_digest (assign, kinds, blocks, lengths, DATA_BLOCKS);
     s_send (rig, assign);
     int64_t started = zclock_mono ();
     int64_t beats_before = rig->heartbeats;
@@ -562,6 +591,7 @@ s_test_refusals (rig_t *rig)
     jace_msg_t *assign = s_assign (rig, "job-order", 1, 1);
     jace_msg_set_param (assign, "block/data", "1");
     s_declare (assign, 0, 3, 3 * 1024);
+    s_declare_any_digest (assign);
     s_send (rig, assign);
     char bytes [1024] = "";
     s_send (rig, s_chunk ("job-order", 0, 0, 3, bytes, 1024));
@@ -579,6 +609,7 @@ s_test_refusals (rig_t *rig)
     jace_msg_set_param (assign, "block/data", "2");
     s_declare (assign, 0, 1, 8 << 20);
     s_declare (assign, 1, 3, 1 << 20);
+    s_declare_any_digest (assign);
     s_send (rig, assign);
     refuse = s_expect (rig, JACE_MSG_REFUSE, 5000);
     ok (refuse && jace_msg_code (refuse) == JACE_REFUSE_BUSY
@@ -587,6 +618,26 @@ s_test_refusals (rig_t *rig)
     if (refuse)
         diag ("reason: %s", jace_msg_reason (refuse));
     jace_msg_destroy (&refuse);
+
+    //  Data that does not hash to its digest: changed on the way.
+    assign = s_assign (rig, "job-corrupt", 1, 1);
+    jace_msg_set_param (assign, "block/data", "1");
+    s_declare (assign, 0, 3, sizeof bytes);
+    uint8_t *declared [1] = { (uint8_t *) bytes };
+    size_t length [1] = { sizeof bytes };
+    int kind [1] = { 3 };
+    s_declare_digest (assign, kind, declared, length, 1);
+    s_send (rig, assign);
+    char changed [sizeof bytes] = "";
+    changed [100] = 1;
+    s_send (rig, s_chunk ("job-corrupt", 0, 0, 3, changed, sizeof changed));
+    refuse = s_expect (rig, JACE_MSG_REFUSE, 5000);
+    ok (refuse && jace_msg_code (refuse) == JACE_REFUSE_BUSY
+        && strstr (jace_msg_reason (refuse), "digest"),
+        "data that does not hash to its digest: REFUSE BUSY");
+    jace_msg_destroy (&refuse);
+    ok (s_wait_state (rig, JACE_NODE_FREE, 5000) >= 0,
+        "free again after the corrupt data");
 
     assign = s_assign (rig, "job-nonsense", 1, 1);
     jace_msg_set_param (assign, "block/data", "99");
@@ -1143,7 +1194,7 @@ main (void)
     zsys_init ();
     zsys_set_logident ("test_daemon_protocol");
     srandom (7);
-    tap_plan (33);
+    tap_plan (35);
     rig_t rig;
     if (!ok (s_rig_start (&rig, 64 << 20) == 0, "daemon registered")) {
         s_rig_stop (&rig);

@@ -20,6 +20,10 @@ s_assign (const char *declared)
     jace_msg_set_epoch (assign, 2);
     if (declared)
         jace_msg_set_param (assign, "block/data", declared);
+    char digest [JACE_DIGEST_TEXT + 1];
+    memset (digest, 'a', JACE_DIGEST_TEXT);
+    digest [JACE_DIGEST_TEXT] = 0;
+    jace_msg_set_param (assign, "block/data/digest", digest);
     return assign;
 }
 
@@ -119,13 +123,18 @@ s_test_declarations (void)
     s_declare (assign, 0, 1, 100000);
     s_declare (assign, 1, 3, 200000);
     is_int (s_check (assign, 1 << 20), -1, "1 MB under a 1 MiB limit passes");
+    assign = s_assign ("1");
+    s_declare (assign, 0, 1, 10);
+    jace_msg_set_param (assign, "block/data/digest", "abc");
+    is_int (s_check (assign, 1 << 20), JACE_REFUSE_FAILED,
+            "a digest that is not 64 hex digits is refused");
 }
 
 int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (23);
+    tap_plan (26);
     s_test_declarations ();
 
     //  Three blocks: 300000 doubles (2.4 MB), none, 5 bytes.
@@ -165,6 +174,10 @@ main (void)
     ok (s_add (transfer, s_chunk ("job-data", 2, 0, 3, "hello", 5)) == 0
         && daemon_transfer_complete (transfer),
         "the empty block is skipped and block 2 completes the data");
+    char reason [256] = "";
+    ok (daemon_transfer_verify (transfer, reason, sizeof reason) == -1
+        && strstr (reason, "digest"), "data that does not hash to the "
+        "declared digest fails the check");
     jace_msg_t *whole = daemon_transfer_finish (&transfer);
     double *copy = (double *) malloc (DOUBLES * sizeof (double));
     jace_msg_payload_copy (whole, 0, copy);
@@ -173,6 +186,25 @@ main (void)
         && memcmp (copy, values, DOUBLES * sizeof (double)) == 0
         && memcmp (jace_msg_payload_data (whole, 2), "hello", 5) == 0,
         "the ASSIGN holds the three blocks intact");
+    //  The same data declared with its own digest passes
+    char digest [JACE_DIGEST_TEXT + 1];
+    jace_msg_payload_digest (whole, digest);
+    assign = s_assign ("3");
+    s_declare (assign, 0, 1, DOUBLES);
+    s_declare (assign, 1, 2, 0);
+    s_declare (assign, 2, 3, 5);
+    jace_msg_set_param (assign, "block/data/digest", digest);
+    transfer = daemon_transfer_new (&assign);
+    s_add (transfer, s_chunk ("job-data", 0, 0, 1, values, PIECE));
+    s_add (transfer, s_chunk ("job-data", 0, PIECE, 1, values + PIECE,
+                              PIECE));
+    s_add (transfer, s_chunk ("job-data", 0, 2 * PIECE, 1,
+                              values + 2 * PIECE, DOUBLES - 2 * PIECE));
+    s_add (transfer, s_chunk ("job-data", 2, 0, 3, "hello", 5));
+    ok (daemon_transfer_complete (transfer)
+        && daemon_transfer_verify (transfer, reason, sizeof reason) == 0,
+        "the same data with its own digest passes the check");
+    daemon_transfer_destroy (&transfer);
     jace_msg_destroy (&whole);
 
     assign = s_assign ("1");
