@@ -98,6 +98,12 @@ typedef struct {
     bool terminated;            //  $TERM received
     platform_t *links;          //  Platform to emulate PONGs on, or NULL
     zlistx_t *pongs;            //  held_pong_t, owned, oldest first
+    zlistx_t *acks;             //  CHUNK_ACKs held (held_pong_t), oldest
+                                //  first
+    double data_usec_per_byte;  //  Emulated link the task data crosses
+    int64_t data_latency_usec;  //  (from scatter/root), 0 and 0: none
+    int64_t data_arrival;       //  When its last chunk would be in (usec)
+    int64_t handover_due;       //  Complete data held until then, or 0
 } server_t;
 
 
@@ -286,6 +292,8 @@ s_server_new (zsock_t *pipe, daemon_config_t *config)
     self->links_path = config->links;
     self->pongs = zlistx_new ();
     zlistx_set_destructor (self->pongs, s_held_pong_destroy);
+    self->acks = zlistx_new ();
+    zlistx_set_destructor (self->acks, s_held_pong_destroy);
     if (self->platform) {
         //  The worker reports a platform it cannot read; PONGs then go
         //  unheld.
@@ -319,7 +327,10 @@ s_server_destroy (server_t **self_p)
     zsock_destroy (&self->router);
     zframe_destroy (&self->spawner);
     daemon_transfer_destroy (&self->transfer);
+    zlistx_purge (self->acks);
+    self->handover_due = 0;
     zlistx_destroy (&self->pongs);
+    zlistx_destroy (&self->acks);
     platform_destroy (&self->links);
     jace_security_destroy (&self->security);
     zlist_destroy (&self->supernodes);
@@ -492,6 +503,8 @@ s_leave_job (server_t *self)
     self->self_node.epoch = 0;
     zframe_destroy (&self->spawner);
     daemon_transfer_destroy (&self->transfer);
+    zlistx_purge (self->acks);
+    self->handover_due = 0;
     //  Tell the super-node now, not at the next heartbeat: a spawner
     //  waiting for daemons gets this one at once.
     s_send_hello (self);
@@ -632,6 +645,61 @@ s_transfer_done (server_t *self)
     s_hand_over (self, &assign);
 }
 
+//  On a virtual grid, task data comes from the cluster the job names as
+//  its scatter root (scatter/root) over the emulated link from there:
+//  each chunk is taken to arrive when the link has carried it, its
+//  CHUNK_ACK leaves a round trip later (so the spawner's window paces
+//  itself to the link), and the task starts when the last byte is in.
+//  Without a platform or a root, data is not delayed.
+static void
+s_emulate_data_link (server_t *self, const jace_msg_t *assign)
+{
+    self->data_usec_per_byte = 0;
+    self->data_latency_usec = 0;
+    self->data_arrival = 0;
+    self->handover_due = 0;
+    const char *root = jace_msg_param (assign, "scatter/root");
+    if (!self->links || !root)
+        return;
+    int from = platform_cluster_index (self->links, root);
+    int to = platform_cluster_index (self->links, self->self_node.cluster);
+    if (from < 0 || to < 0)
+        return;
+    double mbps = platform_bandwidth_mbps (self->links, (size_t) from,
+                                          (size_t) to);
+    self->data_usec_per_byte = mbps > 0 ? 8 / mbps : 0;
+    self->data_latency_usec = (int64_t) platform_latency_us (self->links,
+                                          (size_t) from, (size_t) to);
+}
+
+static bool
+s_data_link_emulated (const server_t *self)
+{
+    return self->data_usec_per_byte > 0 || self->data_latency_usec > 0;
+}
+
+//  Send the held CHUNK_ACKs that are due, and hand over complete data
+//  whose last byte is in; msec until the next, or -1 when none waits.
+static int64_t
+s_flush_data_link (server_t *self)
+{
+    int64_t now = zclock_usecs ();
+    held_pong_t *held;
+    while ((held = (held_pong_t *) zlistx_first (self->acks))
+       &&  held->due <= now) {
+        jace_msg_send (&held->msg, self->router);
+        zlistx_delete (self->acks, zlistx_cursor (self->acks));
+    }
+    if (self->handover_due && self->handover_due <= now && self->transfer) {
+        self->handover_due = 0;
+        s_transfer_done (self);
+    }
+    int64_t next = held ? held->due : 0;
+    if (self->handover_due && (!next || self->handover_due < next))
+        next = self->handover_due;
+    return next ? (next - now + 999) / 1000 : -1;
+}
+
 static void
 s_on_assign (server_t *self, jace_msg_t **msg_p)
 {
@@ -673,6 +741,7 @@ s_on_assign (server_t *self, jace_msg_t **msg_p)
         goto out;
     }
     s_take_job (self, assign, &key);
+    s_emulate_data_link (self, assign);
     self->transfer = daemon_transfer_new (msg_p);
     if (daemon_transfer_complete (self->transfer))
         s_transfer_done (self);
@@ -692,7 +761,23 @@ s_acknowledge_chunk (server_t *self, const jace_msg_t *chunk)
         (int64_t) daemon_transfer_received (self->transfer));
     jace_msg_seal (ack, self->job_key.bytes);
     jace_msg_set_routing_id (ack, jace_msg_routing_id (chunk));
-    jace_msg_send (&ack, self->router);
+    if (!s_data_link_emulated (self)) {
+        jace_msg_send (&ack, self->router);
+        return;
+    }
+    int64_t now = zclock_usecs ();
+    size_t bytes = 0;
+    for (size_t i = 0; i < jace_msg_payload_count (chunk); i++)
+        bytes += jace_msg_payload_length (chunk, i)
+               * (jace_msg_payload_kind (chunk, i) == JACE_PAYLOAD_BYTES
+                  ? 1 : 8);
+    self->data_arrival = (self->data_arrival > now ? self->data_arrival
+                                                   : now)
+                       + (int64_t) (bytes * self->data_usec_per_byte);
+    held_pong_t *held = (held_pong_t *) zmalloc (sizeof *held);
+    held->due = self->data_arrival + 2 * self->data_latency_usec;
+    held->msg = ack;
+    zlistx_add_end (self->acks, held);
 }
 
 //  A piece of our task's data (the job is ours: s_on_job_message checked).
@@ -728,7 +813,13 @@ s_on_chunk (server_t *self, jace_msg_t *chunk)
             zsys_debug ("daemon %s: %" PRIu64 " bytes of task data in",
                         self->self_node.id,
                         daemon_transfer_total (self->transfer));
-        s_transfer_done (self);
+        //  Its last CHUNK_ACK leaves first (s_flush_data_link), as it
+        //  would without the emulation.
+        if (s_data_link_emulated (self))
+            self->handover_due = self->data_arrival
+                               + 2 * self->data_latency_usec;
+        else
+            s_transfer_done (self);
     }
 }
 
@@ -962,6 +1053,9 @@ daemon_server_actor (zsock_t *pipe, void *args)
             continue;
         }
         int64_t due = s_flush_pongs (self);
+        if (due >= 0 && due < wait)
+            wait = due;
+        due = s_flush_data_link (self);
         if (due >= 0 && due < wait)
             wait = due;
         void *which = zpoller_wait (self->poller,

@@ -343,10 +343,9 @@ s_blocks_valid (const int64_t *first_row, int64_t tasks, int32_t n)
 }
 
 //  The task graph (docs/MAPPING.md section 3) of the blocks first_row of
-//  the whole matrix: e_i = 2 x the nonzeros of block i's rows, the flops of
-//  one product of those rows by a vector (an iteration's inner solve does
-//  several, about alike for every block, so the ratios between tasks are
-//  right and the scale is a lower bound); c_ij = the distinct columns of
+//  the whole matrix: e_i = the flops of an iteration on block i
+//  (s_block_cost; for Krylov inner solves a lower bound, about alike for
+//  every block, so the ratios between tasks are right); c_ij = the distinct columns of
 //  block j that block i's rows use, the values task i receives from task j
 //  every iteration (with overlap 0; an overlap adds the extended rows'
 //  columns, which the contract leaves out).  One pass over the nonzeros:
@@ -354,6 +353,29 @@ s_blocks_valid (const int64_t *first_row, int64_t tasks, int32_t n)
 //  counted a column, and the blocks block i touched are listed so that
 //  resetting their counts costs no more than counting them; O(nnz + n +
 //  tasks) in all.
+//  Flops of one iteration on rows begin..end: one product of the rows by
+//  a vector; with lu-banded, the banded solve's substitutions too, four
+//  flops per row per diagonal of the block's band (a 2D grid's band is
+//  its side: 1200 flops a row for side 300, where the product is 10).
+//  Krylov inner solves run an unknown number of products: one is counted.
+static double
+s_block_cost (const problem_t *problem, int64_t begin, int64_t end)
+{
+    const csr_t *A = problem->A;
+    double flops = 2.0 * (double) (A->row_ptr [end] - A->row_ptr [begin]);
+    if (problem->spec.options.inner != MULTISPLIT_INNER_BANDED_LU)
+        return flops;
+    int64_t band = 0;
+    for (int64_t row = begin; row < end; row++)
+        for (int64_t k = A->row_ptr [row]; k < A->row_ptr [row + 1]; k++) {
+            int64_t column = A->col_idx [k];
+            if (column >= begin && column < end)
+                band = llabs (column - row) > band ? llabs (column - row)
+                                                   : band;
+        }
+    return flops + 4.0 * (double) band * (double) (end - begin);
+}
+
 static int
 s_describe (void *raw, const int64_t *first_row, int64_t tasks,
             jace_graph_t *graph)
@@ -376,8 +398,8 @@ s_describe (void *raw, const int64_t *first_row, int64_t tasks,
         last_seen [j] = -1;
     for (int32_t task = 0; task < (int32_t) tasks; task++) {
         int64_t begin = first_row [task], end = first_row [task + 1];
-        jace_graph_set_cost (graph, task, 2.0 * (double) (A->row_ptr [end]
-                                                  - A->row_ptr [begin]));
+        jace_graph_set_cost (graph, task, s_block_cost (problem, begin,
+                                                        end));
         int32_t touched_count = 0;
         for (int64_t k = A->row_ptr [begin]; k < A->row_ptr [end]; k++) {
             int32_t j = A->col_idx [k];

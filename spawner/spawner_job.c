@@ -5,6 +5,7 @@
 #include "spawner_job.h"
 #include "spawner_faults.h"
 #include "spawner_plan.h"
+#include "spawner_scatter.h"
 #include "app_table.h"
 #include "jace_msg.h"
 
@@ -30,6 +31,7 @@ struct _spawner_job_t {
     bool adaptive_detector;     //  job/detector = adaptive (or fixed)
     int64_t rows;               //  Rows of the problem
     int64_t unknowns_per_row;   //  Unknowns in each row
+    spawner_scatter_config_t scatter;   //  The scatter section
 };
 
 //  --------------------------------------------------------------------------
@@ -209,6 +211,11 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
     }
     self->adaptive_detector = !detector || streq (detector, "adaptive");
     char why [512];
+    if (spawner_scatter_config (self->params, &self->scatter, why,
+                                sizeof why)) {
+        snprintf (reason, reason_size, "%s: %s", path, why);
+        return -1;
+    }
     self->faults = spawner_faults_new (self->params, self->tasks, why,
                                        sizeof why);
     if (!self->faults) {
@@ -339,10 +346,10 @@ int64_t spawner_job_rows (spawner_job_t *self)
     { assert (self); return self->rows; }
 int64_t spawner_job_unknowns_per_row (spawner_job_t *self)
     { assert (self); return self->unknowns_per_row; }
+const spawner_scatter_config_t *spawner_job_scatter (spawner_job_t *self)
+    { assert (self); return &self->scatter; }
 
 //  --------------------------------------------------------------------------
-//  Largest-remainder rounding of rows * power / total, after giving every
-//  block its one guaranteed row.
 
 int
 spawner_job_partition (spawner_job_t *self, const double *power,
@@ -352,34 +359,6 @@ spawner_job_partition (spawner_job_t *self, const double *power,
     assert (power && first && count > 0);
     if (self->rows < (int64_t) count)
         return -1;
-    double total = 0;
-    for (size_t i = 0; i < count; i++)
-        total += power [i] > 0 ? power [i] : 0;
-    int64_t spare = self->rows - (int64_t) count;
-    int64_t *rows = (int64_t *) zmalloc (count * sizeof (int64_t));
-    double *remainder = (double *) zmalloc (count * sizeof (double));
-    int64_t given = 0;
-    for (size_t i = 0; i < count; i++) {
-        double share = total > 0 ? spare * (power [i] > 0 ? power [i] : 0)
-                                         / total
-                                 : (double) spare / (double) count;
-        rows [i] = 1 + (int64_t) floor (share);
-        remainder [i] = share - floor (share);
-        given += rows [i];
-    }
-    while (given < self->rows) {
-        size_t best = 0;
-        for (size_t i = 1; i < count; i++)
-            if (remainder [i] > remainder [best])
-                best = i;
-        rows [best]++;
-        remainder [best] = -1;
-        given++;
-    }
-    first [0] = 0;
-    for (size_t i = 0; i < count; i++)
-        first [i + 1] = first [i] + rows [i];
-    free (rows);
-    free (remainder);
+    spawner_scatter_proportional (power, count, self->rows, first);
     return 0;
 }

@@ -30,6 +30,12 @@
         faults                        #  scheduled crashes: spawner_faults.h
         report
             sample_seconds = 0        #  true residual sampled this often
+        scatter                       #  data handed out at the start
+            distribution = balanced   #  or power, uniform
+            order = decreasing        #  bandwidth from root; increasing,
+                                      #  rank
+            root = A                  #  cluster the data leaves from
+            iterations = 1000         #  iterations the balance counts
     =========================================================================
 */
 #ifndef SPAWNER_JOB_H_INCLUDED
@@ -38,6 +44,7 @@
 #include "jace_task.h"
 #include "spawner_faults.h"
 #include "spawner_replacement.h"
+#include "spawner_scatter.h"
 
 typedef struct _spawner_job_t spawner_job_t;
 
@@ -99,6 +106,9 @@ bool spawner_job_adaptive_detector (spawner_job_t *self);
 //  Rows and unknowns per row of the problem.
 int64_t spawner_job_rows (spawner_job_t *self);
 int64_t spawner_job_unknowns_per_row (spawner_job_t *self);
+
+//  The scatter section (spawner_scatter.h); borrowed.
+const spawner_scatter_config_t *spawner_job_scatter (spawner_job_t *self);
 
 //  Split the rows into `count` blocks in proportion to `power` (one entry
 //  per task, > 0), every block at least one row.  Writes count + 1 block

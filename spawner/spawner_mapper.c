@@ -77,6 +77,16 @@ spawner_mapper_set_listing (spawner_mapper_t *self, jace_msg_t **listing_p,
 }
 
 double
+spawner_mapper_work (spawner_mapper_t *self)
+{
+    assert (self);
+    double work = 0;
+    for (size_t task = 0; task < tig_count (self->tig); task++)
+        work += tig_cost (self->tig, task);
+    return work;
+}
+
+double
 spawner_mapper_graph_msec (spawner_mapper_t *self)
 {
     assert (self);

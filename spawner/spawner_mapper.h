@@ -44,6 +44,11 @@ void
 double
     spawner_mapper_graph_msec (spawner_mapper_t *self);
 
+//  The whole job's work per iteration (the task graph's costs summed,
+//  flops).
+double
+    spawner_mapper_work (spawner_mapper_t *self);
+
 //  When the newest listing was read (msec), or 0 for none yet.
 int64_t
     spawner_mapper_listing_time (spawner_mapper_t *self);

@@ -24,6 +24,7 @@
 #include "spawner_lease.h"
 #include "spawner_mapper.h"
 #include "spawner_output.h"
+#include "spawner_scatter.h"
 #include "spawner_secret.h"
 #include "spawner_task.h"
 #include "spawner_verify.h"
@@ -118,6 +119,8 @@ typedef struct {
     int64_t started;            //  Submission time (msec)
     int64_t lease_deadline;     //  LEASING gives up then
     int64_t stream_bytes;       //  Task data prepared and not yet acked
+    spawner_scatter_t *scatter; //  How the data went out, or NULL
+    bool scattering;            //  Its single port is busy: one stream
     int64_t next_daemon_heartbeat;  //  msec
     int64_t next_progress_event;    //  msec
     int64_t next_sample;        //  Next residual sample (msec), or 0
@@ -320,6 +323,7 @@ s_server_destroy (server_t **self_p)
     free (self->fenced_id);
     free (self->tasks);
     free (self->first_row);
+    spawner_scatter_destroy (&self->scatter);
     free (self->items);
     free (self->item_owner);
     spawner_lease_destroy (&self->lease);
@@ -493,6 +497,10 @@ s_send_assign (server_t *self, size_t rank)
     spawner_task_t *task = &self->tasks [rank];
     if (self->stream_bytes >= STREAM_BUDGET)
         return false;           //  Others' data first; at least one flows
+    if (self->scattering && self->stream_bytes > 0)
+        return false;           //  The scatter's single port is busy
+    if (self->scatter)
+        spawner_scatter_started (self->scatter, zclock_mono ());
     spawner_stream_t *stream = s_task_data (self, rank);
     if (*self->failure)
         return false;
@@ -548,25 +556,91 @@ s_place (server_t *self, size_t rank, const jace_node_t *node)
     return 0;
 }
 
+//  Bytes of task data per row: the application attaches the rows of
+//  `count` equal blocks, one block at a time (the spawner holds one
+//  block's copy at most, as when it streams them).  0 when the tasks
+//  build their data themselves.
+static double
+s_data_bytes_per_row (server_t *self, size_t count)
+{
+    const jace_app_t *app = spawner_job_app (self->job);
+    if (!app->attach)
+        return 0;
+    int64_t rows = spawner_job_rows (self->job);
+    int64_t *first = (int64_t *) malloc ((count + 1) * sizeof (int64_t));
+    assert (first);
+    for (size_t i = 0; i <= count; i++)
+        first [i] = rows * (int64_t) i / (int64_t) count;
+    double bytes = 0;
+    for (size_t block = 0; block < count && bytes >= 0; block++) {
+        jace_msg_t *data = jace_msg_new (JACE_MSG_CHUNK);
+        if (app->attach (spawner_job_problem (self->job), first,
+                         (int64_t) count, (int64_t) block, data))
+            bytes = -1;
+        for (size_t i = 0; bytes >= 0 && i < jace_msg_payload_count (data);
+             i++)
+            bytes += (double) jace_msg_payload_length (data, i)
+                   * (jace_msg_payload_kind (data, i) == JACE_PAYLOAD_BYTES
+                      ? 1 : 8);
+        jace_msg_destroy (&data);
+    }
+    free (first);
+    return bytes > 0 ? bytes / (double) rows : 0;
+}
+
+//  The blocks of the tasks on `nodes`: a scatter of the data when the
+//  spawner holds it (spawner_scatter), else in proportion to power.
+static void
+s_partition (server_t *self, const jace_node_t *nodes, size_t count)
+{
+    double bytes_per_row = s_data_bytes_per_row (self, count);
+    if (bytes_per_row > 0) {
+        spawner_scatter_load_t load = {
+            .rows = spawner_job_rows (self->job),
+            .bytes_per_row = bytes_per_row,
+            .flops_per_row = spawner_mapper_work (self->mapper)
+                           / (double) spawner_job_rows (self->job)
+        };
+        spawner_live_t *live = spawner_mapper_live (self->mapper);
+        char reason [256];
+        self->scatter = spawner_scatter_new (spawner_job_scatter (self->job),
+            &load, nodes, count, live ? spawner_live_platform (live) : NULL,
+            self->first_row, reason, sizeof reason);
+        if (self->scatter) {
+            char *plan = spawner_scatter_plan_json (self->scatter);
+            spawner_events_write (self->events, "scatter",
+                                  ",\"bytes_per_row\":%.1f%s",
+                                  bytes_per_row, plan);
+            free (plan);
+            self->scattering = true;
+            return;
+        }
+        zsys_warning ("spawner: %s; rows in proportion to power", reason);
+    }
+    double *power = (double *) zmalloc (count * sizeof (double));
+    for (size_t rank = 0; rank < count; rank++)
+        power [rank] = nodes [rank].power > 0 ? nodes [rank].power : 1;
+    spawner_job_partition (self->job, power, count, self->first_row);
+    free (power);
+}
+
 //  Every daemon of the plan is leased: place each task on the daemon the
-//  mapping chose for it, rows in proportion to power; the plan's other
-//  daemons are the spares.
+//  mapping chose for it, with its block of rows; the plan's other daemons
+//  are the spares.
 static void
 s_place_all (server_t *self)
 {
     size_t count = self->task_count;
     jace_node_t *nodes = (jace_node_t *) zmalloc (count
                                                   * sizeof (jace_node_t));
-    double *power = (double *) zmalloc (count * sizeof (double));
     for (size_t rank = 0; rank < count; rank++) {
         const jace_node_t *chosen = spawner_mapper_task_node (self->mapper,
                                                                rank);
         int index = spawner_lease_find_spare (self->lease, chosen->id);
         assert (index >= 0);    //  s_plan_leased checked them all
         spawner_lease_take (self->lease, (size_t) index, &nodes [rank]);
-        power [rank] = nodes [rank].power > 0 ? nodes [rank].power : 1;
     }
-    spawner_job_partition (self->job, power, count, self->first_row);
+    s_partition (self, nodes, count);
     for (size_t rank = 0; rank < count; rank++) {
         s_place (self, rank, &nodes [rank]);
         spawner_events_write (self->events, "assign", ",\"task\":%zu,"
@@ -575,7 +649,6 @@ s_place_all (server_t *self)
             nodes [rank].power,
             self->first_row [rank + 1] - self->first_row [rank]);
     }
-    free (power);
     free (nodes);
 }
 
@@ -586,7 +659,9 @@ s_place_all (server_t *self)
 static void
 s_stream_data (server_t *self)
 {
-    for (size_t i = 0; i < self->task_count && !*self->failure; i++) {
+    for (size_t k = 0; k < self->task_count && !*self->failure; k++) {
+        size_t i = self->scatter ? spawner_scatter_rank_at (self->scatter, k)
+                                 : k;
         spawner_task_t *task = &self->tasks [i];
         if (task->phase != SPAWNER_TASK_SENDING)
             continue;
@@ -599,14 +674,31 @@ s_stream_data (server_t *self)
     }
 }
 
+//  Every byte of the task's data is in its daemon: free its share of the
+//  stream budget (and the scatter's port).
+static void
+s_stream_done (server_t *self, spawner_task_t *task)
+{
+    self->stream_bytes -= spawner_stream_total (task->stream);
+    spawner_stream_destroy (&task->stream);
+    if (self->scatter
+    &&  spawner_scatter_data_in (self->scatter, (size_t) (task - self->tasks),
+                                 zclock_mono ())) {
+        self->scattering = false;
+        spawner_events_write (self->events, "scatter_data",
+            ",\"measured_seconds\":%.3f,\"predicted_seconds\":%.3f",
+            spawner_scatter_measured_transfer (self->scatter),
+            spawner_scatter_predicted_transfer (self->scatter));
+    }
+}
+
 static void
 s_on_chunk_ack (server_t *self, spawner_task_t *task, jace_msg_t *msg)
 {
     if (task->phase != SPAWNER_TASK_SENDING || !task->stream
     ||  !spawner_stream_ack (task->stream, jace_msg_received (msg)))
         return;
-    self->stream_bytes -= spawner_stream_total (task->stream);
-    spawner_stream_destroy (&task->stream);
+    s_stream_done (self, task);
     task->phase = SPAWNER_TASK_ASSIGNED;
 }
 
@@ -925,6 +1017,10 @@ s_on_accept (server_t *self, size_t rank, jace_msg_t *msg)
     if (task->phase != SPAWNER_TASK_ASSIGNED
     &&  task->phase != SPAWNER_TASK_SENDING)
         return;
+    //  Set up, so its data is in, whether or not its last CHUNK_ACK
+    //  came first.
+    if (task->stream)
+        s_stream_done (self, task);
     free (task->sources);
     task->sources = NULL;
     task->source_count = 0;
@@ -976,6 +1072,13 @@ s_on_progress (server_t *self, spawner_task_t *task, jace_msg_t *msg)
     task->change = jace_msg_value (msg);
     task->state = jace_msg_state (msg);
     task->held_bytes = jace_msg_count (msg);
+    if (self->scatter
+    &&  spawner_scatter_progress (self->scatter, (size_t) (task - self->tasks),
+                                  task->iteration, zclock_mono ()))
+        spawner_events_write (self->events, "scatter_makespan",
+            ",\"measured_seconds\":%.3f,\"predicted_seconds\":%.3f",
+            spawner_scatter_measured (self->scatter),
+            spawner_scatter_predicted (self->scatter));
 }
 
 //  A replacement restarted: from a neighbour's copy, or from scratch.
