@@ -42,6 +42,7 @@
 #include "daemon_transfer.h"
 #include "jace_msg.h"
 #include "jace_security.h"
+#include "jace_shaper.h"
 #include "jace_task.h"
 #include "platform.h"
 
@@ -390,11 +391,10 @@ s_pong_hold (server_t *self, const char *remote, size_t bytes)
     int to = platform_cluster_index (self->links, remote);
     if (from < 0 || to < 0)
         return 0;
-    double mbps = platform_bandwidth_mbps (self->links, (size_t) from,
-                                          (size_t) to);
-    return (int64_t) (platform_latency_us (self->links, (size_t) from,
-                                           (size_t) to)
-                      + (mbps > 0 ? (double) bytes * 8 / mbps : 0));
+    return jace_shaper_delay_nsec (
+        platform_latency_us (self->links, (size_t) from, (size_t) to),
+        platform_bandwidth_mbps (self->links, (size_t) from, (size_t) to),
+        bytes) / 1000;
 }
 
 //  A PING comes only on our super-node's connection (one on the control

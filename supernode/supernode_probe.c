@@ -8,6 +8,7 @@
     =========================================================================
 */
 #include "supernode_probe.h"
+#include "jace_shaper.h"
 #include "platform.h"
 
 #include <math.h>
@@ -160,12 +161,10 @@ s_hold_usec (supernode_probe_t *self, const char *remote, size_t bytes)
     int to = platform_cluster_index (self->platform, remote);
     if (from < 0 || to < 0)
         return 0;
-    double latency = platform_latency_us (self->platform, (size_t) from,
-                                          (size_t) to);
-    double mbps = platform_bandwidth_mbps (self->platform, (size_t) from,
-                                          (size_t) to);
-    double transfer = mbps > 0 ? (double) bytes * 8 / mbps : 0;
-    return (int64_t) (latency + transfer);
+    return jace_shaper_delay_nsec (
+        platform_latency_us (self->platform, (size_t) from, (size_t) to),
+        platform_bandwidth_mbps (self->platform, (size_t) from, (size_t) to),
+        bytes) / 1000;
 }
 
 void
