@@ -48,6 +48,12 @@
      / SUPERNODE_LEASE_PARAMS)
 //  A probe target not probed for this many periods is forgotten.
 #define PROBE_FORGET_PERIODS 5
+//  A cluster pair not measured for this many periods is forgotten: every
+//  period probes each target, so a pair goes unmeasured only when no
+//  target of its cluster answers (its daemons left, its peer is gone) or
+//  our cluster changed, and its figure no longer describes any link.
+//  A few periods, so that one lost round does not hide a link.
+#define LINK_FORGET_PERIODS 5
 //  Most daemons one RESERVE gets: each granted daemon takes a token param.
 #define GRANT_MAX JACE_PARAMS_MAX
 //  Reservations waiting for peers at once; past this a RESERVE is answered
@@ -1263,6 +1269,9 @@ s_probe (server_t *self, bool ping)
     int64_t now = zclock_mono ();
     supernode_probe_prune (self->probe,
                            now - PROBE_FORGET_PERIODS * self->probe_msec);
+    supernode_probe_forget_links (self->probe,
+                                  now - LINK_FORGET_PERIODS
+                                        * self->probe_msec);
     self->next_probe = now + self->probe_msec;
 }
 

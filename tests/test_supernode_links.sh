@@ -8,10 +8,12 @@
 #  link/A/B/latency_us near 5000 (0.7x to 2x), link/A/A small, and a
 #  bandwidth for A/B once bulk probes came back.  A forged PING and PONG
 #  from a client that is neither peer nor registered daemon are dropped
-#  and counted.
+#  and counted.  Each pair is published with its age, and once the only
+#  daemon of cluster A leaves, sa stops publishing A/A within a few probe
+#  periods (5 x 100 ms) instead of forever.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 8
+plan 10
 CLIENT=$BIN/tests/snclient
 RAW=$BIN/tests/rawzmq
 cat >"$RUN/grid.platform" <<'PLATFORM'
@@ -82,5 +84,15 @@ settled () {
 }
 wait_for 5 settled
 ok $? "a forged PING and PONG from a non-daemon are dropped and counted"
+
+age=$(param "$SN_sa" link/A/A/age_ms)
+diag "link/A/A/age_ms = $age (probes every 100 ms)"
+[ -n "$age" ] && [ "$age" -lt 1000 ]
+ok $? "a pair measured each probe period is published with a small age"
+
+stop_cleanly "$PID_a1"
+forgotten () { ! has_param "$SN_sa" link/A/A/latency_us; }
+wait_for 10 forgotten && has_param "$SN_sa" link/A/B/latency_us
+ok $? "once A's daemon left, sa forgets A/A and keeps A/B"
 
 lib_finish
