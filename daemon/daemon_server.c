@@ -79,7 +79,8 @@ typedef struct {
     double speed;               //  Emulated speed factor
     size_t checkpoint_memory;   //  Limit on neighbours' copies kept
     const jace_app_t *extra_app;    //  Borrowed: a test's application
-    const char *platform;       //  Borrowed: platform file to emulate
+    const char *platform_file;  //  Borrowed: platform file to emulate
+    platform_t *platform;       //  Its links (PONG holds), or NULL
     const char *links_path;     //  Borrowed: grid's shared links file
     int heartbeat_msec;         //  HELLO / HEARTBEAT period
     int64_t last_welcome;       //  When the super-node last answered
@@ -97,7 +98,6 @@ typedef struct {
     uint64_t malformed;         //  Bad messages dropped
     bool verbose;               //  Log every message
     bool terminated;            //  $TERM received
-    platform_t *links;          //  Platform to emulate PONGs on, or NULL
     zlistx_t *pongs;            //  held_pong_t, owned, oldest first
 } server_t;
 
@@ -147,7 +147,7 @@ s_start_worker (server_t *self, const char *bind, const char *advertise)
     char *data_bind = s_data_bind (bind);
     daemon_worker_config_t worker_config = {
         .bind = data_bind, .cluster = self->self_node.cluster,
-        .platform = self->platform, .links = self->links_path,
+        .platform = self->platform_file, .links = self->links_path,
         .security = self->security,
         .speed = self->speed, .verbose = self->verbose,
         .checkpoint_memory = self->checkpoint_memory,
@@ -237,6 +237,15 @@ s_start (server_t *self, daemon_config_t *config)
     else
         jace_key_random (&self->lease_key);
     jace_key_encode (&self->lease_key, self->lease_text);
+    //  Before the worker starts: a platform we cannot read is a bad
+    //  command line, refused as the super-node refuses it, not a grid
+    //  that silently runs unemulated.
+    if (self->platform_file) {
+        self->platform = platform_load (self->platform_file, reason,
+                                        sizeof reason);
+        if (!self->platform)
+            goto out_fail;
+    }
     if (s_bind_control (self, config, bind, reason, sizeof reason))
         goto out_fail;
     for (size_t i = 0; i < config->supernode_count; i++)
@@ -283,16 +292,10 @@ s_server_new (zsock_t *pipe, daemon_config_t *config)
     self->heartbeat_msec = config->heartbeat_msec > 0
                            ? config->heartbeat_msec : 1000;
     self->verbose = config->verbose;
-    self->platform = config->platform;
+    self->platform_file = config->platform;
     self->links_path = config->links;
     self->pongs = zlistx_new ();
     zlistx_set_destructor (self->pongs, s_held_pong_destroy);
-    if (self->platform) {
-        //  The worker reports a platform it cannot read; PONGs then go
-        //  unheld.
-        char reason [256];
-        self->links = platform_load (self->platform, reason, sizeof reason);
-    }
     //  Half the node's memory: the application's set-up builds its own
     //  structures from the data, and the neighbours' copies need room.
     int64_t memory_mib = daemon_power_memory_mib ();
@@ -321,7 +324,7 @@ s_server_destroy (server_t **self_p)
     zframe_destroy (&self->spawner);
     daemon_transfer_destroy (&self->transfer);
     zlistx_destroy (&self->pongs);
-    platform_destroy (&self->links);
+    platform_destroy (&self->platform);
     jace_security_destroy (&self->security);
     zlist_destroy (&self->supernodes);
     free (self->current);
@@ -385,15 +388,16 @@ s_send_hello (server_t *self)
 static int64_t
 s_pong_hold (server_t *self, const char *remote, size_t bytes)
 {
-    if (!self->links)
+    if (!self->platform)
         return 0;
-    int from = platform_cluster_index (self->links, self->self_node.cluster);
-    int to = platform_cluster_index (self->links, remote);
+    int from = platform_cluster_index (self->platform,
+                                       self->self_node.cluster);
+    int to = platform_cluster_index (self->platform, remote);
     if (from < 0 || to < 0)
         return 0;
     return jace_shaper_delay_nsec (
-        platform_latency_us (self->links, (size_t) from, (size_t) to),
-        platform_bandwidth_mbps (self->links, (size_t) from, (size_t) to),
+        platform_latency_us (self->platform, (size_t) from, (size_t) to),
+        platform_bandwidth_mbps (self->platform, (size_t) from, (size_t) to),
         bytes) / 1000;
 }
 

@@ -10,10 +10,11 @@
 #  from a client that is neither peer nor registered daemon are dropped
 #  and counted.  Each pair is published with its age, and once the only
 #  daemon of cluster A leaves, sa stops publishing A/A within a few probe
-#  periods (5 x 100 ms) instead of forever.
+#  periods (5 x 100 ms) instead of forever.  A daemon given a platform
+#  file it cannot read refuses to start (it would run unemulated).
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 10
+plan 11
 CLIENT=$BIN/tests/snclient
 RAW=$BIN/tests/rawzmq
 cat >"$RUN/grid.platform" <<'PLATFORM'
@@ -39,6 +40,11 @@ start_supernode sa $FAST --cluster A
 start_supernode sb $FAST --cluster B --peer "$SN_sa"
 start_daemon a1 --cluster A --platform "$RUN/grid.platform" --supernode "$SN_sa"
 start_daemon b1 --cluster B --platform "$RUN/grid.platform" --supernode "$SN_sb"
+
+timeout 20 "$BIN/jace-daemon" --power 1 --platform "$RUN/nope.platform" \
+    --supernode "$SN_sa" 2>"$RUN/nope.err"
+[ $? -eq 1 ] && grep -q "nope.platform: " "$RUN/nope.err"
+ok $? "a daemon refuses to start on a platform file it cannot read"
 
 #  A param of a super-node's STATUS_REPLY, or nothing.
 param () {          #  param SUPERNODE KEY
