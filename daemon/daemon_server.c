@@ -42,6 +42,7 @@
 #include "daemon_transfer.h"
 #include "jace_msg.h"
 #include "jace_security.h"
+#include "jace_shaper.h"
 #include "jace_task.h"
 #include "platform.h"
 
@@ -78,7 +79,8 @@ typedef struct {
     double speed;               //  Emulated speed factor
     size_t checkpoint_memory;   //  Limit on neighbours' copies kept
     const jace_app_t *extra_app;    //  Borrowed: a test's application
-    const char *platform;       //  Borrowed: platform file to emulate
+    const char *platform_file;  //  Borrowed: platform file to emulate
+    platform_t *platform;       //  Its links (PONG holds), or NULL
     const char *links_path;     //  Borrowed: grid's shared links file
     int heartbeat_msec;         //  HELLO / HEARTBEAT period
     int64_t last_welcome;       //  When the super-node last answered
@@ -96,11 +98,10 @@ typedef struct {
     uint64_t malformed;         //  Bad messages dropped
     bool verbose;               //  Log every message
     bool terminated;            //  $TERM received
-    platform_t *links;          //  Platform to emulate PONGs on, or NULL
     zlistx_t *pongs;            //  held_pong_t, owned, oldest first
     zlistx_t *acks;             //  CHUNK_ACKs held (held_pong_t), oldest
                                 //  first
-    double data_usec_per_byte;  //  Emulated link the task data crosses
+    double data_mbps;           //  Emulated link the task data crosses
     int64_t data_latency_usec;  //  (from scatter/root), 0 and 0: none
     int64_t data_arrival;       //  When its last chunk would be in (usec)
     int64_t handover_due;       //  Complete data held until then, or 0
@@ -152,7 +153,7 @@ s_start_worker (server_t *self, const char *bind, const char *advertise)
     char *data_bind = s_data_bind (bind);
     daemon_worker_config_t worker_config = {
         .bind = data_bind, .cluster = self->self_node.cluster,
-        .platform = self->platform, .links = self->links_path,
+        .platform = self->platform_file, .links = self->links_path,
         .security = self->security,
         .speed = self->speed, .verbose = self->verbose,
         .checkpoint_memory = self->checkpoint_memory,
@@ -242,6 +243,15 @@ s_start (server_t *self, daemon_config_t *config)
     else
         jace_key_random (&self->lease_key);
     jace_key_encode (&self->lease_key, self->lease_text);
+    //  Before the worker starts: a platform we cannot read is a bad
+    //  command line, refused as the super-node refuses it, not a grid
+    //  that silently runs unemulated.
+    if (self->platform_file) {
+        self->platform = platform_load (self->platform_file, reason,
+                                        sizeof reason);
+        if (!self->platform)
+            goto out_fail;
+    }
     if (s_bind_control (self, config, bind, reason, sizeof reason))
         goto out_fail;
     for (size_t i = 0; i < config->supernode_count; i++)
@@ -288,18 +298,12 @@ s_server_new (zsock_t *pipe, daemon_config_t *config)
     self->heartbeat_msec = config->heartbeat_msec > 0
                            ? config->heartbeat_msec : 1000;
     self->verbose = config->verbose;
-    self->platform = config->platform;
+    self->platform_file = config->platform;
     self->links_path = config->links;
     self->pongs = zlistx_new ();
     zlistx_set_destructor (self->pongs, s_held_pong_destroy);
     self->acks = zlistx_new ();
     zlistx_set_destructor (self->acks, s_held_pong_destroy);
-    if (self->platform) {
-        //  The worker reports a platform it cannot read; PONGs then go
-        //  unheld.
-        char reason [256];
-        self->links = platform_load (self->platform, reason, sizeof reason);
-    }
     //  Half the node's memory: the application's set-up builds its own
     //  structures from the data, and the neighbours' copies need room.
     int64_t memory_mib = daemon_power_memory_mib ();
@@ -327,11 +331,9 @@ s_server_destroy (server_t **self_p)
     zsock_destroy (&self->router);
     zframe_destroy (&self->spawner);
     daemon_transfer_destroy (&self->transfer);
-    zlistx_purge (self->acks);
-    self->handover_due = 0;
     zlistx_destroy (&self->pongs);
     zlistx_destroy (&self->acks);
-    platform_destroy (&self->links);
+    platform_destroy (&self->platform);
     jace_security_destroy (&self->security);
     zlist_destroy (&self->supernodes);
     free (self->current);
@@ -395,17 +397,17 @@ s_send_hello (server_t *self)
 static int64_t
 s_pong_hold (server_t *self, const char *remote, size_t bytes)
 {
-    if (!self->links)
+    if (!self->platform)
         return 0;
-    int from = platform_cluster_index (self->links, self->self_node.cluster);
-    int to = platform_cluster_index (self->links, remote);
+    int from = platform_cluster_index (self->platform,
+                                       self->self_node.cluster);
+    int to = platform_cluster_index (self->platform, remote);
     if (from < 0 || to < 0)
         return 0;
-    double mbps = platform_bandwidth_mbps (self->links, (size_t) from,
-                                          (size_t) to);
-    return (int64_t) (platform_latency_us (self->links, (size_t) from,
-                                           (size_t) to)
-                      + (mbps > 0 ? (double) bytes * 8 / mbps : 0));
+    return jace_shaper_delay_nsec (
+        platform_latency_us (self->platform, (size_t) from, (size_t) to),
+        platform_bandwidth_mbps (self->platform, (size_t) from, (size_t) to),
+        bytes) / 1000;
 }
 
 //  A PING comes only on our super-node's connection (one on the control
@@ -654,28 +656,29 @@ s_transfer_done (server_t *self)
 static void
 s_emulate_data_link (server_t *self, const jace_msg_t *assign)
 {
-    self->data_usec_per_byte = 0;
+    self->data_mbps = 0;
     self->data_latency_usec = 0;
     self->data_arrival = 0;
     self->handover_due = 0;
     const char *root = jace_msg_param (assign, "scatter/root");
-    if (!self->links || !root)
+    if (!self->platform || !root)
         return;
-    int from = platform_cluster_index (self->links, root);
-    int to = platform_cluster_index (self->links, self->self_node.cluster);
+    int from = platform_cluster_index (self->platform, root);
+    int to = platform_cluster_index (self->platform,
+                                     self->self_node.cluster);
     if (from < 0 || to < 0)
         return;
-    double mbps = platform_bandwidth_mbps (self->links, (size_t) from,
-                                          (size_t) to);
-    self->data_usec_per_byte = mbps > 0 ? 8 / mbps : 0;
-    self->data_latency_usec = (int64_t) platform_latency_us (self->links,
-                                          (size_t) from, (size_t) to);
+    self->data_mbps = platform_bandwidth_mbps (self->platform,
+                                               (size_t) from, (size_t) to);
+    self->data_latency_usec = jace_shaper_delay_nsec (
+        platform_latency_us (self->platform, (size_t) from, (size_t) to),
+        self->data_mbps, 0) / 1000;
 }
 
 static bool
 s_data_link_emulated (const server_t *self)
 {
-    return self->data_usec_per_byte > 0 || self->data_latency_usec > 0;
+    return self->data_mbps > 0 || self->data_latency_usec > 0;
 }
 
 //  Send the held CHUNK_ACKs that are due, and hand over complete data
@@ -773,7 +776,8 @@ s_acknowledge_chunk (server_t *self, const jace_msg_t *chunk)
                   ? 1 : 8);
     self->data_arrival = (self->data_arrival > now ? self->data_arrival
                                                    : now)
-                       + (int64_t) (bytes * self->data_usec_per_byte);
+                       + jace_shaper_delay_nsec (0, self->data_mbps, bytes)
+                         / 1000;
     held_pong_t *held = (held_pong_t *) zmalloc (sizeof *held);
     held->due = self->data_arrival + 2 * self->data_latency_usec;
     held->msg = ack;

@@ -12,7 +12,7 @@
 
 //  One emulated link, from us to a cluster.
 typedef struct {
-    double latency_nsec;        //  One-way delay
+    double latency_usec;        //  One-way delay
     double bandwidth_mbps;      //  Speed of one flow, 0: not limited
     jace_links_t *shared;       //  Borrowed: the grid's links, or NULL
     size_t path [JACE_LINKS_PATH_MAX];  //  Shared resources crossed
@@ -91,7 +91,7 @@ jace_shaper_set_link (jace_shaper_t *self, const char *remote,
 {
     assert (self && remote);
     link_t *link = (link_t *) zmalloc (sizeof *link);
-    link->latency_nsec = latency_usec > 0 ? latency_usec * 1000 : 0;
+    link->latency_usec = latency_usec > 0 ? latency_usec : 0;
     link->bandwidth_mbps = bandwidth_mbps > 0 ? bandwidth_mbps : 0;
     zhashx_update (self->links, remote, link);
 }
@@ -118,6 +118,16 @@ jace_shaper_set_verbose (jace_shaper_t *self, bool verbose)
 }
 
 //  --------------------------------------------------------------------------
+
+int64_t
+jace_shaper_delay_nsec (double latency_usec, double bandwidth_mbps,
+                        size_t bytes)
+{
+    double delay = latency_usec > 0 ? latency_usec * 1000 : 0;
+    if (bandwidth_mbps > 0)
+        delay += (double) bytes * 8000 / bandwidth_mbps;
+    return (int64_t) delay;
+}
 
 static size_t
 s_message_bytes (jace_msg_t *msg)
@@ -183,10 +193,8 @@ s_reserve (jace_shaper_t *self, link_t *link, int64_t to, size_t bytes,
         start = jace_links_reserve (link->shared, link->path, link->hops,
                                     bytes, link->bandwidth_mbps, earliest,
                                     duration);
-    else
-        *duration = link->bandwidth_mbps > 0
-                  ? (int64_t) ((double) bytes * 8000 / link->bandwidth_mbps)
-                  : 0;
+    else                        //  The transfer alone: no latency yet
+        *duration = jace_shaper_delay_nsec (0, link->bandwidth_mbps, bytes);
     *busy = start + *duration;
     return start;
 }
@@ -217,7 +225,9 @@ jace_shaper_send (jace_shaper_t *self, zsock_t *socket, int64_t to,
     *msg_p = NULL;
     int64_t duration;
     pending->start = s_reserve (self, link, to, bytes, now, &duration);
-    pending->due = pending->start + duration + (int64_t) link->latency_nsec;
+    //  It arrives the link's latency after its transfer ends.
+    pending->due = pending->start + duration
+                 + jace_shaper_delay_nsec (link->latency_usec, 0, bytes);
     zlistx_add_end (self->pending, pending);
     //  The emulated schedule, on the clock every process shares: the
     //  grid tests check from it that the shared links are shared.

@@ -30,6 +30,15 @@
 
 typedef struct _jace_shaper_t jace_shaper_t;
 
+//  The delay of an emulated link for a message of `bytes` that finds it
+//  free (nanoseconds): its latency plus bytes x 8 / bandwidth to carry it
+//  (nothing when bandwidth_mbps <= 0: the link has no limit).  The one
+//  formula of the emulation: the shaper's transfers, and the probes that
+//  super-nodes and daemons hold on a virtual grid, all use it.
+int64_t
+    jace_shaper_delay_nsec (double latency_usec, double bandwidth_mbps,
+                            size_t bytes);
+
 //  Create a shaper for a task running in cluster `local`.
 jace_shaper_t *
     jace_shaper_new (const char *local);

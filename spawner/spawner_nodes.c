@@ -136,7 +136,7 @@ spawner_nodes_security (const char *keys_dir, const char *cert)
 }
 
 //  The links between clusters the super-nodes measured (params
-//  link/A/B/latency_us, bandwidth_mbps, samples), one line each.
+//  link/A/B/latency_us, bandwidth_mbps, samples, age_ms), one line each.
 static void
 s_print_links (jace_msg_t *reply)
 {
@@ -162,16 +162,19 @@ s_print_links (jace_msg_t *reply)
         const char *bandwidth = (const char *) zhash_lookup (params, other);
         snprintf (other, sizeof other, "link/%s/samples", pair);
         const char *samples = (const char *) zhash_lookup (params, other);
+        snprintf (other, sizeof other, "link/%s/age_ms", pair);
+        const char *age = (const char *) zhash_lookup (params, other);
         if (!header)
             printf ("\nlinks measured (one way):\n");
         header = true;
         char *slash = strchr (pair, '/');
         if (slash)
             *slash = 0;
-        printf ("  %s -> %s: %s us, %s Mb/s, %s probes\n", pair,
-                slash ? slash + 1 : "?",
+        printf ("  %s -> %s: %s us, %s Mb/s, %s probes, last %s ms ago\n",
+                pair, slash ? slash + 1 : "?",
                 (const char *) zhash_lookup (params, key),
-                bandwidth ? bandwidth : "?", samples ? samples : "?");
+                bandwidth ? bandwidth : "?", samples ? samples : "?",
+                age ? age : "?");
     }
     zlist_destroy (&keys);
 }

@@ -191,18 +191,29 @@ s_view_records (peer_view_t *view, size_t *count)
 //  --------------------------------------------------------------------------
 
 //  The freshest peer record of daemon id: the one that appeared last, and
-//  between equals the first in peer order, so every caller agrees.
+//  between equals the first in peer order, so every caller agrees.  With
+//  view, also the view that holds it.
 static record_t *
-s_freshest (supernode_overlay_t *self, const char *id)
+s_freshest_in (supernode_overlay_t *self, const char *id,
+               peer_view_t **view)
 {
     record_t *best = NULL;
     for (size_t i = 0; i < self->count; i++) {
         record_t *record = (record_t *) zhashx_lookup (
             self->views [i]->records, id);
-        if (record && (!best || record->appeared_at > best->appeared_at))
+        if (record && (!best || record->appeared_at > best->appeared_at)) {
             best = record;
+            if (view)
+                *view = self->views [i];
+        }
     }
     return best;
+}
+
+static record_t *
+s_freshest (supernode_overlay_t *self, const char *id)
+{
+    return s_freshest_in (self, id, NULL);
 }
 
 int64_t
@@ -219,13 +230,9 @@ supernode_overlay_holder (supernode_overlay_t *self, const char *id)
 {
     assert (self);
     assert (id);
-    for (size_t i = 0; i < self->count; i++) {
-        record_t *record = (record_t *) zhashx_lookup (
-            self->views [i]->records, id);
-        if (record && record == s_freshest (self, id))
-            return self->views [i]->endpoint;
-    }
-    return NULL;
+    //  One pass over the views: a RESERVE by id asks this of every id.
+    peer_view_t *view = NULL;
+    return s_freshest_in (self, id, &view) ? view->endpoint : NULL;
 }
 
 bool

@@ -8,6 +8,7 @@
     =========================================================================
 */
 #include "supernode_probe.h"
+#include "jace_shaper.h"
 #include "platform.h"
 
 #include <math.h>
@@ -28,6 +29,7 @@
 //  Bounds of a peer's published figures we take.
 #define LATENCY_MAX_US 1e8
 #define BANDWIDTH_MAX_MBPS 1e7
+#define AGE_MAX_MSEC 1e10
 
 //  One probe awaiting its PONG.
 typedef struct {
@@ -51,6 +53,7 @@ typedef struct {
     int64_t bulk [LINK_SAMPLES];
     size_t next_small, next_bulk;   //  Next slot of each ring
     uint64_t samples;           //  Round trips in all
+    int64_t measured_at;        //  Last round trip (msec, monotonic)
 } link_t;
 
 //  A probe held for its emulated link.
@@ -160,12 +163,10 @@ s_hold_usec (supernode_probe_t *self, const char *remote, size_t bytes)
     int to = platform_cluster_index (self->platform, remote);
     if (from < 0 || to < 0)
         return 0;
-    double latency = platform_latency_us (self->platform, (size_t) from,
-                                          (size_t) to);
-    double mbps = platform_bandwidth_mbps (self->platform, (size_t) from,
-                                          (size_t) to);
-    double transfer = mbps > 0 ? (double) bytes * 8 / mbps : 0;
-    return (int64_t) (latency + transfer);
+    return jace_shaper_delay_nsec (
+        platform_latency_us (self->platform, (size_t) from, (size_t) to),
+        platform_bandwidth_mbps (self->platform, (size_t) from, (size_t) to),
+        bytes) / 1000;
 }
 
 void
@@ -287,6 +288,7 @@ s_link_add (supernode_probe_t *self, const char *remote, bool bulk,
         link->next_small = (link->next_small + 1) % LINK_SAMPLES;
     }
     link->samples++;
+    link->measured_at = zclock_mono ();
 }
 
 bool
@@ -333,6 +335,22 @@ supernode_probe_prune (supernode_probe_t *self, int64_t before)
     zlist_destroy (&old);
 }
 
+void
+supernode_probe_forget_links (supernode_probe_t *self, int64_t before)
+{
+    assert (self);
+    zlist_t *old = zlist_new ();
+    zlist_autofree (old);
+    for (link_t *link = (link_t *) zhashx_first (self->links); link;
+         link = (link_t *) zhashx_next (self->links))
+        if (link->measured_at < before)
+            zlist_append (old, (void *) zhashx_cursor (self->links));
+    for (char *key = (char *) zlist_first (old); key;
+         key = (char *) zlist_next (old))
+        zhashx_delete (self->links, key);
+    zlist_destroy (&old);
+}
+
 //  --------------------------------------------------------------------------
 //  Peers' figures
 
@@ -362,6 +380,8 @@ s_link_param_sound (const char *key, const char *value)
         return number > 0 && number <= BANDWIDTH_MAX_MBPS;
     if (streq (field, "/samples"))
         return number <= 1e15;
+    if (streq (field, "/age_ms"))
+        return number <= AGE_MAX_MSEC;
     return false;
 }
 
@@ -411,7 +431,7 @@ s_min (const int64_t *samples)
 //  returns the params written.
 static size_t
 s_write_link (jace_msg_t *msg, const char *from, const char *to,
-              const link_t *link)
+              const link_t *link, int64_t now)
 {
     char key [4 * JACE_ID_MAX + 32], value [32];
     snprintf (key, sizeof key, "link/%.63s/%.63s/samples", from, to);
@@ -423,13 +443,16 @@ s_write_link (jace_msg_t *msg, const char *from, const char *to,
     snprintf (key, sizeof key, "link/%.63s/%.63s/latency_us", from, to);
     snprintf (value, sizeof value, "%" PRId64, small / 2);
     jace_msg_set_param (msg, key, value);
+    snprintf (key, sizeof key, "link/%.63s/%.63s/age_ms", from, to);
+    snprintf (value, sizeof value, "%" PRId64, now - link->measured_at);
+    jace_msg_set_param (msg, key, value);
     if (bulk <= small)
-        return 2;
+        return 3;
     snprintf (key, sizeof key, "link/%.63s/%.63s/bandwidth_mbps", from, to);
     snprintf (value, sizeof value, "%.1f",
               SUPERNODE_PROBE_PADDING * 8.0 / (double) (bulk - small));
     jace_msg_set_param (msg, key, value);
-    return 3;
+    return 4;
 }
 
 //  Our links: measured directions first, then their reverses.
@@ -437,11 +460,12 @@ static size_t
 s_describe_own (supernode_probe_t *self, jace_msg_t *msg, zhashx_t *pairs)
 {
     size_t written = 0;
+    int64_t now = zclock_mono ();
     for (int reverse = 0; reverse < 2; reverse++)
         for (link_t *link = (link_t *) zhashx_first (self->links); link;
              link = (link_t *) zhashx_next (self->links)) {
             if (s_min (link->small) == 0
-            ||  written + 3 > SUPERNODE_LINK_PARAMS_MAX)
+            ||  written + 4 > SUPERNODE_LINK_PARAMS_MAX)
                 continue;
             char pair [4 * JACE_ID_MAX + 2];
             snprintf (pair, sizeof pair, "%s",
@@ -451,7 +475,7 @@ s_describe_own (supernode_probe_t *self, jace_msg_t *msg, zhashx_t *pairs)
             *slash = 0;
             const char *from = reverse ? slash + 1 : pair;
             const char *to = reverse ? pair : slash + 1;
-            size_t added = s_write_link (msg, from, to, link);
+            size_t added = s_write_link (msg, from, to, link, now);
             written += added;
             if (added) {
                 char name [4 * JACE_ID_MAX + 2];

@@ -7,9 +7,12 @@
     their PONG, and for each pair of clusters the round-trip times of the
     last LINK_SAMPLES small and bulk probes.  Latency is half the smallest
     small round trip; bandwidth is the padding's bits over the extra time
-    of the smallest bulk round trip.  It also keeps what peers published
-    of their own links, so that a listing carries the grid's links, ours
-    first.
+    of the smallest bulk round trip.  Each pair has an age, the time since
+    its last round trip, published with it; a pair no longer measured (no
+    target of that cluster answers, or our cluster changed) is forgotten
+    after a while rather than published forever.  It also keeps what
+    peers published of their own links, so that a listing carries the
+    grid's links, ours first.
 
     On a virtual grid it holds every probe we send for the emulated link
     (latency + size / bandwidth between our cluster and the destination's,
@@ -26,8 +29,9 @@
 #define SUPERNODE_PROBE_PADDING (32 * 1024)
 //  Every this many probes of a peer, one is bulk.
 #define SUPERNODE_PROBE_BULK_EVERY 4
-//  Link params one listing carries at most (3 per direction of a pair).
-#define SUPERNODE_LINK_PARAMS_MAX 96
+//  Link params one listing carries at most (4 per direction of a pair:
+//  16 pairs both ways).
+#define SUPERNODE_LINK_PARAMS_MAX 128
 
 typedef struct _supernode_probe_t supernode_probe_t;
 
@@ -82,6 +86,11 @@ bool
 //  daemons that left, peers dropped.
 void
     supernode_probe_prune (supernode_probe_t *self, int64_t before);
+
+//  Forget the links we have not measured since `before` (msec,
+//  monotonic): their figures no longer describe the links.
+void
+    supernode_probe_forget_links (supernode_probe_t *self, int64_t before);
 
 //  Take the link params (link/A/B/...) a peer published; replaces what
 //  that peer said before.  Values that are not sound numbers are left out.

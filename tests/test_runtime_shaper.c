@@ -144,10 +144,46 @@ s_test_shared (zsock_t *link)
     rmdir (folder);
 }
 
+//  The delay formula every emulation shares (the shaper, super-nodes'
+//  and daemons' probes): latency plus bytes x 8 / bandwidth.
+static void
+s_test_delay (zsock_t *link)
+{
+    is_int (jace_shaper_delay_nsec (5000, 100, 1250), 5100000,
+            "delay: 5 ms and 1250 bytes at 100 Mb/s is 5.1 ms");
+    is_int (jace_shaper_delay_nsec (50, 0, 1 << 20), 50000,
+            "delay: a link without a bandwidth limit costs its latency");
+    is_int (jace_shaper_delay_nsec (0, 1, 100), 800000,
+            "delay: without latency, the transfer alone (100 B at 1 Mb/s)");
+    is_int (jace_shaper_delay_nsec (-7, -1, 100), 0,
+            "delay: a negative latency or bandwidth adds nothing");
+    //  A super-node's bulk probe: 64 header bytes and 32 KiB of padding
+    //  across 5 ms and 100 Mb/s (tests/test_supernode_links.sh).
+    is_int (jace_shaper_delay_nsec (5000, 100, 64 + 32768) / 1000, 7626,
+            "delay: a bulk probe is held 7626 us on the test's link");
+
+    //  The shaper schedules a message on a free link by the same formula:
+    //  a 1000-byte vector over 20 ms and 0.8 Mb/s.
+    jace_shaper_t *shaper = jace_shaper_new ("A");
+    jace_shaper_set_link (shaper, "B", 20000, 0.8);
+    jace_msg_t *msg = s_vector (1);
+    int64_t before = jace_links_now ();
+    jace_shaper_send (shaper, link, 0, "B", &msg);
+    int64_t sending = jace_links_now () - before;
+    int64_t due [1], slack;
+    s_due_times (&shaper, 1, due, &slack);
+    int64_t late = due [0] - before - jace_shaper_delay_nsec (20000, 0.8,
+                                                              1000);
+    ok (late >= -slack && late <= slack + sending,
+        "the shaper's message on a free link is due one delay after it "
+        "is sent");
+    jace_shaper_destroy (&shaper);
+}
+
 int
 main (void)
 {
-    tap_plan (9);
+    tap_plan (15);
     zsock_t *inbox = zsock_new_pull ("inproc://shaper-test");
     zsock_t *link = zsock_new_push (">inproc://shaper-test");
     jace_shaper_t *shaper = jace_shaper_new ("A");
@@ -195,6 +231,7 @@ main (void)
 
     jace_shaper_destroy (&shaper);
     s_test_shared (link);
+    s_test_delay (link);
     zsock_destroy (&link);
     zsock_destroy (&inbox);
     return tap_done ();

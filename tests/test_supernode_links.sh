@@ -8,10 +8,13 @@
 #  link/A/B/latency_us near 5000 (0.7x to 2x), link/A/A small, and a
 #  bandwidth for A/B once bulk probes came back.  A forged PING and PONG
 #  from a client that is neither peer nor registered daemon are dropped
-#  and counted.
+#  and counted.  Each pair is published with its age, and once the only
+#  daemon of cluster A leaves, sa stops publishing A/A within a few probe
+#  periods (5 x 100 ms) instead of forever.  A daemon given a platform
+#  file it cannot read refuses to start (it would run unemulated).
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 8
+plan 11
 CLIENT=$BIN/tests/snclient
 RAW=$BIN/tests/rawzmq
 cat >"$RUN/grid.platform" <<'PLATFORM'
@@ -37,6 +40,11 @@ start_supernode sa $FAST --cluster A
 start_supernode sb $FAST --cluster B --peer "$SN_sa"
 start_daemon a1 --cluster A --platform "$RUN/grid.platform" --supernode "$SN_sa"
 start_daemon b1 --cluster B --platform "$RUN/grid.platform" --supernode "$SN_sb"
+
+timeout 20 "$BIN/jace-daemon" --power 1 --platform "$RUN/nope.platform" \
+    --supernode "$SN_sa" 2>"$RUN/nope.err"
+[ $? -eq 1 ] && grep -q "nope.platform: " "$RUN/nope.err"
+ok $? "a daemon refuses to start on a platform file it cannot read"
 
 #  A param of a super-node's STATUS_REPLY, or nothing.
 param () {          #  param SUPERNODE KEY
@@ -82,5 +90,15 @@ settled () {
 }
 wait_for 5 settled
 ok $? "a forged PING and PONG from a non-daemon are dropped and counted"
+
+age=$(param "$SN_sa" link/A/A/age_ms)
+diag "link/A/A/age_ms = $age (probes every 100 ms)"
+[ -n "$age" ] && [ "$age" -lt 1000 ]
+ok $? "a pair measured each probe period is published with a small age"
+
+stop_cleanly "$PID_a1"
+forgotten () { ! has_param "$SN_sa" link/A/A/latency_us; }
+wait_for 10 forgotten && has_param "$SN_sa" link/A/B/latency_us
+ok $? "once A's daemon left, sa forgets A/A and keeps A/B"
 
 lib_finish

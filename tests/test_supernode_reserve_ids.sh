@@ -6,9 +6,11 @@
 #  (the forwarded RESERVE names only the peer's), never another; a daemon
 #  leased to another job and an unknown id are simply absent from the
 #  GRANT; a count that differs from the records is refused as malformed.
+#  However many of a peer's daemons a RESERVE names, and however often,
+#  the peer gets one forwarded RESERVE naming each of them once.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 8
+plan 9
 CLIENT=$BIN/tests/snclient
 FAST="--heartbeat 200 --timeout 1000"
 
@@ -42,6 +44,11 @@ ok $? "a daemon leased to another job and an unknown id are absent"
 reserve_ids g4 "$SN_s2" job-4 1 b2
 [ ! -s "$RUN/g4" ]
 ok $? "through the peer, a daemon leased elsewhere is absent too"
+
+reserve_ids g6 "$SN_s1" job-6 4 b1,a1,b2,b1
+[ "$(grep -c 'asks [0-9]* daemons by id for job-6' "$RUN/s2.log")" = 1 ] &&
+    grep -q 'asks 2 daemons by id for job-6' "$RUN/s2.log"
+ok $? "the peer gets one RESERVE for job-6, naming its 2 daemons once each"
 
 before=$("$CLIENT" "$SN_s1" status 2>>"$RUN/client.log" \
     | awk '$2 == "audit/malformed" { print $3 }')
