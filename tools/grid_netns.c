@@ -295,6 +295,11 @@ grid_netns_new (grid_run_t *run, platform_t *platform,
                 const char *platform_path, char *error, size_t error_size)
 {
     assert (run && platform && platform_path);
+    if (geteuid () != 0) {
+        snprintf (error, error_size, "--netns needs root: it makes network"
+                  " namespaces, links and qdiscs");
+        return NULL;
+    }
     size_t count = platform_cluster_count (platform);
     if (count > GRID_NETNS_CLUSTERS_MAX) {
         snprintf (error, error_size, "%s: %zu clusters; a testbed in"
@@ -676,12 +681,7 @@ int
 grid_netns_create (grid_netns_t *self, char *error, size_t error_size)
 {
     assert (self);
-    int rc = 0;
-    if (geteuid () != 0)
-        rc = s_fail (&self->runner, "--netns needs root: it makes network"
-                     " namespaces, links and qdiscs");
-    if (rc == 0)
-        rc = s_record (self, true, "#  what jace-grid start --netns made;"
+    int rc = s_record (self, true, "#  what jace-grid start --netns made;"
                        " jace-grid stop removes it");
     if (rc == 0)
         rc = s_pick_tag (self);

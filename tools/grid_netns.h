@@ -68,10 +68,11 @@
 typedef struct _grid_netns_t grid_netns_t;
 
 //  Plan the testbed of platform in run (both borrowed, and kept until
-//  destroy).  Returns NULL with a reason in error when the platform asks
-//  for what the testbed cannot build: more than GRID_NETNS_CLUSTERS_MAX
-//  clusters, a `link` of its own between two clusters, or a KPBS backbone
-//  (`transfers`).  platform_path names the file in reasons.
+//  destroy).  Returns NULL with a reason in error when we are not root,
+//  or when the platform asks for what the testbed cannot build: more than
+//  GRID_NETNS_CLUSTERS_MAX clusters, a `link` of its own between two
+//  clusters, or a KPBS backbone (`transfers`).  platform_path names the
+//  file in reasons.
 grid_netns_t *
     grid_netns_new (grid_run_t *run, platform_t *platform,
                     const char *platform_path, char *error,
@@ -84,8 +85,8 @@ void
 
 //  Make the namespaces, links, addresses, routes and qdiscs, recording
 //  each in DIR/netns first; commands and their errors go to
-//  DIR/logs/netns.log.  Needs root.  Returns 0, or -1 with a reason in
-//  error; what was made stays recorded for grid_netns_remove.
+//  DIR/logs/netns.log.  Returns 0, or -1 with a reason in error; what was
+//  made stays recorded for grid_netns_remove.
 int
     grid_netns_create (grid_netns_t *self, char *error, size_t error_size);
 
