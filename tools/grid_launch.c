@@ -8,6 +8,7 @@
     =========================================================================
 */
 #include "grid_launch.h"
+#include "grid_netns.h"
 #include "grid_proc.h"
 #include "grid_revive.h"
 
@@ -43,6 +44,8 @@ typedef struct {
     char *bin_dir;              //  Where the binaries are, or NULL for PATH
     zlist_t *supernodes;        //  Super-node endpoints, start order
     size_t *cluster_first;      //  Per cluster: index of its first sn
+    grid_netns_t *netns;        //  The clusters' namespaces, or NULL
+    const char *platform_file;  //  What processes get, in the run folder
     int64_t deadline;           //  zclock_mono () bound on the start
     sigset_t interrupts;        //  SIGINT and SIGTERM, blocked meanwhile
     sigset_t saved_mask;        //  Signal mask to restore afterwards
@@ -271,6 +274,68 @@ s_check_run_dir_free (launcher_t *self)
 
 
 //  --------------------------------------------------------------------------
+//  Remove the namespaces a dead grid left in the folder (its launcher was
+//  killed, and nobody ran stop), before a new start records its own
+
+static int
+s_remove_stale_netns (launcher_t *self)
+{
+    if (!grid_netns_is_recorded (self->run))
+        return 0;
+    fprintf (stderr, "jace-grid: removing the namespaces an earlier start"
+             " left (%s/netns)\n", self->options->run_dir);
+    char reason [1024];
+    if (grid_netns_remove (self->run, reason, sizeof reason))
+        return s_fail (self, "%s", reason);
+    return 0;
+}
+
+
+//  --------------------------------------------------------------------------
+//  With --netns, check that the testbed can be built before anything is
+//  started.  Processes get the platform file as it is, or its
+//  latency-only variant in a testbed.
+
+static int
+s_plan_netns (launcher_t *self)
+{
+    self->platform_file = "platform";
+    if (!self->options->netns)
+        return 0;
+    self->platform_file = "platform-latency-only";
+    char reason [1024];
+    self->netns = grid_netns_new (self->run, self->platform,
+                                  self->options->platform_path, reason,
+                                  sizeof reason);
+    return self->netns ? 0 : s_fail (self, "%s", reason);
+}
+
+
+//  --------------------------------------------------------------------------
+//  Build the testbed and write the platform its processes get
+
+static int
+s_make_netns (launcher_t *self)
+{
+    if (!self->netns)
+        return 0;
+    char reason [1024];
+    if (grid_netns_create (self->netns, reason, sizeof reason)
+    ||  grid_netns_write_platform (self->netns, self->platform_file, reason,
+                                   sizeof reason))
+        return s_fail (self, "%s", reason);
+    if (self->options->verbose)
+        for (size_t cluster = 0;
+             cluster < platform_cluster_count (self->platform); cluster++)
+            fprintf (stderr, "jace-grid: cluster %s runs in namespace %s at"
+                     " %s\n", platform_cluster_name (self->platform,
+                     cluster), grid_netns_namespace (self->netns, cluster),
+                     grid_netns_address (self->netns, cluster));
+    return 0;
+}
+
+
+//  --------------------------------------------------------------------------
 //  Create DIR/links, the reservations of the links the platform shares,
 //  all free: a grid started again in the folder starts with idle links.
 
@@ -311,7 +376,13 @@ s_prepare_run_dir (launcher_t *self)
         return s_fail (self, "cannot write into %s", self->options->run_dir);
     }
     free (text);
-    return s_create_links (self);
+    if (!self->netns)
+        return s_create_links (self);
+    //  The kernel shares the links in a testbed: no reservations.
+    char *links = grid_run_path (self->run, "links");
+    unlink (links);
+    free (links);
+    return 0;
 }
 
 
@@ -505,19 +576,61 @@ s_push_common (launcher_t *self, argv_t *args, const char *const *extra,
 
 
 //  --------------------------------------------------------------------------
+//  A command line that starts binary in a cluster: in the cluster's
+//  namespace, through `ip netns exec` (which execs it, so the pid we
+//  record is the process's own), when the grid has namespaces
+
+static argv_t
+s_argv_in_cluster (launcher_t *self, size_t cluster, const char *binary)
+{
+    if (!self->netns)
+        return s_argv_start (s_binary (self, binary));
+    argv_t args = s_argv_start (strdup ("ip"));
+    s_argv_push (&args, "netns");
+    s_argv_push (&args, "exec");
+    s_argv_push (&args, "%s", grid_netns_namespace (self->netns, cluster));
+    char *path = s_binary (self, binary);
+    s_argv_push (&args, "%s", path);
+    free (path);
+    return args;
+}
+
+
+//  --------------------------------------------------------------------------
+//  In a testbed, bind the cluster's address.  Without keys that needs
+//  --insecure, as it is not loopback; but only this machine reaches the
+//  namespaces, through its host link, as only it reaches loopback.
+
+static void
+s_push_cluster_bind (launcher_t *self, argv_t *args, size_t cluster)
+{
+    s_argv_push (args, "--bind");
+    if (!self->netns) {
+        s_argv_push (args, "tcp://127.0.0.1:*");
+        return;
+    }
+    s_argv_push (args, "tcp://%s:*",
+                 grid_netns_address (self->netns, cluster));
+    if (!self->options->keys_dir)
+        s_argv_push (args, "--insecure");
+}
+
+
+//  --------------------------------------------------------------------------
 //  Start one super-node, peered with all those started before it
 
 static int
-s_start_supernode (launcher_t *self, const char *cluster, size_t number)
+s_start_supernode (launcher_t *self, size_t cluster_index, size_t number)
 {
+    const char *cluster = platform_cluster_name (self->platform,
+                                                 cluster_index);
     char *name = zsys_sprintf ("%s-sn%zu", cluster, number);
     char *relative = zsys_sprintf ("endpoints/%s", name);
     char *endpoint_file = grid_run_path (self->run, relative);
     unlink (endpoint_file);     //  Left by an earlier grid
 
-    argv_t args = s_argv_start (s_binary (self, "jace-supernode"));
-    s_argv_push (&args, "--bind");
-    s_argv_push (&args, "tcp://127.0.0.1:*");
+    argv_t args = s_argv_in_cluster (self, cluster_index, "jace-supernode");
+    s_push_cluster_bind (self, &args, cluster_index);
     s_argv_push (&args, "--endpoint-file");
     s_argv_push (&args, "%s", endpoint_file);
     for (char *peer = (char *) zlist_first (self->supernodes); peer;
@@ -529,7 +642,7 @@ s_start_supernode (launcher_t *self, const char *cluster, size_t number)
     //  for as the daemons' data is: the links it measures are the grid's.
     s_argv_push (&args, "--cluster");
     s_argv_push (&args, "%s", cluster);
-    char *platform = grid_run_path (self->run, "platform");
+    char *platform = grid_run_path (self->run, self->platform_file);
     s_argv_push (&args, "--platform");
     s_argv_push (&args, "%s", platform);
     free (platform);
@@ -560,10 +673,9 @@ s_start_supernodes (launcher_t *self)
     self->cluster_first = (size_t *) zmalloc (clusters * sizeof (size_t));
     for (size_t cluster = 0; cluster < clusters; cluster++) {
         self->cluster_first [cluster] = zlist_size (self->supernodes);
-        const char *name = platform_cluster_name (self->platform, cluster);
         size_t count = platform_cluster_supernodes (self->platform, cluster);
         for (size_t number = 0; number < count; number++)
-            if (s_start_supernode (self, name, number))
+            if (s_start_supernode (self, cluster, number))
                 return -1;
     }
     if (zlist_size (self->supernodes) == 0)
@@ -624,7 +736,9 @@ s_start_daemon (launcher_t *self, size_t cluster, size_t node)
     const char *cluster_name = platform_cluster_name (self->platform,
                                                       cluster);
     char *name = zsys_sprintf ("%s-%zu", cluster_name, node);
-    argv_t args = s_argv_start (s_binary (self, "jace-daemon"));
+    argv_t args = s_argv_in_cluster (self, cluster, "jace-daemon");
+    if (self->netns)
+        s_push_cluster_bind (self, &args, cluster);
     s_argv_push (&args, "--id");
     s_argv_push (&args, "%s", name);
     s_argv_push (&args, "--cluster");
@@ -636,15 +750,17 @@ s_start_daemon (launcher_t *self, size_t cluster, size_t node)
     s_argv_push (&args, "%g",
                  platform_node_power (self->platform, cluster, node));
     //  The daemons emulate the platform's links between their clusters,
-    //  sharing those it shares.
-    char *platform = grid_run_path (self->run, "platform");
+    //  sharing those it shares; in a testbed, only their latency.
+    char *platform = grid_run_path (self->run, self->platform_file);
     s_argv_push (&args, "--platform");
     s_argv_push (&args, "%s", platform);
     free (platform);
-    char *links = grid_run_path (self->run, "links");
-    s_argv_push (&args, "--links");
-    s_argv_push (&args, "%s", links);
-    free (links);
+    if (!self->netns) {
+        char *links = grid_run_path (self->run, "links");
+        s_argv_push (&args, "--links");
+        s_argv_push (&args, "%s", links);
+        free (links);
+    }
     s_push_supernodes (self, &args, cluster, node);
     s_push_common (self, &args, self->options->daemon_extra,
                    self->options->daemon_extra_count);
@@ -808,12 +924,27 @@ s_wait_registered (launcher_t *self)
 
 
 //  --------------------------------------------------------------------------
+//  After a failed start, remove the namespaces it made, if any
+
+static void
+s_remove_netns (launcher_t *self)
+{
+    char reason [1024];
+    if (grid_netns_is_recorded (self->run)
+    &&  grid_netns_remove (self->run, reason, sizeof reason))
+        fprintf (stderr, "jace-grid: %s; run jace-grid stop --run %s to try"
+                 " again\n", reason, self->options->run_dir);
+}
+
+
+//  --------------------------------------------------------------------------
 //  Free what the launcher holds
 
 static void
 s_launcher_free (launcher_t *self)
 {
     sigprocmask (SIG_SETMASK, &self->saved_mask, NULL);
+    grid_netns_destroy (&self->netns);
     platform_destroy (&self->platform);
     grid_run_destroy (&self->run);
     zlist_destroy (&self->supernodes);
@@ -847,11 +978,17 @@ grid_launch_start (const grid_launch_options_t *options)
         rc = s_find_binaries (&self);
     if (rc == 0)
         rc = s_check_run_dir_free (&self);
+    if (rc == 0)
+        rc = s_remove_stale_netns (&self);
+    if (rc == 0)
+        rc = s_plan_netns (&self);
     bool started = false;
     if (rc == 0 && (rc = s_prepare_run_dir (&self)) == 0) {
         started = true;
-        rc = s_start_supernodes (&self);
+        rc = s_make_netns (&self);
     }
+    if (rc == 0)
+        rc = s_start_supernodes (&self);
     if (rc == 0)
         rc = s_start_daemons (&self);
     if (rc == 0)
@@ -868,6 +1005,7 @@ grid_launch_start (const grid_launch_options_t *options)
                      " processes)\n", grid_run_size (self.run));
             grid_launch_stop (self.run, GRID_LAUNCH_ABORT_GRACE_MSEC);
             grid_run_remove_pids (self.run);
+            s_remove_netns (&self);
         }
     }
     s_launcher_free (&self);

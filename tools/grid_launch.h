@@ -7,7 +7,9 @@
     enough); then every daemon, with its cluster, speed and power from the
     platform file and its super-nodes in failover order (its own cluster's
     first); then a wait until the super-nodes list every daemon.  Any
-    failure stops whatever was started.
+    failure stops whatever was started.  With netns, each cluster runs in a
+    network namespace of its own first built by grid_netns, and its
+    processes bind the cluster's address instead of 127.0.0.1.
     =========================================================================
 */
 #ifndef JACE_GRID_LAUNCH_H_INCLUDED
@@ -29,6 +31,7 @@ typedef struct {
     const char *keys_dir;           //  CURVE certificates, or NULL
     int timeout_msec;               //  Bound on the whole start
     bool verbose;                   //  Report each step on stderr
+    bool netns;                     //  Clusters in network namespaces
     const char *supernode_extra [GRID_LAUNCH_EXTRA_MAX];
                                     //  Extra arguments for super-nodes
     size_t supernode_extra_count;   //  Entries in supernode_extra
@@ -39,7 +42,8 @@ typedef struct {
 
 //  Start the grid described by options.  On success prints the first
 //  super-node's endpoint on stdout and returns 0; otherwise prints a reason
-//  on stderr, stops every process it started and returns -1.
+//  on stderr, stops every process it started, removes the namespaces it
+//  made and returns -1.
 int
     grid_launch_start (const grid_launch_options_t *options);
 

@@ -12,6 +12,10 @@
         DIR/logs/       NAME.log, stdout and stderr of each process
         DIR/argv/       NAME, each daemon's command line, one argument per
                         line (what `jace-grid revive` restarts it with)
+        DIR/links       the shared links' reservations (not with --netns)
+        DIR/netns       with --netns, what was made (see grid_netns.h)
+        DIR/platform-latency-only
+                        with --netns, the platform the processes get
 
     Files are written whole to a temporary name and renamed, so a reader
     never sees half of one.

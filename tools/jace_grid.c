@@ -11,7 +11,9 @@
 #include <czmq.h>
 #include <getopt.h>
 
+#include "grid_bulk.h"
 #include "grid_launch.h"
+#include "grid_netns.h"
 #include "grid_proc.h"
 #include "grid_revive.h"
 #include "grid_run.h"
@@ -24,23 +26,34 @@
 #define GRID_STOP_GRACE_SEC 5
 //  How long a killed process may take to vanish
 #define GRID_KILL_WAIT_MSEC 2000
+//  Default size of a bulk transfer, and the most we send
+#define GRID_BULK_DEFAULT_BYTES 4000000
+#define GRID_BULK_MAX_BYTES 100000000000.0
 
 static const char *s_usage =
 "Usage: jace-grid COMMAND --run DIR [OPTION]...\n"
 "Start, watch, crash and stop a local virtual grid of Jace processes.\n"
 "\n"
 "Commands:\n"
-"  start --platform FILE --run DIR [--bin DIR] [--keys DIR] [--timeout SEC]\n"
-"        [--supernode-arg ARG]... [--daemon-arg ARG]... [--verbose]\n"
+"  start --platform FILE --run DIR [--netns] [--bin DIR] [--keys DIR]\n"
+"        [--timeout SEC] [--supernode-arg ARG]... [--daemon-arg ARG]...\n"
+"        [--verbose]\n"
 "      Start every cluster's super-nodes on tcp://127.0.0.1:* (peered with\n"
 "      each other), then its daemons with their speed and power, and wait\n"
 "      (at most --timeout seconds, default 30) until every daemon is\n"
 "      registered.  Prints the first super-node's endpoint on stdout:\n"
 "          sn=$(jace-grid start --platform FILE --run DIR)\n"
 "      On failure, stops what it started and exits 1.\n"
+"      --netns (root only): run each cluster in a network namespace of its\n"
+"      own, at 10.S.C.1 (S picked per run, C = 1, 2...), joined by one\n"
+"      backbone that tc tbf limits to the platform's bandwidth_mbps, and\n"
+"      each cluster's uplink to its uplink_mbps; the processes emulate\n"
+"      only latencies (DIR/platform-latency-only).  This machine reaches\n"
+"      every cluster through a route; DIR/netns lists what was made.\n"
 "  stop --run DIR [--grace SEC]\n"
 "      SIGTERM every recorded process, SIGKILL those still there after\n"
-"      --grace seconds (default 5), and remove DIR/pids.  Logs are kept.\n"
+"      --grace seconds (default 5), and remove DIR/pids, then every\n"
+"      namespace, link and qdisc of a --netns start.  Logs are kept.\n"
 "  status --run DIR\n"
 "      List the recorded processes and whether each is alive.  Exits 0\n"
 "      only if all are.\n"
@@ -51,9 +64,16 @@ static const char *s_usage =
 "      Start again every recorded daemon that is dead, with its command\n"
 "      line but a new id (NAME+1, then NAME+2...): a volatile node that\n"
 "      comes back joins as a new one.  Prints \"OLD NEW\" per daemon.\n"
+"  bulk --run DIR --from CLUSTER --to CLUSTER [--bytes N] [--timeout SEC]\n"
+"      In a --netns grid, time one TCP transfer of N bytes (default 4M;\n"
+"      suffixes k, M, G are powers of 1000) from one cluster's namespace\n"
+"      to another's, or within one, and print the rate it got (giving up\n"
+"      after --timeout seconds, default 30):\n"
+"          from A to B: 4000000 bytes in 3.215 s, 9.953 Mb/s\n"
 "\n"
 "Options:\n"
 "  --platform FILE   platform file (ZPL; see mapping/platform.h)\n"
+"  --netns           start the clusters in network namespaces\n"
 "  --run DIR         run folder: pids, supernodes, platform, logs/\n"
 "  --bin DIR         where jace-supernode, jace-daemon and jace-spawner\n"
 "                    are (default: next to jace-grid, else PATH)\n"
@@ -76,6 +96,9 @@ typedef struct {
     zlist_t *kill_daemons;          //  kill: daemon names, borrowed
     zlist_t *kill_supernodes;       //  kill: super-node names, borrowed
     int kill_random;                //  kill: daemons picked at random
+    const char *bulk_from;          //  bulk: sending cluster
+    const char *bulk_to;            //  bulk: receiving cluster
+    size_t bulk_bytes;              //  bulk: bytes to send
 } grid_options_t;
 
 
@@ -107,6 +130,31 @@ s_parse_count (const char *text, int max, int *value)
     if (errno || end == text || *end || parsed <= 0 || parsed > max)
         return -1;
     *value = (int) parsed;
+    return 0;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Parse a byte count: a whole number with an optional k, M or G (powers
+//  of 1000).  Returns 0, or -1 if text is not one in [1, max].
+
+static int
+s_parse_bytes (const char *text, double max, size_t *value)
+{
+    char *end = NULL;
+    errno = 0;
+    double parsed = strtod (text, &end);
+    if (errno || end == text || !isdigit ((unsigned char) text [0]))
+        return -1;
+    const char *suffixes = "kMG";
+    const char *suffix = *end ? strchr (suffixes, *end) : NULL;
+    if (suffix) {
+        parsed *= pow (1000, (double) (suffix - suffixes + 1));
+        end++;
+    }
+    if (*end || parsed < 1 || parsed > max || parsed != floor (parsed))
+        return -1;
+    *value = (size_t) parsed;
     return 0;
 }
 
@@ -147,6 +195,21 @@ s_apply_option (grid_options_t *options, const char *name, const char *value)
     else
     if (streq (name, "verbose"))
         launch->verbose = true;
+    else
+    if (streq (name, "netns"))
+        launch->netns = true;
+    else
+    if (streq (name, "from"))
+        options->bulk_from = value;
+    else
+    if (streq (name, "to"))
+        options->bulk_to = value;
+    else
+    if (streq (name, "bytes")) {
+        if (s_parse_bytes (value, GRID_BULK_MAX_BYTES, &options->bulk_bytes))
+            return s_usage_error ("--bytes wants a whole number of bytes"
+                                  " (with k, M or G), not '%s'", value);
+    }
     else
     if (streq (name, "supernode-arg"))
         return s_add_extra (launch->supernode_extra,
@@ -204,6 +267,10 @@ s_parse_options (grid_options_t *options, const char *command,
         { "daemon", required_argument, NULL, 0 },
         { "supernode", required_argument, NULL, 0 },
         { "random", required_argument, NULL, 0 },
+        { "netns", no_argument, NULL, 0 },
+        { "from", required_argument, NULL, 0 },
+        { "to", required_argument, NULL, 0 },
+        { "bytes", required_argument, NULL, 0 },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
@@ -276,30 +343,53 @@ s_command_start (grid_options_t *options)
 
 
 //  --------------------------------------------------------------------------
-//  jace-grid stop
+//  Stop the recorded processes.  Returns 0, or 1 when some would not die
+//  (their records are then kept).
+
+static int
+s_stop_processes (grid_run_t *run, int grace_sec)
+{
+    const char *dir = grid_run_dir (run);
+    size_t alive = grid_launch_stop (run, grace_sec * 1000);
+    if (alive > 0) {
+        fprintf (stderr, "jace-grid: %zu processes would not die; %s/pids"
+                 " kept\n", alive, dir);
+        return 1;
+    }
+    if (grid_run_remove_pids (run)) {
+        fprintf (stderr, "jace-grid: cannot remove %s/pids: %s\n", dir,
+                 strerror (errno));
+        return 1;
+    }
+    return 0;
+}
+
+
+//  --------------------------------------------------------------------------
+//  jace-grid stop.  The namespaces go after the processes, and even when
+//  some of those survived: a namespace whose name is removed ends with the
+//  last process in it, and leaves nothing behind meanwhile.
 
 static int
 s_command_stop (grid_options_t *options)
 {
     const char *dir = options->launch.run_dir;
     grid_run_t *run = s_load_run (dir, true);
-    if (!run) {
-        fprintf (stderr, "jace-grid: nothing to stop in %s\n", dir);
-        return 0;
-    }
-    size_t alive = grid_launch_stop (run, options->grace_sec * 1000);
-    int rc = 0;
-    if (alive > 0) {
-        fprintf (stderr, "jace-grid: %zu processes would not die; %s/pids"
-                 " kept\n", alive, dir);
-        rc = 1;
+    int rc = run ? s_stop_processes (run, options->grace_sec) : 0;
+    bool stopped = run != NULL;
+    grid_run_destroy (&run);
+
+    run = grid_run_new (dir);
+    if (grid_netns_is_recorded (run)) {
+        char reason [1024];
+        if (grid_netns_remove (run, reason, sizeof reason)) {
+            fprintf (stderr, "jace-grid: %s\n", reason);
+            rc = 1;
+        }
     }
     else
-    if (grid_run_remove_pids (run)) {
-        fprintf (stderr, "jace-grid: cannot remove %s/pids: %s\n", dir,
-                 strerror (errno));
-        rc = 1;
-    }
+    if (!stopped)
+        fprintf (stderr, "jace-grid: nothing to stop in %s\n", dir);
     grid_run_destroy (&run);
     return rc;
 }
@@ -456,6 +546,47 @@ s_command_revive (grid_options_t *options)
 
 
 //  --------------------------------------------------------------------------
+//  jace-grid bulk
+
+static int
+s_command_bulk (grid_options_t *options)
+{
+    if (!options->bulk_from || !options->bulk_to)
+        return s_usage_error ("bulk needs --from CLUSTER and --to CLUSTER");
+    const char *dir = options->launch.run_dir;
+    grid_run_t *run = grid_run_new (dir);
+    char from_namespace [GRID_NETNS_NAME_MAX];
+    char from_address [GRID_NETNS_ADDRESS_MAX];
+    char to_namespace [GRID_NETNS_NAME_MAX];
+    char to_address [GRID_NETNS_ADDRESS_MAX];
+    char reason [1024] = "";
+    double seconds = 0;
+    int rc = -1;
+    if (!grid_netns_is_recorded (run))
+        snprintf (reason, sizeof reason, "no namespaces recorded in %s (no"
+                  " %s/netns): start the grid with --netns", dir, dir);
+    else
+    if (grid_netns_lookup (run, options->bulk_from, from_namespace,
+                           from_address, reason, sizeof reason) == 0
+    &&  grid_netns_lookup (run, options->bulk_to, to_namespace, to_address,
+                           reason, sizeof reason) == 0)
+        rc = grid_bulk_transfer (from_namespace, to_namespace, to_address,
+                                 options->bulk_bytes,
+                                 options->launch.timeout_msec, &seconds,
+                                 reason, sizeof reason);
+    if (rc == 0)
+        printf ("from %s to %s: %zu bytes in %.3f s, %.3f Mb/s\n",
+                options->bulk_from, options->bulk_to, options->bulk_bytes,
+                seconds, options->bulk_bytes * 8 / seconds / 1e6);
+    else
+        fprintf (stderr, "jace-grid: bulk from %s to %s: %s\n",
+                 options->bulk_from, options->bulk_to, reason);
+    grid_run_destroy (&run);
+    return rc == 0 ? 0 : 1;
+}
+
+
+//  --------------------------------------------------------------------------
 //  Options each command takes, and the command itself
 
 typedef struct {
@@ -465,12 +596,13 @@ typedef struct {
 } grid_command_t;
 
 static const grid_command_t s_commands [] = {
-    { "start", "platform run bin keys timeout supernode-arg daemon-arg"
-               " verbose", s_command_start },
+    { "start", "platform run netns bin keys timeout supernode-arg"
+               " daemon-arg verbose", s_command_start },
     { "stop", "run grace", s_command_stop },
     { "status", "run", s_command_status },
     { "kill", "run daemon supernode random", s_command_kill },
     { "revive", "run", s_command_revive },
+    { "bulk", "run from to bytes timeout", s_command_bulk },
 };
 
 
@@ -478,7 +610,8 @@ int
 main (int argc, char **argv)
 {
     if (argc < 2)
-        return s_usage_error ("missing command (start, stop, status, kill, revive)");
+        return s_usage_error ("missing command (start, stop, status, kill,"
+                              " revive, bulk)");
     if (streq (argv [1], "--help") || streq (argv [1], "-h")
     ||  streq (argv [1], "help")) {
         fputs (s_usage, stdout);
@@ -496,6 +629,7 @@ main (int argc, char **argv)
     memset (&options, 0, sizeof options);
     options.launch.timeout_msec = GRID_START_TIMEOUT_SEC * 1000;
     options.grace_sec = GRID_STOP_GRACE_SEC;
+    options.bulk_bytes = GRID_BULK_DEFAULT_BYTES;
     options.kill_daemons = zlist_new ();
     options.kill_supernodes = zlist_new ();
     int rc = s_parse_options (&options, command->name, command->options,
