@@ -99,6 +99,8 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
         { F_SENDER, F_CLUSTER, F_COUNT, F_REASON, F_END } },
     [JACE_MSG_PONG] = { "PONG",
         { F_SENDER, F_CLUSTER, F_COUNT, F_REASON, F_END } },
+    [JACE_MSG_DRAIN] = { "DRAIN",
+        { F_SENDER, F_JOB, F_CLUSTER, F_TOKEN, F_END } },
 };
 
 //  Fields of a node record on the wire, in order.

@@ -75,6 +75,8 @@ typedef enum {
     JACE_MSG_CHUNK_ACK,         //  daemon -> spawner: task data received
     JACE_MSG_PING,              //  super-node -> peer or daemon: probe
     JACE_MSG_PONG,              //  answer to a PING, echoing its count
+    JACE_MSG_DRAIN,             //  client -> spawner: move tasks off a
+                                //  cluster
     JACE_MSG_TYPE_COUNT         //  One past the last type
 } jace_msg_type_t;
 

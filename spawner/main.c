@@ -25,6 +25,8 @@ s_usage (FILE *out)
 "       " PROGRAM " nodes --supernode EP [--json] [--keys DIR]\n"
 "       " PROGRAM " jobs --supernode EP [--json] [--keys DIR]\n"
 "       " PROGRAM " cancel JOBID --supernode EP [--keys DIR] [--secrets DIR]\n"
+"       " PROGRAM " drain JOBID --cluster NAME --supernode EP [--keys DIR]\n"
+"                    [--secrets DIR]\n"
 "       " PROGRAM " kill --job JOBID --supernode EP (--task K | --random N)\n"
 "                    [--every SEC [--rounds M]] [--seed S] [--run DIR]\n"
 "                    [--secrets DIR]\n"
@@ -42,6 +44,10 @@ s_usage (FILE *out)
 "         non-zero; with no spawner, its daemons are told to stop\n"
 "         (resume, cancel and kill need the job's secret: only the user\n"
 "         who submitted a job may control it)\n"
+"drain    move every task of a running job off a cluster (maintenance, a\n"
+"         site going away): one task at a time, each to the daemon the\n"
+"         job's mapping chooses elsewhere, restarting from its checkpoint;\n"
+"         the job goes on to its verified answer\n"
 "kill     crash daemons of a running job like a power cut: SIGKILL through\n"
 "         jace-grid's pid records with --run DIR, else a CRASH message that\n"
 "         makes the daemon exit at once; --every repeats until the job ends\n"
@@ -83,6 +89,7 @@ s_usage (FILE *out)
 "      --seed S           (kill) random choice, for a replay (default: clock)\n"
 "      --run DIR          (kill) jace-grid run folder: SIGKILL by pid\n"
 "      --crash-supernode  (kill) crash the super-node --supernode names\n"
+"      --cluster NAME     (drain) the cluster to move the tasks off\n"
 "  -h, --help             this help\n");
 }
 
@@ -92,6 +99,7 @@ typedef struct {
     spawner_kill_options_t kill;    //  What kill needs
     zlist_t *overrides;         //  --set items (borrowed strings)
     bool json;                  //  nodes --json
+    const char *cluster;        //  drain --cluster
     long timeout_msec;          //  nodes --timeout
 } arguments_t;
 
@@ -161,6 +169,7 @@ s_parse (int argc, char *argv [], arguments_t *args)
         { "seed", required_argument, 0, 'D' },
         { "run", required_argument, 0, 'U' },
         { "crash-supernode", no_argument, 0, 'X' },
+        { "cluster", required_argument, 0, 'L' },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 }
     };
@@ -193,6 +202,7 @@ s_parse (int argc, char *argv [], arguments_t *args)
             case 'I': args->run.insecure = true; break;
             case 'q': args->run.quiet = true; break;
             case 'J': args->json = true; break;
+            case 'L': args->cluster = optarg; break;
             case 'T':
                 if (jace_process_parse_int (PROGRAM, "--timeout", optarg, 1,
                                             3600000, &args->timeout_msec))
@@ -226,6 +236,9 @@ s_check (const char *command, arguments_t *args)
     &&  (!args->kill.job || (args->kill.task < 0) == (args->kill.random == 0)))
         missing = "kill needs --job JOBID and one of --task K or --random N "
                   "(or --crash-supernode)";
+    else
+    if (streq (command, "drain") && (!args->cluster || !*args->cluster))
+        missing = "drain needs --cluster NAME";
     if (missing) {
         fprintf (stderr, PROGRAM ": %s\n", missing);
         return 2;
@@ -311,6 +324,11 @@ s_dispatch (const char *command, const char *operand, arguments_t *args)
                                     args->run.keys_dir, args->run.cert,
                                     args->run.secrets_dir,
                                     (int) args->timeout_msec);
+    if (streq (command, "drain"))
+        return spawner_jobs_drain (operand, args->cluster,
+                                   args->run.supernode, args->run.keys_dir,
+                                   args->run.cert, args->run.secrets_dir,
+                                   (int) args->timeout_msec);
     return spawner_nodes_list (args->run.supernode, args->run.keys_dir,
                                args->run.cert, args->json,
                                (int) args->timeout_msec);
@@ -326,13 +344,14 @@ main (int argc, char *argv [])
     }
     const char *command = argv [1];
     static const char *with_operand [] = { "submit", "resume", "report",
-                                           "cancel" };
+                                           "cancel", "drain" };
     static const char *operand_name [] = { "JOBFILE", "JOBID", "EVENTS",
-                                           "JOBID" };
+                                           "JOBID", "JOBID" };
     const char *operand = NULL;
     bool known = streq (command, "nodes") || streq (command, "kill")
               || streq (command, "jobs");
-    for (size_t i = 0; i < 4; i++)
+    size_t commands = sizeof with_operand / sizeof *with_operand;
+    for (size_t i = 0; i < commands; i++)
         if (streq (command, with_operand [i])) {
             if (argc < 3 || argv [2][0] == '-') {
                 fprintf (stderr, PROGRAM ": %s needs a %s\n", command,
@@ -344,7 +363,7 @@ main (int argc, char *argv [])
         }
     if (!known) {
         fprintf (stderr, PROGRAM ": unknown command '%s' (submit, resume, "
-                 "nodes, jobs, cancel, kill, report)\n", command);
+                 "nodes, jobs, cancel, drain, kill, report)\n", command);
         return 2;
     }
     arguments_t args = { .overrides = zlist_new (), .timeout_msec = 5000,

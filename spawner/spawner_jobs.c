@@ -315,3 +315,65 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
     printf ("job %s: %" PRId64 " daemons freed\n", job_id, before);
     return 0;
 }
+
+//  --------------------------------------------------------------------------
+//  drain: the owner spawner moves every task of the job off a cluster
+
+int
+spawner_jobs_drain (const char *job_id, const char *cluster,
+                    const char *supernode, const char *keys_dir,
+                    const char *cert, const char *secrets_dir,
+                    int timeout_msec)
+{
+    jace_key_t job_key;
+    char reason [2048] = "";
+    if (spawner_secret_open (secrets_dir, job_id, &job_key, reason,
+                             sizeof reason)) {
+        fprintf (stderr, "jace-spawner: %s\n", reason);
+        return 1;
+    }
+    jace_security_t *security = spawner_nodes_security (keys_dir, cert);
+    jace_msg_t *registry = NULL;
+    if (security)
+        s_working_for (supernode, security, job_id, &registry);
+    const char *owner = registry ? s_lease_param (registry, job_id, "owner")
+                                 : NULL;
+    int rc = 1;
+    if (!registry)
+        fprintf (stderr, "jace-spawner: super-node %s does not answer\n",
+                 supernode);
+    else
+    if (!owner || !*owner)
+        fprintf (stderr, "jace-spawner: no spawner answers for job %s on "
+                 "the grid of %s (jobs lists the running ones)\n", job_id,
+                 supernode);
+    else {
+        jace_msg_t *drain = jace_msg_new (JACE_MSG_DRAIN);
+        jace_msg_set_sender (drain, "jace-spawner-drain");
+        jace_msg_set_job (drain, job_id);
+        jace_msg_set_cluster (drain, cluster);
+        jace_msg_seal (drain, job_key.bytes);
+        jace_msg_t *reply = spawner_nodes_ask (owner,
+            s_owner_key (s_lease_param (registry, job_id, "owner_key"),
+                         security),
+            security, &drain, JACE_MSG_STATUS_REPLY,
+            timeout_msec > OWNER_WAIT_MSEC ? timeout_msec : OWNER_WAIT_MSEC);
+        if (!reply)
+            fprintf (stderr, "jace-spawner: the spawner of job %s at %s "
+                     "does not answer\n", job_id, owner);
+        else
+        if (jace_msg_type (reply) == JACE_MSG_ERROR)
+            fprintf (stderr, "jace-spawner: the spawner of job %s at %s "
+                     "refused: %s\n", job_id, owner, jace_msg_reason (reply));
+        else {
+            printf ("job %s: cluster %s is being drained by its spawner at "
+                    "%s\n", job_id, cluster, owner);
+            rc = 0;
+        }
+        jace_msg_destroy (&reply);
+    }
+    jace_msg_destroy (&registry);
+    jace_key_wipe (&job_key);
+    jace_security_destroy (&security);
+    return rc;
+}

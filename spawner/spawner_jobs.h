@@ -37,4 +37,15 @@ int
                          const char *keys_dir, const char *cert,
                          const char *secrets_dir, int timeout_msec);
 
+//  Ask the spawner that owns job_id (found through the super-node) to
+//  move every task of the job off `cluster`, with a DRAIN sealed with the
+//  job key.  Returns 0 when it took the request (the drain goes on while
+//  the job runs: events drain, drain_move, drained), 1 otherwise (the
+//  reason on stderr).
+int
+    spawner_jobs_drain (const char *job_id, const char *cluster,
+                        const char *supernode, const char *keys_dir,
+                        const char *cert, const char *secrets_dir,
+                        int timeout_msec);
+
 #endif

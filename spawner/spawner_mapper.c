@@ -21,6 +21,7 @@ struct _spawner_mapper_t {
     bool planned;               //  plan is valid
     jace_node_t *chosen;        //  Per task: the daemon the plan chose
     double graph_msec;          //  Time the task graph took to build
+    zlist_t *excluded;          //  Clusters drained: no task goes there
 };
 
 spawner_mapper_t *
@@ -39,6 +40,8 @@ spawner_mapper_new (spawner_job_t *job, size_t tasks, char *reason,
     self->tig = tig;
     self->graph_msec = (zclock_usecs () - started) / 1000.0;
     self->chosen = (jace_node_t *) zmalloc (tasks * sizeof (jace_node_t));
+    self->excluded = zlist_new ();
+    zlist_autofree (self->excluded);
     return self;
 }
 
@@ -54,6 +57,7 @@ spawner_mapper_destroy (spawner_mapper_t **self_p)
     spawner_live_destroy (&self->live);
     spawner_plan_clear (&self->plan);
     free (self->chosen);
+    zlist_destroy (&self->excluded);
     free (self);
     *self_p = NULL;
 }
@@ -227,6 +231,25 @@ spawner_mapper_task_node (spawner_mapper_t *self, size_t rank)
     return &self->chosen [rank];
 }
 
+void
+spawner_mapper_exclude_cluster (spawner_mapper_t *self, const char *cluster)
+{
+    assert (self && cluster);
+    if (!spawner_mapper_excluded (self, cluster))
+        zlist_append (self->excluded, (void *) cluster);
+}
+
+bool
+spawner_mapper_excluded (spawner_mapper_t *self, const char *cluster)
+{
+    assert (self && cluster);
+    for (const char *name = (const char *) zlist_first (self->excluded);
+         name; name = (const char *) zlist_next (self->excluded))
+        if (streq (name, cluster))
+            return true;
+    return false;
+}
+
 int
 spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,
                         const spawner_task_t *tasks, size_t task_count,
@@ -276,6 +299,10 @@ spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,
     }
     s_mark_ids (live, dead, GRID_DEAD);
     grid_set_state (grid, placement [rank], GRID_DEAD);
+    for (size_t node = 0; node < spawner_live_count (live); node++)
+        if (spawner_mapper_excluded (self,
+                                     spawner_live_node (live, node)->cluster))
+            grid_set_state (grid, node, GRID_DEAD);
     if (spawner_plan_replace (spawner_job_mapping (self->job), live,
                               self->tig, placement, rank, why, why_size))
         goto out;

@@ -73,6 +73,16 @@ spawner_live_t *
 const jace_node_t *
     spawner_mapper_task_node (spawner_mapper_t *self, size_t rank);
 
+//  From now on no task is placed on a daemon of `cluster` (a drain):
+//  replacements see its daemons as dead.
+void
+    spawner_mapper_exclude_cluster (spawner_mapper_t *self,
+                                    const char *cluster);
+
+//  True if `cluster` is excluded.
+bool
+    spawner_mapper_excluded (spawner_mapper_t *self, const char *cluster);
+
 //  Choose the new daemon of task `rank`, whose daemon died: on the newest
 //  listing, with the tasks' daemons used (dead ones dead: `dead` lists
 //  their ids, may be NULL), the lease's spares reserved and `refused`

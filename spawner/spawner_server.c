@@ -120,6 +120,9 @@ typedef struct {
     int64_t lease_deadline;     //  LEASING gives up then
     int64_t stream_bytes;       //  Task data prepared and not yet acked
     spawner_scatter_t *scatter; //  How the data went out, or NULL
+    char draining [JACE_ID_MAX];    //  Cluster being drained, or ""
+    int64_t drain_started;      //  When (msec)
+    size_t drain_moved;         //  Tasks moved off it so far
     bool scattering;            //  Its single port is busy: one stream
     int64_t next_daemon_heartbeat;  //  msec
     int64_t next_progress_event;    //  msec
@@ -795,6 +798,29 @@ s_start_replacement (server_t *self, size_t rank)
 //  --------------------------------------------------------------------------
 //  Replacement
 
+//  Take task `rank` off its daemon (fenced, never used again by the job)
+//  and put it back in line for a daemon its mapping chooses; a running
+//  one restarts from its neighbours' copies of its checkpoint.
+static void
+s_unplace (server_t *self, size_t rank, const char *why)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    if (*task->daemon.id && self->dead)
+        zlist_append (self->dead, task->daemon.id);
+    *task->wanted = 0;
+    task->tried_listing = 0;
+    s_fence (self, task, why);
+    if (task->stream) {
+        self->stream_bytes -= spawner_stream_total (task->stream);
+        spawner_stream_destroy (&task->stream);
+    }
+    bool was_running = task->phase == SPAWNER_TASK_RUNNING;
+    task->phase = SPAWNER_TASK_WAITING;
+    task->restoring = was_running || task->restoring;
+    task->assigned_at = zclock_mono ();     //  Waiting since
+    spawner_verify_abandon (self->verify);
+}
+
 //  The daemon of task `rank` is lost (suspected, refused, vanished):
 //  fence it and put the task back in line for a daemon.  `silent` is the
 //  silence that condemned it, or -1.
@@ -807,20 +833,7 @@ s_lose_daemon (server_t *self, size_t rank, int64_t silent, const char *why)
     spawner_events_write (self->events, "dead", ",\"task\":%zu,"
                           "\"daemon\":\"%s\",\"silent_ms\":%" PRId64, rank,
                           task->daemon.id, silent);
-    if (*task->daemon.id && self->dead)
-        zlist_append (self->dead, task->daemon.id);
-    *task->wanted = 0;
-    task->tried_listing = 0;
-    s_fence (self, task, "fenced: your task runs elsewhere now");
-    if (task->stream) {
-        self->stream_bytes -= spawner_stream_total (task->stream);
-        spawner_stream_destroy (&task->stream);
-    }
-    bool was_running = task->phase == SPAWNER_TASK_RUNNING;
-    task->phase = SPAWNER_TASK_WAITING;
-    task->restoring = was_running || task->restoring;
-    task->assigned_at = zclock_mono ();     //  Waiting since
-    spawner_verify_abandon (self->verify);
+    s_unplace (self, rank, "fenced: your task runs elsewhere now");
 }
 
 //  Task `rank` runs on `node` now, in place of its lost daemon.
@@ -1247,17 +1260,111 @@ s_status_reply (server_t *self, jace_msg_t *request)
     jace_msg_send (&reply, self->status);
 }
 
-//  A CANCEL not sealed with the job key (refused and counted) is answered
-//  with an ERROR, so an honest client with the wrong secret hears why.
+//  A request refused is answered with an ERROR, so an honest client (the
+//  wrong secret, a request that cannot be met) hears why.
 static void
-s_refuse_cancel (server_t *self, jace_msg_t *request)
+s_refuse_request (server_t *self, jace_msg_t *request, const char *format,
+                  ...)
 {
+    char reason [512];
+    va_list args;
+    va_start (args, format);
+    vsnprintf (reason, sizeof reason, format, args);
+    va_end (args);
     jace_msg_t *error = jace_msg_new (JACE_MSG_ERROR);
     jace_msg_set_sender (error, self->id);
-    jace_msg_set_reason (error, "CANCEL refused: not sealed with the key "
-                         "of the job's secret");
+    jace_msg_set_reason (error, reason);
     jace_msg_set_routing_id (error, jace_msg_routing_id (request));
     jace_msg_send (&error, self->status);
+}
+
+//  Tasks of the job whose daemon is in `cluster`
+static size_t
+s_tasks_in (server_t *self, const char *cluster)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < self->task_count; i++)
+        count += streq (self->tasks [i].daemon.cluster, cluster);
+    return count;
+}
+
+//  DRAIN: move every task off a cluster, through the job's mapping
+//  (s_drain_step), the job going on.
+static void
+s_start_drain (server_t *self, jace_msg_t *request)
+{
+    const char *cluster = jace_msg_cluster (request);
+    size_t tasks = *cluster ? s_tasks_in (self, cluster) : 0;
+    if (streq (spawner_job_mapping (self->job), "simple"))
+        s_refuse_request (self, request, "DRAIN refused: job %s maps with "
+                          "'simple', whose replacement policy cannot keep "
+                          "tasks off a cluster; use another job/mapping",
+                          self->id);
+    else
+    if (self->state < JOB_RUNNING || self->state >= JOB_FINISHING
+    ||  *self->failure)
+        s_refuse_request (self, request, "DRAIN refused: job %s is %s, "
+                          "not running", self->id,
+                          s_state_names [self->state]);
+    else
+    if (*self->draining && !streq (self->draining, cluster))
+        s_refuse_request (self, request, "DRAIN refused: cluster %s is "
+                          "being drained; wait until it is done",
+                          self->draining);
+    else
+    if (tasks == 0)
+        s_refuse_request (self, request, "DRAIN refused: no task of job "
+                          "%s runs on a cluster named '%s'", self->id,
+                          cluster);
+    else {
+        if (!*self->draining) {
+            snprintf (self->draining, sizeof self->draining, "%s", cluster);
+            self->drain_started = zclock_mono ();
+            self->drain_moved = 0;
+            spawner_mapper_exclude_cluster (self->mapper, cluster);
+            zsys_notice ("spawner: draining cluster %s (%zu tasks), asked "
+                         "by %s", cluster, tasks, jace_msg_sender (request));
+            spawner_events_write (self->events, "drain", ",\"cluster\":"
+                                  "\"%s\",\"tasks\":%zu", cluster, tasks);
+        }
+        s_status_reply (self, request);
+    }
+}
+
+//  A drain moves one task at a time, each once every task runs again: a
+//  moved task restarts from its neighbours' copies of its checkpoint, and
+//  the copies held on daemons still to be drained are there until their
+//  own turn.  The mapping chooses each new daemon, the drained cluster
+//  counted dead.
+static void
+s_drain_step (server_t *self)
+{
+    if (!*self->draining)
+        return;
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].phase != SPAWNER_TASK_RUNNING
+        ||  self->tasks [i].restoring)
+            return;
+    for (size_t i = 0; i < self->task_count; i++) {
+        spawner_task_t *task = &self->tasks [i];
+        if (!streq (task->daemon.cluster, self->draining))
+            continue;
+        spawner_events_write (self->events, "drain_move", ",\"task\":%zu,"
+                              "\"daemon\":\"%s\",\"cluster\":\"%s\"", i,
+                              task->daemon.id, task->daemon.cluster);
+        snprintf (task->why, sizeof task->why, "cluster %s is drained",
+                  self->draining);
+        s_unplace (self, i, "drained: your cluster is being drained");
+        self->drain_moved++;
+        return;
+    }
+    double seconds = (zclock_mono () - self->drain_started) / 1000.0;
+    zsys_notice ("spawner: cluster %s drained: %zu tasks moved in %.1f s",
+                 self->draining, self->drain_moved, seconds);
+    spawner_events_write (self->events, "drained", ",\"cluster\":\"%s\","
+                          "\"tasks\":%zu,\"seconds\":%.3f", self->draining,
+                          self->drain_moved, seconds);
+    *self->draining = 0;
 }
 
 //  Anyone who can reach the status endpoint may ask where the job stands;
@@ -1270,11 +1377,17 @@ s_recv_status (server_t *self)
     jace_msg_t *msg = jace_msg_recv (self->status, reason, sizeof reason,
                                      sender, sizeof sender);
     jace_msg_type_t type = msg ? jace_msg_type (msg) : 0;
-    bool cancel = type == JACE_MSG_CANCEL
-               && streq (jace_msg_job (msg), self->id);
-    if (cancel && !spawner_secret_check (self->security, msg, &self->job_key,
-                                         "spawner"))
-        s_refuse_cancel (self, msg);
+    bool ours = msg && streq (jace_msg_job (msg), self->id);
+    bool cancel = ours && type == JACE_MSG_CANCEL;
+    bool drain = ours && type == JACE_MSG_DRAIN;
+    if ((cancel || drain)
+    &&  !spawner_secret_check (self->security, msg, &self->job_key,
+                               "spawner"))
+        s_refuse_request (self, msg, "%s refused: not sealed with the key "
+                          "of the job's secret", jace_msg_type_name (type));
+    else
+    if (drain)
+        s_start_drain (self, msg);
     else
     if (cancel) {
         zsys_notice ("spawner: job %s cancelled by %s: %s", self->id,
@@ -1291,8 +1404,8 @@ s_recv_status (server_t *self)
         self->malformed++;
         zsys_warning ("spawner: dropped %s from %s: %s (%" PRIu64
                       " bad messages so far)", msg ? jace_msg_type_name (
-                      type) : "message", sender, msg ? "not a STATUS or a "
-                      "CANCEL of this job" : reason, self->malformed);
+                      type) : "message", sender, msg ? "not a STATUS, CANCEL "
+                      "or DRAIN of this job" : reason, self->malformed);
     }
     jace_msg_destroy (&msg);
 }
@@ -1773,6 +1886,7 @@ s_step (server_t *self, int64_t now)
         default:
             s_stream_data (self);
             s_check_liveness (self, now);
+            s_drain_step (self);
             s_place_waiting (self, now);
             s_inject_faults (self, now);
             s_step_verification (self, now);

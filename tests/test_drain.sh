@@ -1,0 +1,110 @@
+#!/bin/sh
+#  test_drain - every task of a running job moves off a cluster, and the
+#  job still ends with a verified answer
+#
+#  Three clusters of four daemons; a job of six tasks mapped by MAHEVE.
+#  Once every task iterates, `jace-spawner drain` asks the job's spawner
+#  to move the tasks off the cluster holding most of them: one at a time,
+#  each to a daemon the mapping chooses elsewhere, restarting from its
+#  neighbours' copies of its checkpoint.  A daemon of another cluster is
+#  crashed while the drain goes on; the job loses nothing and converges.
+#  The requests a spawner must refuse (no secret, an unknown cluster) are
+#  refused with a reason.
+. "$(dirname "$0")/lib.sh"
+#  Exact inner solves keep the job running long enough for the drain.
+EXACT="--set solver/inner_tolerance=1e-12"
+lib_init
+plan 11
+
+trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
+    EXIT
+
+cat >"$RUN/three.platform" <<EOF
+platform
+    name = "three"
+    cluster
+        name = "A"
+        nodes = 4
+    cluster
+        name = "B"
+        nodes = 4
+        supernodes = 0
+    cluster
+        name = "C"
+        nodes = 4
+        supernodes = 0
+EOF
+"$BIN/jace-grid" start --platform "$RUN/three.platform" --run "$RUN/grid" \
+    --daemon-arg=--heartbeat --daemon-arg=300 \
+    >"$RUN/grid.endpoint" 2>"$RUN/grid.err"
+ok $? "a grid of three clusters starts"
+sn=$(cat "$RUN/grid.endpoint")
+
+submit drain "$JACE_SRCDIR/examples/poisson3d.job" "$sn" \
+    --set job/tasks=6 $EXACT --set problem/n=40 --set job/tolerance=1e-9 \
+    --set job/heartbeat_timeout=1500 --set checkpoint/every_seconds=1 &
+job=$!
+
+#  Every task has iterated: the job certainly runs, whatever the speed.
+all_iterate () {
+    [ "$(jq -r 'select(.event == "progress" and .iteration >= 3) | .task' \
+         "$RUN/drain.events" 2>/dev/null | sort -u | wc -l)" -eq 6 ]
+}
+wait_for 60 all_iterate
+id=$(jq -r 'select(.event == "start") | .job' "$RUN/drain.events")
+#  The cluster running most tasks, and a task elsewhere
+busiest=$(jq -r 'select(.event == "assign") | .cluster' "$RUN/drain.events" |
+          sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+other=$(jq -r "select(.event == \"assign\" and .cluster != \"$busiest\")
+               | .task" "$RUN/drain.events" | head -n 1)
+diag "job $id; draining cluster $busiest; task $other crashes meanwhile"
+
+JACE_SECRETS=$RUN/nowhere "$BIN/jace-spawner" drain "$id" \
+    --cluster "$busiest" --supernode "$sn" >"$RUN/nosecret.out" 2>&1
+[ $? -ne 0 ] && grep -q "secret" "$RUN/nosecret.out"
+ok $? "drain without the job's secret is refused"
+
+"$BIN/jace-spawner" drain "$id" --cluster Z --supernode "$sn" \
+    >"$RUN/unknown.out" 2>&1
+[ $? -ne 0 ] && grep -q "no task of job $id runs on a cluster named 'Z'" \
+    "$RUN/unknown.out"
+ok $? "drain of a cluster the job does not use is refused with a reason"
+
+"$BIN/jace-spawner" drain "$id" --cluster "$busiest" --supernode "$sn" \
+    >"$RUN/drain.out" 2>&1
+ok $? "jace-spawner drain --cluster $busiest is taken by the job's spawner"
+
+wait_for 60 grep -q '"event":"drain_move"' "$RUN/drain.events"
+"$BIN/jace-spawner" kill --job "$id" --task "$other" --supernode "$sn" \
+    --run "$RUN/grid" >"$RUN/kill.out" 2>&1
+ok $? "a daemon of another cluster is crashed during the drain"
+
+wait $job
+ok $? "the job exits 0"
+residual=$(job_residual drain)
+ok $? "with a verified residual ($residual)"
+
+grep -q "\"event\":\"drained\",.*\"cluster\":\"$busiest\"" \
+    "$RUN/drain.events"
+ok $? "the events record the drain as done"
+
+#  Where each task ran last: its last assign or replace
+last_clusters () {
+    jq -r 'select(.event == "assign" or .event == "replace")
+           | "\(.task) \(.cluster)"' "$RUN/drain.events" |
+        awk '{ last [$1] = $2 } END { for (t in last) print last [t] }'
+}
+moved=$(jq -r "select(.event == \"assign\" and .cluster == \"$busiest\")
+               | .task" "$RUN/drain.events" | wc -l)
+[ "$(jq -r 'select(.event == "drain_move") | .task' "$RUN/drain.events" |
+     sort -u | wc -l)" -eq "$moved" ] &&
+    [ "$(last_clusters | grep -c "^$busiest\$")" -eq 0 ]
+ok $? "every task of $busiest moved, and none runs there at the end"
+
+grep -q '"event":"dead"' "$RUN/drain.events"
+ok $? "the crashed daemon was detected and replaced"
+
+! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
+    "$RUN"/grid/logs/*.log "$RUN"/*.err >/dev/null 2>&1
+ok $? "no sanitizer report in any log"
+[ "$lib_failed" -eq 0 ]
