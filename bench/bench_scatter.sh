@@ -96,9 +96,9 @@ for repeat in $(seq 1 "$repeats"); do
             (map (select (.event == "scatter")) [0].time) as $t0
             | (map (select (.event == "scatter_data")) [0].measured_seconds
                // -1) as $data
-            | ([map (select (.event == "progress" and .iteration > 0))
-                | group_by (.task) [] | map (.time) | min] | max - $t0)
-              | . * 1000 | round / 1000 as $first
+            | (([map (select (.event == "progress" and .iteration > 0))
+                 | group_by (.task) [] | map (.time) | min] | max - $t0)
+               * 1000 | round / 1000) as $first
             | (map (select (.event == "result")) [0].time // -1) as $answer
             | [$name, $repeat, $data, $first, $answer, $status] | @tsv' \
             "$events" >>"$out/runs.tsv"
