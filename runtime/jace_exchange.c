@@ -115,6 +115,8 @@ struct _jace_exchange_t {
     int64_t deadline;           //  When the round stops waiting (msec)
     int64_t next_pull;          //  When we may pull again (msec)
     int64_t newest_heard;       //  Largest round any task spoke of
+    bool recovering;            //  A replacement that has not caught up
+                                //  with the others yet
 
     zlistx_t *log;              //  log_entry_t, oldest first
     size_t log_bytes;           //  Their bytes
@@ -266,6 +268,9 @@ jace_exchange_set_epoch (jace_exchange_t *self, int64_t epoch)
     assert (self);
     assert (epoch >= 0);
     self->epoch = epoch;
+    //  A task placed again (epoch > 1) runs again rounds the others
+    //  have finished: their transfers went to its predecessor.
+    self->recovering = epoch > 1;
 }
 
 void
@@ -666,7 +671,8 @@ s_deliver (jace_exchange_t *self, int64_t source, const void *bytes,
 
 //  Send one of our transfers with the pieces it holds (all of them,
 //  unless the round gave up waiting); a piece that comes later goes
-//  straight to its destination.
+//  straight to its destination.  The pieces stay until the next round:
+//  if the receiver's daemon dies, its replacement gets them again.
 static void
 s_send_out (jace_exchange_t *self, size_t index)
 {
@@ -683,13 +689,6 @@ s_send_out (jace_exchange_t *self, size_t index)
     s_send_pieces (self, out->to, self->round, out->step, pieces, count);
     free (pieces);
     self->out_sent [index] = true;
-    for (size_t i = out->first; i < out->first + out->count; i++) {
-        slot_t *slot = &self->slots [i];
-        if (slot->owned)
-            free (slot->bytes);
-        slot->bytes = NULL;
-        slot->owned = false;
-    }
 }
 
 //  Send every transfer whose step may go: none of the transfers we
@@ -733,19 +732,36 @@ s_degrade (jace_exchange_t *self, int64_t now)
     s_progress (self);
     if (self->missing > 0)
         s_pull_missing (self, now);
+    self->next_pull = now + self->fallback_msec;
     self->deadline = now + self->fallback_msec;
 }
 
-//  Two rounds or more behind what others speak of: they are done with
-//  our round (no task can be two rounds ahead of another that is still
-//  in it), so its pieces were sent to our predecessor and will not come
-//  again unless asked for.
+//  Behind what the others speak of, the pieces and transfers of our
+//  round will not come unless asked for: no task can be two rounds ahead
+//  of one still in a round, so two rounds behind we are a replacement
+//  running rounds again; a replacement one round behind is too (the
+//  others finished it, sending to its predecessor).  Then we do not wait
+//  on the schedule: we send what we hold and pull what we miss.
+//  A replacement has caught up once it heard from the others and is in a
+//  round none of them has begun, or done with one none of them is past.
 static void
-s_pull_if_behind (jace_exchange_t *self, int64_t now)
+s_end_recovery (jace_exchange_t *self)
 {
-    if (self->begun && self->missing > 0
-    &&  self->round <= self->newest_heard - 2 && now >= self->next_pull)
-        s_pull_missing (self, now);
+    if (self->recovering && self->begun && self->newest_heard >= 0
+    &&  (self->round > self->newest_heard
+         || (self->round == self->newest_heard && s_done (self))))
+        self->recovering = false;
+}
+
+static void
+s_catch_up (jace_exchange_t *self, int64_t now)
+{
+    s_end_recovery (self);
+    if (!self->begun || now < self->next_pull || s_done (self))
+        return;
+    int64_t behind = self->newest_heard - self->round;
+    if (behind >= 2 || (self->recovering && behind >= 1))
+        s_degrade (self, now);
 }
 
 static void
@@ -864,7 +880,7 @@ jace_exchange_begin (jace_exchange_t *self, int64_t round,
     s_log_trim (self);
     s_replay_early (self, now);
     s_progress (self);
-    s_pull_if_behind (self, now);
+    s_catch_up (self, now);
 }
 
 //  --------------------------------------------------------------------------
@@ -884,7 +900,11 @@ s_relay (jace_exchange_t *self, const jace_piece_t *piece, int64_t step)
         self->duplicates++;
         return;
     }
-    if (slot && !self->out_sent [slot->out]) {
+    if (!slot && step == JACE_TRANSFER_DIRECT)
+        return;                 //  Direct pieces are for their destination
+    if (slot) {
+        //  Kept even when sent on late: a replacement of the task we
+        //  send this transfer to gets it again (jace_exchange_moved).
         if (piece->size) {
             slot->bytes = (unsigned char *) malloc (piece->size);
             assert (slot->bytes);
@@ -893,12 +913,9 @@ s_relay (jace_exchange_t *self, const jace_piece_t *piece, int64_t step)
         slot->size = piece->size;
         slot->present = true;
         slot->owned = true;
-        return;
+        if (!self->out_sent [slot->out])
+            return;
     }
-    if (step == JACE_TRANSFER_DIRECT)
-        return;                 //  Direct pieces are for their destination
-    if (slot)
-        slot->present = true;
     s_send_direct (self, self->round, piece);
     self->forwarded++;
 }
@@ -1041,7 +1058,7 @@ s_take (jace_exchange_t *self, const jace_msg_t *msg,
     else
         s_take_current (self, transfer);
     s_progress (self);
-    s_pull_if_behind (self, now);
+    s_catch_up (self, now);
     return 0;
 }
 
@@ -1072,7 +1089,7 @@ jace_exchange_tick (jace_exchange_t *self, int64_t now)
     if (now >= self->deadline)
         s_degrade (self, now);
     s_progress (self);
-    s_pull_if_behind (self, now);
+    s_catch_up (self, now);
     return self->deadline > now ? self->deadline - now : 0;
 }
 
@@ -1101,6 +1118,10 @@ jace_exchange_moved (jace_exchange_t *self, int64_t rank, int64_t now)
     assert (self);
     assert (rank >= 0 && rank < self->tasks && rank != self->rank);
     s_resend_to (self, rank);
+    //  What we sent it this round went to the daemon that died.
+    for (size_t i = 0; self->begun && i < self->out_count; i++)
+        if (self->out_sent [i] && self->outs [i].to == rank)
+            s_send_out (self, i);
     if (!self->begun || s_done (self))
         return;
     for (size_t i = 0; i < self->in_count; i++)

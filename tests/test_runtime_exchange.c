@@ -449,12 +449,16 @@ s_test_relay_dies (const char *algorithm, int64_t victim)
         if (rank != victim)
             jace_exchange_moved (net->task [rank].engine, victim, net->now);
     s_begin (net, victim, 1);
+    int64_t replaced = net->now;
     bool done = s_run (net, 3);
     diag ("%s, task %" PRId64 " replaced: %" PRIu64 " pulls, %" PRIu64
-          " duplicates, %" PRIu64 " late pieces forwarded", algorithm,
-          victim, s_total (net, jace_exchange_pulls),
+          " duplicates, %" PRIu64 " late pieces forwarded, done %" PRId64
+          " ms later", algorithm, victim, s_total (net, jace_exchange_pulls),
           s_total (net, jace_exchange_duplicates),
-          s_total (net, jace_exchange_forwarded));
+          s_total (net, jace_exchange_forwarded), net->now - replaced);
+    s_ok (net->now - replaced < 1000, "%s: the replacement catches up "
+          "without waiting for a fallback (%" PRId64 " ms)", algorithm,
+          net->now - replaced);
     s_ok (done && net->wrong == 0, "%s: task %" PRId64 " dies in round 3; "
           "every task finishes it, each piece once and right, the "
           "replacement having run rounds 1 to 3 again", algorithm, victim);
@@ -563,7 +567,7 @@ main (void)
     zsys_set_logstream (stderr);
     zsys_init ();
     srandom (14);
-    tap_plan (33);
+    tap_plan (36);
     s_test_plans ();
     s_test_loss ();
     s_test_relay_dies ("lg", 0);
