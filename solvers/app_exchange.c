@@ -295,6 +295,14 @@ s_setup (jace_task_t *task, char *reason, size_t reason_size)
     if (s_read_settings (jace_task_params (task), &settings, reason,
                          reason_size))
         return NULL;
+    //  It sends no vectors: a synchronous iteration would wait for ever
+    //  for the values of the tasks it asked during set-up.
+    const char *mode = jace_task_param (task, "job/mode");
+    if (mode && streq (mode, "sync")) {
+        snprintf (reason, reason_size, "the exchange application runs "
+                  "with job/mode = async only");
+        return NULL;
+    }
     if (settings.tasks != jace_task_count (task)
     ||  jace_task_row_count (task) != 1) {
         snprintf (reason, reason_size, "exchange job of %" PRId64 " tasks "

@@ -143,16 +143,12 @@ s_flight_destroy (void **item_p)
     *item_p = NULL;
 }
 
+//  Give task `rank` the routes the daemon plans for the clusters as
+//  they are now.
 static void
-s_start_task (net_t *net, int64_t rank, const char *algorithm)
+s_route (net_t *net, int64_t rank, const char *algorithm)
 {
     task_t *task = &net->task [rank];
-    task->net = net;
-    task->rank = rank;
-    task->engine = jace_exchange_new ("job-x", &net->key, rank, net->tasks,
-                                      s_send, s_on_piece, task);
-    jace_exchange_set_epoch (task->engine, net->epoch [rank]);
-    jace_exchange_set_fallback (task->engine, 1000);
     const char *names [TASKS_MAX];
     char text [TASKS_MAX][8];
     for (int64_t r = 0; r < net->tasks; r++) {
@@ -168,6 +164,19 @@ s_start_task (net_t *net, int64_t rank, const char *algorithm)
     if (rc)
         diag ("routes of task %" PRId64 ": %s", rank, reason);
     free (routes);
+}
+
+static void
+s_start_task (net_t *net, int64_t rank, const char *algorithm)
+{
+    task_t *task = &net->task [rank];
+    task->net = net;
+    task->rank = rank;
+    task->engine = jace_exchange_new ("job-x", &net->key, rank, net->tasks,
+                                      s_send, s_on_piece, task);
+    jace_exchange_set_epoch (task->engine, net->epoch [rank]);
+    jace_exchange_set_fallback (task->engine, 1000);
+    s_route (net, rank, algorithm);
 }
 
 //  A job of clusters of sizes[0], sizes[1], ..., its ranks interleaved
@@ -467,6 +476,33 @@ s_test_relay_dies (const char *algorithm, int64_t victim)
     s_net_destroy (&net);
 }
 
+//  A task moves to another cluster in the middle of a round: every task
+//  gets new routes (LG planned on the new clusters) while pieces are on
+//  their way on the old ones; the round ends by pulls, the next runs on
+//  the new routes.
+static void
+s_test_reroute (void)
+{
+    int sizes [] = { 3, 5 };
+    net_t *net = s_net_new (sizes, 2, "lg");
+    for (int64_t rank = 0; rank < net->tasks; rank++)
+        s_begin (net, rank, 1);
+    size_t third = zlistx_size (net->flights) / 3;
+    for (size_t i = 0; i < third; i++)
+        s_deliver_one (net);
+    net->cluster [0] = 1;           //  Task 0 now runs in the big cluster
+    for (int64_t rank = 0; rank < net->tasks; rank++)
+        s_route (net, rank, "lg");
+    int64_t changed = net->now;
+    bool done = s_run (net, 3);
+    diag ("routes changed: done %" PRId64 " ms later, %" PRIu64 " pulls",
+          net->now - changed, s_total (net, jace_exchange_pulls));
+    ok (done && net->wrong == 0,
+        "routes changed mid-round: that round and two more, every piece "
+        "once and right");
+    s_net_destroy (&net);
+}
+
 //  Transfers that are forged, damaged or not ours are refused.
 static void
 s_test_hostile (void)
@@ -567,12 +603,13 @@ main (void)
     zsys_set_logstream (stderr);
     zsys_init ();
     srandom (14);
-    tap_plan (36);
+    tap_plan (37);
     s_test_plans ();
     s_test_loss ();
     s_test_relay_dies ("lg", 0);
     s_test_relay_dies ("lg", 4);
     s_test_relay_dies ("direct", 2);
+    s_test_reroute ();
     s_test_hostile ();
     s_test_gone ();
     return tap_done ();
