@@ -38,10 +38,11 @@
     returns (a STOP or ASSIGN cuts the wait short).  The set-up exchange
     of request lists runs between START and the first iteration.
 
-    Trust: DATA (vectors and exchange transfers) and FETCH are sealed with the job key
-    (jace_msg_seal) by the sender and checked here; checkpoints carry their
-    own seal (jace_checkpoint).  Keys on, only daemons may send on the data
-    socket.  A DATA whose iteration is out of its sender's reach
+    Trust: DATA (vectors and exchange transfers) and FETCH are sealed
+    with the job key (jace_msg_seal) by the sender and checked here;
+    checkpoints carry their own seal (jace_checkpoint), transfers a MAC
+    of their pieces (jace_transfer).  Keys on, only daemons may send on
+    the data socket.  A DATA whose iteration is out of its sender's reach
     (jace_task_deliver) is refused, so no one can pin our neighbours'
     values.  Refusals are logged (rate-limited) and counted.
     =========================================================================
