@@ -21,10 +21,9 @@
 //  Pulls for rounds we have not begun that we remember, per task.
 #define WANTS_PER_TASK 4
 
-//  A route we take part in, and where its piece meets us.
+//  A route we take part in, and where its piece leaves us.
 typedef struct {
     jace_route_t route;         //  The route
-    int64_t in;                 //  Our received transfer bringing it, or -1
     int64_t slot;               //  Our slot carrying it on, or -1
 } entry_t;
 
@@ -61,7 +60,7 @@ typedef struct {
     size_t count;               //  Tasks (entries of each array)
     bool *send;                 //  Unrouted pieces sent at once, or NULL
                                 //  for all; owned
-    size_t bytes;               //  Sum of sizes
+    size_t bytes;               //  Memory it holds
 } log_entry_t;
 
 //  The piece for us from one source, this round.
@@ -98,13 +97,13 @@ struct _jace_exchange_t {
     size_t log_limit;           //  Bytes of our log
 
     entry_t *entries;           //  Our routes, by (source, destination)
-    size_t entry_count;
+    size_t entry_count;         //  Their number
     in_t *ins;                  //  Transfers we receive, by (step, from)
-    size_t in_count;
+    size_t in_count;            //  Their number
     out_t *outs;                //  Transfers we send, by (step, to)
-    size_t out_count;
+    size_t out_count;           //  Their number
     slot_t *slots;              //  Slots of outs, in order
-    size_t slot_count;
+    size_t slot_count;          //  Their number
 
     int64_t round;              //  Round last begun, -1 before the first
     bool begun;                 //  A round was begun
@@ -330,7 +329,10 @@ s_check_route (const jace_exchange_t *self, const jace_route_t *route,
     for (size_t hop = 0; valid && hop < route->hop_count; hop++) {
         const jace_hop_t *next = &route->hops [hop];
         valid = next->from == at && next->to >= 0 && next->to < tasks
-             && next->to != next->from && next->step > step;
+             && next->to != route->source && next->step > step;
+        //  A task is on a route once: it has one slot for its piece.
+        for (size_t earlier = 0; valid && earlier < hop; earlier++)
+            valid = route->hops [earlier].to != next->to;
         at = next->to;
         step = next->step;
     }
@@ -338,9 +340,9 @@ s_check_route (const jace_exchange_t *self, const jace_route_t *route,
     &&  s_route_touches (route, self->rank))
         return 0;
     snprintf (reason, reason_size, "route %" PRId64 " -> %" PRId64 " (%zu "
-              "hops) is not chained hops in increasing steps through task %"
-              PRId64, route->source, route->destination, route->hop_count,
-              self->rank);
+              "hops) is not distinct tasks chained in increasing steps "
+              "through task %" PRId64, route->source, route->destination,
+              route->hop_count, self->rank);
     return -1;
 }
 
@@ -394,19 +396,6 @@ s_build_ins (jace_exchange_t *self)
                                           &self->ins [i]))
             self->ins [unique++] = self->ins [i];
     self->in_count = unique;
-    for (size_t i = 0; i < self->entry_count; i++) {
-        entry_t *entry = &self->entries [i];
-        entry->in = -1;
-        for (size_t hop = 0; hop < entry->route.hop_count; hop++)
-            if (entry->route.hops [hop].to == self->rank) {
-                in_t key = { entry->route.hops [hop].step,
-                             entry->route.hops [hop].from };
-                in_t *found = (in_t *) bsearch (&key, self->ins, unique,
-                                                sizeof (in_t), s_compare_ins);
-                assert (found);
-                entry->in = found - self->ins;
-            }
-    }
 }
 
 //  The transfers we send: one per (step, receiver) of the hops from us,
@@ -475,6 +464,24 @@ s_same_routes (const jace_exchange_t *self, const jace_route_t *sorted,
     return true;
 }
 
+//  Every route valid, each (source, destination) once (sorted by them).
+static int
+s_check_routes (const jace_exchange_t *self, const jace_route_t *sorted,
+                size_t count, char *reason, size_t reason_size)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (s_check_route (self, &sorted [i], reason, reason_size))
+            return -1;
+        if (i > 0 && s_compare_routes (&sorted [i - 1], &sorted [i]) == 0) {
+            snprintf (reason, reason_size, "route %" PRId64 " -> %" PRId64
+                      " given twice", sorted [i].source,
+                      sorted [i].destination);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static void s_degrade (jace_exchange_t *self, int64_t now);
 
 int
@@ -486,17 +493,13 @@ jace_exchange_set_routes (jace_exchange_t *self, const jace_route_t *routes,
     assert (routes || count == 0);
     jace_route_t *sorted = (jace_route_t *) zmalloc ((count + 1)
                                                      * sizeof (jace_route_t));
-    memcpy (sorted, routes, count * sizeof (jace_route_t));
+    if (count)
+        memcpy (sorted, routes, count * sizeof (jace_route_t));
     qsort (sorted, count, sizeof (jace_route_t), s_compare_routes);
-    for (size_t i = 0; i < count; i++)
-        if (s_check_route (self, &sorted [i], reason, reason_size)
-        ||  (i > 0 && s_compare_routes (&sorted [i - 1], &sorted [i]) == 0
-             && snprintf (reason, reason_size, "route %" PRId64 " -> %"
-                          PRId64 " given twice", sorted [i].source,
-                          sorted [i].destination))) {
-            free (sorted);
-            return -1;
-        }
+    if (s_check_routes (self, sorted, count, reason, reason_size)) {
+        free (sorted);
+        return -1;
+    }
     if (s_same_routes (self, sorted, count)) {
         free (sorted);
         return 0;
@@ -594,6 +597,10 @@ s_log_add (jace_exchange_t *self, int64_t round, const void *const *buffers,
     log_entry_t *entry = (log_entry_t *) zmalloc (sizeof *entry);
     entry->round = round;
     entry->count = count;
+    //  What the round costs to keep, empty pieces included: rounds of
+    //  nothing must not pile up without bound either.
+    entry->bytes = sizeof *entry + count * (sizeof (void *) + sizeof (size_t)
+                                            + (send ? sizeof (bool) : 0));
     entry->buffers = (unsigned char **) zmalloc (count * sizeof (void *));
     entry->sizes = (size_t *) zmalloc (count * sizeof (size_t));
     for (size_t task = 0; task < count; task++) {
