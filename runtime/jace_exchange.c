@@ -441,6 +441,8 @@ s_build_outs (jace_exchange_t *self)
 static entry_t *
 s_entry (const jace_exchange_t *self, int64_t source, int64_t destination)
 {
+    if (self->entry_count == 0)
+        return NULL;
     jace_route_t key = { .source = source, .destination = destination };
     return (entry_t *) bsearch (&key, self->entries, self->entry_count,
                                 sizeof (entry_t), s_compare_routes);
@@ -930,6 +932,8 @@ s_relay (jace_exchange_t *self, const jace_piece_t *piece, int64_t step)
 static int64_t
 s_find_in (const jace_exchange_t *self, int64_t step, int64_t from)
 {
+    if (self->in_count == 0)
+        return -1;
     in_t key = { step, from };
     const in_t *found = (const in_t *) bsearch (&key, self->ins,
                                                 self->in_count, sizeof (in_t),
