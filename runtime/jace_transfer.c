@@ -28,9 +28,12 @@ s_update_int (crypto_generichash_state *state, int64_t value)
 //  pieces' bytes, bound to the job, the sender and its epoch.  Read from
 //  the message's payloads as they travel (wire order), so sender and
 //  receiver hash the same bytes.
-static void
-s_mac (const jace_msg_t *msg, const jace_key_t *key, unsigned char *mac)
+void
+jace_transfer_mac (const jace_msg_t *msg, const jace_key_t *key,
+                   unsigned char *mac)
 {
+    assert (msg && key && mac);
+    assert (jace_msg_payload_count (msg) >= 2);
     jace_sodium_init ();
     crypto_generichash_state state;
     crypto_generichash_init (&state, key->bytes, sizeof key->bytes,
@@ -91,7 +94,7 @@ jace_transfer_encode (const char *job, const jace_key_t *key, int64_t sender,
         body += pieces [i].size;
     }
     unsigned char mac [JACE_TRANSFER_MAC_BYTES];
-    s_mac (msg, key, mac);
+    jace_transfer_mac (msg, key, mac);
     jace_msg_add_payload (msg, JACE_PAYLOAD_BYTES, mac, sizeof mac);
     jace_msg_seal (msg, key->bytes);
     return msg;
@@ -176,7 +179,7 @@ s_mac_holds (const jace_msg_t *msg, const jace_key_t *key)
     if (jace_msg_payload_length (msg, 2) != JACE_TRANSFER_MAC_BYTES)
         return false;
     unsigned char mac [JACE_TRANSFER_MAC_BYTES];
-    s_mac (msg, key, mac);
+    jace_transfer_mac (msg, key, mac);
     return sodium_memcmp (mac, jace_msg_payload_data (msg, 2),
                           sizeof mac) == 0;
 }

@@ -76,6 +76,13 @@ jace_msg_t *
                           int64_t step, const jace_piece_t *pieces,
                           size_t count);
 
+//  The MAC of a transfer's first two payloads, bound to its job, sender
+//  and epoch, under key: JACE_TRANSFER_MAC_BYTES into mac.  (Tests use it
+//  to play a job member that sends nonsense.)
+void
+    jace_transfer_mac (const jace_msg_t *msg, const jace_key_t *key,
+                       unsigned char *mac);
+
 //  True if a DATA has the layout of a transfer (int64, bytes, bytes
 //  payloads); says nothing of whether it is valid.
 bool

@@ -569,6 +569,69 @@ s_test_hostile (void)
     s_net_destroy (&net);
 }
 
+//  A job member (it holds the key) sends nonsense: random descriptors,
+//  counts, ranks, sizes and bodies, each with a valid MAC and seal, to a
+//  task in the middle of a round.  None may crash it or go unnoticed as
+//  a piece of another shape (the sanitizer build checks every access).
+static void
+s_test_nonsense (void)
+{
+    int sizes [] = { 2, 3 };
+    net_t *net = s_net_new (sizes, 2, "lg");
+    for (int64_t rank = 0; rank < net->tasks; rank++)
+        s_begin (net, rank, 1);
+    jace_exchange_t *engine = net->task [2].engine;
+    size_t refused = 0;
+    for (int attempt = 0; attempt < 2000; attempt++) {
+        int64_t words [16];
+        size_t word_count = 4 + (size_t) randof (12);
+        int64_t choices [] = { -1, 0, 1, 2, 3, 4, 5, 7, 1000,
+                               (int64_t) 1 << 62, INT64_MAX, INT64_MIN };
+        for (size_t i = 0; i < word_count; i++)
+            words [i] = choices [randof (12)];
+        unsigned char body [64];
+        size_t body_size = (size_t) randof (64);
+        if (attempt % 2) {
+            //  Half of them plausible: a known kind, a near round, pieces
+            //  that fit the descriptor, ranks and sizes a little off.
+            words [0] = 1 + randof (3);
+            words [1] = randof (3);
+            words [2] = randof (5) - 1;
+            word_count = 4 + 3 * (size_t) randof (4);
+            words [3] = (int64_t) (word_count - 4) / 3;
+            body_size = 0;
+            for (size_t i = 4; i < word_count; i++) {
+                words [i] = randof (7) - 1;
+                if ((i - 4) % 3 == 2 && words [i] > 0)
+                    body_size += (size_t) words [i];
+            }
+        }
+        for (size_t i = 0; i < body_size; i++)
+            body [i] = (unsigned char) randof (256);
+        jace_msg_t *msg = jace_msg_new (JACE_MSG_DATA);
+        jace_msg_set_job (msg, "job-x");
+        jace_msg_set_task (msg, randof (5));
+        jace_msg_set_epoch (msg, 1);
+        jace_msg_set_iteration (msg, -1);
+        jace_msg_add_payload (msg, JACE_PAYLOAD_I64, words, word_count);
+        jace_msg_add_payload (msg, JACE_PAYLOAD_BYTES, body, body_size);
+        unsigned char mac [JACE_TRANSFER_MAC_BYTES];
+        jace_transfer_mac (msg, &net->key, mac);
+        jace_msg_add_payload (msg, JACE_PAYLOAD_BYTES, mac, sizeof mac);
+        jace_msg_seal (msg, net->key.bytes);
+        char reason [256];
+        if (jace_exchange_receive (engine, msg, net->now, reason,
+                                   sizeof reason))
+            refused++;
+        jace_msg_destroy (&msg);
+    }
+    diag ("2000 nonsense transfers from a job member: %zu refused",
+          refused);
+    ok (refused > 500 && refused < 2000, "nonsense from a job member is "
+        "refused, what parses is taken, and nothing crashes the task");
+    s_net_destroy (&net);
+}
+
 //  A task whose log is full answers a pull of a dropped round "gone",
 //  and the task that needs it says so instead of waiting for ever.
 static void
@@ -603,7 +666,7 @@ main (void)
     zsys_set_logstream (stderr);
     zsys_init ();
     srandom (14);
-    tap_plan (37);
+    tap_plan (38);
     s_test_plans ();
     s_test_loss ();
     s_test_relay_dies ("lg", 0);
@@ -611,6 +674,7 @@ main (void)
     s_test_relay_dies ("direct", 2);
     s_test_reroute ();
     s_test_hostile ();
+    s_test_nonsense ();
     s_test_gone ();
     return tap_done ();
 }
