@@ -886,10 +886,10 @@ s_wait (worker_t *self, int msec)
     return zpoller_wait (self->poller, msec);
 }
 
-//  Handle whatever is waiting, without blocking; returns the number of
-//  neighbour vectors received.  `ready` is the socket a wait just
-//  reported, or NULL: it is read at once, as asking it for its events
-//  first costs libzmq a system call (about 1 us a message, bench_latency).
+//  Read everything waiting on the data socket, without blocking.
+//  `ready` is the socket a wait just reported, or NULL: it is read at
+//  once, as asking it for its events first costs libzmq a system call
+//  (about 1 us a message, bench_latency).
 static void
 s_recv_inbox_all (worker_t *self, void *ready)
 {
@@ -901,6 +901,8 @@ s_recv_inbox_all (worker_t *self, void *ready)
     self->received += received;
 }
 
+//  Handle whatever is waiting, without blocking; returns the number of
+//  neighbour messages received (`ready` as for s_recv_inbox_all).
 static size_t
 s_drain (worker_t *self, void *ready)
 {
