@@ -4,6 +4,7 @@
 */
 #include "daemon_worker.h"
 #include "daemon_checkpoints.h"
+#include "daemon_exchange.h"
 #include "jace_checkpoint.h"
 #include "jace_task_runtime.h"
 #include "app_table.h"
@@ -91,6 +92,12 @@ typedef struct {
     size_t fetch_pending;       //  Tasks yet to answer
     jace_msg_t *best_copy;      //  Newest valid copy received, or NULL
     int64_t best_holder;        //  Task whose daemon sent it
+    const char *algorithm;      //  exchange/algorithm: borrowed from the
+                                //  task's params, NULL for the default
+    zlistx_t *deferred;         //  Commands that came while the task was
+                                //  in a collective: run once it returns
+    bool collective;            //  Reading the pipe from a collective
+    bool interrupted;           //  A command in deferred ends the task
 } worker_t;
 
 
@@ -203,6 +210,12 @@ s_new_shaper (worker_t *self)
     return shaper;
 }
 
+static void
+s_msg_destroy (void **item_p)
+{
+    jace_msg_destroy ((jace_msg_t **) item_p);
+}
+
 static worker_t *
 s_worker_new (zsock_t *pipe, daemon_worker_config_t *config)
 {
@@ -219,6 +232,8 @@ s_worker_new (zsock_t *pipe, daemon_worker_config_t *config)
     self->extra_app = config->app;
     self->poller = zpoller_new (pipe, NULL);
     zpoller_set_nonstop (self->poller, true);
+    self->deferred = zlistx_new ();
+    zlistx_set_destructor (self->deferred, s_msg_destroy);
     self->copies = daemon_checkpoints_new (config->checkpoint_memory);
     s_bind_inbox (self, config->bind, config->task_memory);
     return self;
@@ -243,6 +258,7 @@ s_worker_destroy (worker_t **self_p)
 {
     worker_t *self = *self_p;
     s_drop_task (self);
+    zlistx_destroy (&self->deferred);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->inbox);
     daemon_checkpoints_destroy (&self->copies);
@@ -321,6 +337,103 @@ s_report_progress (worker_t *self, int64_t state)
 }
 
 //  --------------------------------------------------------------------------
+//  The job's total exchanges
+
+//  The exchange algorithm the job asks for (exchange/algorithm) is one
+//  we plan.
+static int
+s_check_exchange (worker_t *self, char *reason, size_t reason_size)
+{
+    self->algorithm = jace_task_param (self->task, "exchange/algorithm");
+    if (daemon_exchange_known (self->algorithm))
+        return 0;
+    snprintf (reason, reason_size, "exchange/algorithm = '%s' is not lg, "
+              "direct or flat", self->algorithm);
+    return -1;
+}
+
+//  Plan the job's exchanges from where its tasks run now: every daemon
+//  of the job plans the same routes from the same table, so a REMAP that
+//  moves a task to another cluster changes them everywhere alike.
+static void
+s_update_routes (worker_t *self)
+{
+    int64_t tasks = jace_task_count (self->task);
+    const char **clusters = (const char **) zmalloc ((size_t) tasks
+                                                     * sizeof (char *));
+    for (int64_t rank = 0; rank < tasks; rank++)
+        clusters [rank] = jace_task_node (self->task, rank)->cluster;
+    size_t count = 0;
+    jace_route_t *routes = daemon_exchange_routes (clusters, tasks,
+        jace_task_rank (self->task), self->algorithm, &count);
+    char reason [256] = "";
+    int rc = jace_task_set_routes (self->task, routes, count, reason,
+                                   sizeof reason);
+    if (rc)
+        zsys_error ("daemon %s: planned routes refused: %s", self->sender,
+                    reason);
+    assert (rc == 0);
+    free (routes);
+    free (clusters);
+}
+
+static void s_recv_inbox_all (worker_t *self, void *ready);
+static void *s_wait (worker_t *self, int msec);
+static void s_recv_pipe (worker_t *self);
+static void s_on_command (worker_t *self, jace_msg_t **msg_p);
+
+//  A command that comes while the application waits in a collective:
+//  a REMAP is applied at once (the exchange needs it to recover), the
+//  rest waits until the application returns, as a command between two
+//  iterations would; a STOP or ASSIGN ends the wait.
+static void
+s_defer_command (worker_t *self, jace_msg_t **msg_p)
+{
+    jace_msg_type_t type = jace_msg_type (*msg_p);
+    if (type == JACE_MSG_REMAP && self->task
+    &&  streq (jace_msg_job (*msg_p), jace_task_job (self->task))) {
+        s_on_command (self, msg_p);
+        jace_msg_destroy (msg_p);
+        return;
+    }
+    if (type == JACE_MSG_STOP || type == JACE_MSG_ASSIGN)
+        self->interrupted = true;
+    zlistx_add_end (self->deferred, *msg_p);
+    *msg_p = NULL;
+}
+
+//  The waiter jace_task_alltoallv calls: the worker's loop, for msec at
+//  most.  Returns -1 once the task must stop.
+static int
+s_collective_wait (void *arg, int msec)
+{
+    worker_t *self = (worker_t *) arg;
+    void *ready = s_wait (self, msec);
+    s_recv_inbox_all (self, ready);
+    self->collective = true;
+    if (ready == self->pipe && !self->terminated)
+        s_recv_pipe (self);
+    while (!self->terminated && !self->interrupted
+    &&     (zsock_events (self->pipe) & ZMQ_POLLIN))
+        s_recv_pipe (self);
+    self->collective = false;
+    return self->interrupted || self->terminated ? -1 : 0;
+}
+
+//  Run the commands deferred during the iteration, in order.
+static void
+s_run_deferred (worker_t *self)
+{
+    self->interrupted = false;
+    jace_msg_t *msg;
+    while ((msg = (jace_msg_t *) zlistx_detach (self->deferred, NULL))) {
+        if (!self->terminated)
+            s_on_command (self, &msg);
+        jace_msg_destroy (&msg);
+    }
+}
+
+//  --------------------------------------------------------------------------
 //  Commands from the control actor
 
 static void
@@ -347,7 +460,7 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
     jace_msg_set_epoch (ids, jace_msg_epoch (assign));
     self->task = jace_task_new (assign_p, self->security, reason,
                                 sizeof reason);
-    if (self->task)
+    if (self->task && s_check_exchange (self, reason, sizeof reason) == 0)
         self->app_state = self->app->setup (self->task, reason,
                                             sizeof reason);
     if (!self->app_state) {
@@ -359,6 +472,8 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
     jace_msg_destroy (&ids);
     self->shaper = s_new_shaper (self);
     jace_task_set_shaper (self->task, self->shaper);
+    s_update_routes (self);
+    jace_task_set_waiter (self->task, s_collective_wait, self);
     const char *mode = jace_task_param (self->task, "job/mode");
     self->synchronous = mode && streq (mode, "sync");
     self->tolerance = jace_task_param_double (self->task,
@@ -416,10 +531,12 @@ s_on_remap (worker_t *self, jace_msg_t *remap)
         zsys_warning ("daemon %s: REMAP of task %" PRId64 " to epoch %"
                       PRId64 " not applied", self->sender, node->task,
                       node->epoch);
-    else
+    else {
         zsys_info ("daemon %s: task %" PRId64 " moved to %s (epoch %"
                    PRId64 ")", self->sender, node->task, node->id,
                    node->epoch);
+        s_update_routes (self);
+    }
 }
 
 //  A replacement asks the tasks that may hold copies of its state (the
@@ -574,7 +691,10 @@ s_recv_pipe (worker_t *self)
         //  Everything else is a Jace message the control actor checked.
         jace_msg_t *msg = jace_msg_decode (&zmsg, NULL, 0);
         assert (msg);
-        s_on_command (self, &msg);
+        if (self->collective)
+            s_defer_command (self, &msg);
+        else
+            s_on_command (self, &msg);
         jace_msg_destroy (&msg);
     }
     free (command);
@@ -665,7 +785,8 @@ s_on_fetch (worker_t *self, jace_msg_t *msg, char *reason,
         return;
     }
     //  Not newer than what we know: the REMAP came first, nothing to do.
-    jace_task_remap (self->task, jace_msg_node (msg, 0));
+    if (jace_task_remap (self->task, jace_msg_node (msg, 0)) == 0)
+        s_update_routes (self);
     const jace_msg_t *copy = daemon_checkpoints_find (self->copies,
         jace_msg_job (msg), task);
     jace_msg_t *answer = copy
@@ -765,12 +886,12 @@ s_wait (worker_t *self, int msec)
     return zpoller_wait (self->poller, msec);
 }
 
-//  Handle whatever is waiting, without blocking; returns the number of
-//  neighbour vectors received.  `ready` is the socket a wait just
-//  reported, or NULL: it is read at once, as asking it for its events
-//  first costs libzmq a system call (about 1 us a message, bench_latency).
-static size_t
-s_drain (worker_t *self, void *ready)
+//  Read everything waiting on the data socket, without blocking.
+//  `ready` is the socket a wait just reported, or NULL: it is read at
+//  once, as asking it for its events first costs libzmq a system call
+//  (about 1 us a message, bench_latency).
+static void
+s_recv_inbox_all (worker_t *self, void *ready)
 {
     size_t received = 0;
     if (ready == self->inbox)
@@ -778,6 +899,16 @@ s_drain (worker_t *self, void *ready)
     while (s_has_input (self->inbox))
         received += s_recv_inbox (self);
     self->received += received;
+}
+
+//  Handle whatever is waiting, without blocking; returns the number of
+//  neighbour messages received (`ready` as for s_recv_inbox_all).
+static size_t
+s_drain (worker_t *self, void *ready)
+{
+    uint64_t before = self->received;
+    s_recv_inbox_all (self, ready);
+    size_t received = (size_t) (self->received - before);
     if (ready == self->pipe && !self->terminated)
         s_recv_pipe (self);
     while (!self->terminated && s_has_input (self->pipe))
@@ -883,18 +1014,41 @@ s_checkpoint (worker_t *self)
     self->last_checkpoint_time = now;
 }
 
+//  The application's iteration gave up: an exchange that cannot complete
+//  fails the job with its reason; anything else is divergence.
+static void
+s_iteration_failed (worker_t *self)
+{
+    char reason [320];
+    const char *failure = jace_task_exchange_failure (self->task);
+    if (failure) {
+        snprintf (reason, sizeof reason, "exchange %" PRId64 " cannot "
+                  "complete: %s", jace_task_exchanges (self->task) + 1,
+                  failure);
+        s_give_up (self, JACE_REFUSE_FAILED, reason);
+        return;
+    }
+    snprintf (reason, sizeof reason, "iteration %" PRId64 " failed: "
+              "values no longer finite or the inner solver broke down "
+              "(the method diverges on this system)",
+              jace_task_iteration (self->task) + 1);
+    s_give_up (self, JACE_REFUSE_DIVERGED, reason);
+}
+
 static void
 s_iterate (worker_t *self)
 {
     int64_t start = zclock_usecs ();
     self->received_before = self->received;
-    if (self->app->iterate (self->task, self->app_state)) {
-        char reason [256];
-        snprintf (reason, sizeof reason, "iteration %" PRId64 " failed: "
-                  "values no longer finite or the inner solver broke down "
-                  "(the method diverges on this system)",
-                  jace_task_iteration (self->task) + 1);
-        s_give_up (self, JACE_REFUSE_DIVERGED, reason);
+    int rc = self->app->iterate (self->task, self->app_state);
+    //  A collective may have been cut short by a STOP or ASSIGN (or
+    //  $TERM): the iteration's result means nothing, the commands run.
+    bool interrupted = self->interrupted || self->terminated;
+    s_run_deferred (self);
+    if (interrupted)
+        return;
+    if (rc) {
+        s_iteration_failed (self);
         return;
     }
     jace_task_count_iteration (self->task);
@@ -962,10 +1116,12 @@ static void
 s_exchange (worker_t *self)
 {
     uint64_t serial = self->task_serial;
-    s_wait_and_drain (self, 100);
+    int64_t due = jace_task_exchange_tick (self->task);
+    s_wait_and_drain (self, due >= 0 && due < 100 ? (int) due : 100);
     if (self->task_serial != serial || self->state != WORKER_EXCHANGING
     ||  self->terminated)
         return;                 //  Stopped or replaced meanwhile
+    jace_task_exchange_tick (self->task);
     if (self->fetching && (self->fetch_pending == 0
                            || zclock_mono () >= self->fetch_deadline))
         s_finish_fetch (self);

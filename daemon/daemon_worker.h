@@ -30,10 +30,19 @@
     task for its copies, waits for their answers (at most FETCH_WAIT_MSEC),
     and restarts from the newest valid one, or from its initial state.
 
-    Trust: DATA, request lists and FETCH are sealed with the job key
-    (jace_msg_seal) by the sender and checked here; checkpoints carry their
-    own seal (jace_checkpoint).  Keys on, only daemons may send on the data
-    socket.  A DATA whose iteration is out of its sender's reach
+    Total exchanges (docs/EXCHANGE.md): the worker plans the job's routes
+    (daemon_exchange: LG between the clusters its task table names) at
+    ASSIGN and after every move, and lends jace_task_alltoallv its loop
+    while the application waits in it: data is delivered, a REMAP is
+    applied at once, every other command waits until the iteration
+    returns (a STOP or ASSIGN cuts the wait short).  The set-up exchange
+    of request lists runs between START and the first iteration.
+
+    Trust: DATA (vectors and exchange transfers) and FETCH are sealed
+    with the job key (jace_msg_seal) by the sender and checked here;
+    checkpoints carry their own seal (jace_checkpoint), transfers a MAC
+    of their pieces (jace_transfer).  Keys on, only daemons may send on
+    the data socket.  A DATA whose iteration is out of its sender's reach
     (jace_task_deliver) is refused, so no one can pin our neighbours'
     values.  Refusals are logged (rate-limited) and counted.
     =========================================================================

@@ -10,6 +10,7 @@
 */
 #include "jace_task.h"
 #include "jace_task_runtime.h"
+#include "jace_exchange.h"
 
 #include <errno.h>
 #include <math.h>
@@ -89,6 +90,13 @@ struct _jace_task_t {
     int64_t started_msec;       //  When the job started, as we reckon it
     bool sinks_given;           //  START listed our sinks: trade request
                                 //  lists with neighbours only
+    jace_exchange_t *exchange;  //  Our side of the job's total exchanges:
+                                //  round 0 trades request lists, round k
+                                //  is the k-th jace_task_alltoallv
+    int64_t exchanges;          //  jace_task_alltoallv calls completed
+    size_t send_failures;       //  Sends that failed (counted per round 0)
+    jace_task_wait_fn *wait;    //  The daemon's wait for input, or NULL
+    void *wait_arg;             //  Its argument
 };
 
 
@@ -148,6 +156,33 @@ s_read_table (jace_task_t *self, jace_msg_t *assign, char *reason,
     return 0;
 }
 
+static int s_exchange_send (void *arg, int64_t to, jace_msg_t **msg_p);
+static void s_exchange_piece (void *arg, int64_t round, int64_t source,
+                              const void *bytes, size_t size);
+
+//  Our side of the job's exchanges.  exchange/fallback_seconds bounds a
+//  round's wait on its schedule before it pulls what it misses;
+//  exchange/log_mib bounds the pieces kept for others' pulls.
+static int
+s_new_exchange (jace_task_t *self, char *reason, size_t reason_size)
+{
+    double fallback, log_mib;
+    if (jace_param_number (self->params, "exchange/fallback_seconds", 5,
+                           0.01, 86400, &fallback, reason, reason_size)
+    ||  jace_param_number (self->params, "exchange/log_mib", 256, 0,
+                           1024 * 1024, &log_mib, reason, reason_size))
+        return -1;
+    self->exchange = jace_exchange_new (self->job, &self->job_key,
+                                        self->rank, self->count,
+                                        s_exchange_send, s_exchange_piece,
+                                        self);
+    jace_exchange_set_epoch (self->exchange, self->epoch);
+    jace_exchange_set_fallback (self->exchange, (int64_t) (fallback * 1000));
+    jace_exchange_set_log_limit (self->exchange,
+                                 (size_t) (log_mib * 1024 * 1024));
+    return 0;
+}
+
 jace_task_t *
 jace_task_new (jace_msg_t **assign_p, jace_security_t *security,
                char *reason, size_t reason_size)
@@ -187,7 +222,8 @@ jace_task_new (jace_msg_t **assign_p, jace_security_t *security,
     }
     self->peers = (peer_task_t *) zmalloc (self->count * sizeof (peer_task_t));
     if (s_read_table (self, assign, reason, reason_size)
-    ||  s_read_layout (self, assign, reason, reason_size))
+    ||  s_read_layout (self, assign, reason, reason_size)
+    ||  s_new_exchange (self, reason, reason_size))
         jace_task_destroy (&self);
     return self;
 }
@@ -205,6 +241,7 @@ jace_task_destroy (jace_task_t **self_p)
             free (self->peers [i].requested.indices);
         }
         free (self->peers);
+        jace_exchange_destroy (&self->exchange);
         jace_msg_destroy (&self->assign);
         jace_msg_destroy (&self->data);
         zhash_destroy (&self->params);
@@ -469,16 +506,28 @@ s_request_set (request_t *request, const int64_t *indices, size_t count)
     request->known = true;
 }
 
-//  A request list from another task: every index must be one of our rows'
-//  unknowns, or the list is refused whole.
+//  A request list from another task (a piece of exchange round 0: int64
+//  little-endian): every index must be one of our rows' unknowns, or the
+//  list is refused whole.
 static int
-s_store_request (jace_task_t *self, peer_task_t *peer, jace_msg_t *data,
-                 char *reason, size_t reason_size)
+s_store_request (jace_task_t *self, peer_task_t *peer, const void *bytes,
+                 size_t size, char *reason, size_t reason_size)
 {
-    size_t count = jace_msg_payload_length (data, 0);
+    if (size % sizeof (int64_t)) {
+        snprintf (reason, reason_size, "request list of task %" PRId64
+                  " is %zu bytes, not whole int64s", peer->node.task, size);
+        return -1;
+    }
+    size_t count = size / sizeof (int64_t);
     int64_t *indices = (int64_t *) malloc ((count + 1) * sizeof (int64_t));
     assert (indices);
-    jace_msg_payload_copy (data, 0, indices);
+    const unsigned char *at = (const unsigned char *) bytes;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t value = 0;
+        for (int byte = 7; byte >= 0; byte--)
+            value = value << 8 | at [i * 8 + (size_t) byte];
+        indices [i] = (int64_t) value;
+    }
     int64_t per_row = jace_task_param_int (self, "block/unknowns_per_row", 1);
     int64_t first = self->first_row * per_row;
     int64_t last = (self->first_row + self->row_count) * per_row;
@@ -532,6 +581,21 @@ s_within_reach (const jace_task_t *self, const peer_task_t *peer,
     return iteration <= base || iteration - base <= reach;
 }
 
+//  A transfer of one of the job's exchanges (jace_transfer): not from an
+//  epoch its sender has left, then to our side of the exchange.
+static int
+s_deliver_transfer (jace_task_t *self, jace_msg_t *data, char *reason,
+                    size_t reason_size)
+{
+    int64_t from = jace_msg_task (data);
+    if (jace_msg_epoch (data) < self->peers [from].node.epoch) {
+        self->stale++;
+        return 0;
+    }
+    return jace_exchange_receive (self->exchange, data, zclock_mono (),
+                                  reason, reason_size);
+}
+
 int
 jace_task_deliver (jace_task_t *self, jace_msg_t *data, char *reason,
                    size_t reason_size)
@@ -540,16 +604,20 @@ jace_task_deliver (jace_task_t *self, jace_msg_t *data, char *reason,
     assert (data);
     int64_t from = jace_msg_task (data);
     if (!streq (jace_msg_job (data), self->job)
-    ||  from < 0 || from >= self->count || from == self->rank
-    ||  jace_msg_payload_count (data) != 1
-    ||  jace_msg_payload_kind (data, 0) == JACE_PAYLOAD_BYTES) {
+    ||  from < 0 || from >= self->count || from == self->rank) {
         snprintf (reason, reason_size, "DATA for job '%s' from task %"
                   PRId64 " does not belong here", jace_msg_job (data), from);
         return -1;
     }
+    if (jace_transfer_is (data))
+        return s_deliver_transfer (self, data, reason, reason_size);
+    if (jace_msg_payload_count (data) != 1
+    ||  jace_msg_payload_kind (data, 0) != JACE_PAYLOAD_F64) {
+        snprintf (reason, reason_size, "DATA from task %" PRId64 " is "
+                  "neither a vector nor an exchange's transfer", from);
+        return -1;
+    }
     peer_task_t *peer = &self->peers [from];
-    if (jace_msg_payload_kind (data, 0) == JACE_PAYLOAD_I64)
-        return s_store_request (self, peer, data, reason, reason_size);
     newest_t *newest = &peer->newest;
     //  Older epochs come from a daemon that was replaced: never use them.
     if (jace_msg_epoch (data) < peer->node.epoch
@@ -629,26 +697,6 @@ jace_task_requested (jace_task_t *self, int64_t to, size_t *count)
     return requested->count ? requested->indices : NULL;
 }
 
-//  Send task `to` what we ask of it (possibly nothing).
-static int
-s_send_request (jace_task_t *self, int64_t to)
-{
-    request_t *asked = &self->peers [to].asked;
-    zsock_t *link = s_link (self, &self->peers [to],
-                            asked->count * sizeof (int64_t));
-    if (!link)
-        return -1;
-    jace_msg_t *msg = jace_msg_new (JACE_MSG_DATA);
-    jace_msg_set_job (msg, self->job);
-    jace_msg_set_task (msg, self->rank);
-    jace_msg_set_epoch (msg, self->epoch);
-    jace_msg_set_iteration (msg, -1);
-    jace_msg_add_payload (msg, JACE_PAYLOAD_I64, asked->indices,
-                          asked->count);
-    jace_msg_seal (msg, self->job_key.bytes);
-    return s_send (self, to, link, &msg);
-}
-
 //  True if task `to` must hear our request list: one of our sources, or
 //  anyone when START did not say who our sinks are (the old exchange, in
 //  which every task waits for every other's list).
@@ -658,16 +706,47 @@ s_wants_request (const jace_task_t *self, int64_t to)
     return !self->sinks_given || self->peers [to].asked.count > 0;
 }
 
+//  Our request list to `to` as the bytes of its piece: int64s,
+//  little-endian.  The caller frees them.
+static unsigned char *
+s_request_bytes (const request_t *asked, size_t *size)
+{
+    *size = asked->count * sizeof (int64_t);
+    unsigned char *bytes = (unsigned char *) malloc (*size + 1);
+    assert (bytes);
+    for (size_t i = 0; i < asked->count; i++)
+        for (int byte = 0; byte < 8; byte++)
+            bytes [i * 8 + (size_t) byte] =
+                (unsigned char) ((uint64_t) asked->indices [i] >> (8 * byte));
+    return bytes;
+}
+
 size_t
 jace_task_send_requests (jace_task_t *self)
 {
     assert (self);
-    size_t failed = 0;
-    for (int64_t to = 0; to < self->count; to++)
-        if (to != self->rank && s_wants_request (self, to)
-        &&  s_send_request (self, to))
-            failed++;
-    return failed;
+    size_t count = (size_t) self->count;
+    unsigned char **buffers = (unsigned char **) zmalloc (count
+                                                          * sizeof (void *));
+    size_t *sizes = (size_t *) zmalloc (count * sizeof (size_t));
+    bool *send = (bool *) zmalloc (count * sizeof (bool));
+    bool *expect = (bool *) zmalloc (count * sizeof (bool));
+    for (int64_t rank = 0; rank < self->count; rank++) {
+        buffers [rank] = s_request_bytes (&self->peers [rank].asked,
+                                          &sizes [rank]);
+        send [rank] = rank != self->rank && s_wants_request (self, rank);
+        expect [rank] = !self->sinks_given || self->peers [rank].sink;
+    }
+    self->send_failures = 0;
+    jace_exchange_begin (self->exchange, 0, (const void *const *) buffers,
+                         sizes, send, expect, zclock_mono ());
+    for (size_t rank = 0; rank < count; rank++)
+        free (buffers [rank]);
+    free (buffers);
+    free (sizes);
+    free (send);
+    free (expect);
+    return self->send_failures;
 }
 
 size_t
@@ -730,13 +809,19 @@ jace_task_remap (jace_task_t *self, const jace_node_t *node)
     if (self->shaper)
         jace_shaper_drop (self->shaper, rank);
     zsock_destroy (&peer->link);
-    return s_wants_request (self, rank) ? s_send_request (self, rank) : 0;
+    //  Its new daemon gets our pieces for it again (our request list
+    //  among them) and we pull what went through the old one.
+    jace_exchange_moved (self->exchange, rank, zclock_mono ());
+    return 0;
 }
 
 bool
 jace_task_requests_complete (const jace_task_t *self)
 {
     assert (self);
+    int64_t round = jace_exchange_round (self->exchange);
+    if (round < 0 || (round == 0 && !jace_exchange_done (self->exchange)))
+        return false;
     for (int64_t i = 0; i < self->count; i++)
         if (i != self->rank && !self->peers [i].requested.known)
             return false;
@@ -782,6 +867,103 @@ jace_task_block_copy (const jace_task_t *self, size_t index, void *dest)
 {
     assert (self);
     jace_msg_payload_copy (self->assign, index, dest);
+}
+
+//  --------------------------------------------------------------------------
+//  Total exchanges
+
+static int
+s_exchange_send (void *arg, int64_t to, jace_msg_t **msg_p)
+{
+    jace_task_t *self = (jace_task_t *) arg;
+    int rc = jace_task_send_msg (self, to, msg_p);
+    if (rc)
+        self->send_failures++;
+    return rc;
+}
+
+//  A piece for us: round 0 brings request lists, kept at once; a round of
+//  jace_task_alltoallv stays in the exchange until the call returns.
+static void
+s_exchange_piece (void *arg, int64_t round, int64_t source, const void *bytes,
+                  size_t size)
+{
+    jace_task_t *self = (jace_task_t *) arg;
+    if (round != 0 || source == self->rank)
+        return;
+    char reason [256];
+    if (s_store_request (self, &self->peers [source], bytes, size, reason,
+                         sizeof reason))
+        zsys_warning ("task %" PRId64 ": %s", self->rank, reason);
+}
+
+int
+jace_task_alltoallv (jace_task_t *self, const void *const *buffers,
+                     const size_t *sizes, const void **received,
+                     size_t *received_sizes)
+{
+    assert (self);
+    assert (buffers && sizes && received && received_sizes);
+    //  Only a task that started (round 0 begun) and whose daemon waits for
+    //  it can take part: setup runs before the job's exchanges do.
+    if (!self->wait || jace_exchange_round (self->exchange) < 0)
+        return -1;
+    jace_exchange_begin (self->exchange, self->exchanges + 1, buffers, sizes,
+                         NULL, NULL, zclock_mono ());
+    while (!jace_exchange_done (self->exchange)) {
+        int64_t due = jace_exchange_tick (self->exchange, zclock_mono ());
+        if (jace_exchange_done (self->exchange))
+            break;
+        if (jace_exchange_failure (self->exchange))
+            return -1;
+        int msec = due < 0 || due > 100 ? 100 : (int) due;
+        if (self->wait (self->wait_arg, msec))
+            return -1;
+    }
+    for (int64_t source = 0; source < self->count; source++)
+        received [source] = jace_exchange_received (self->exchange, source,
+                                                    &received_sizes [source],
+                                                    NULL);
+    self->exchanges++;
+    return 0;
+}
+
+int64_t
+jace_task_exchanges (const jace_task_t *self)
+{
+    assert (self);
+    return self->exchanges;
+}
+
+int
+jace_task_set_routes (jace_task_t *self, const jace_route_t *routes,
+                      size_t count, char *reason, size_t reason_size)
+{
+    assert (self);
+    return jace_exchange_set_routes (self->exchange, routes, count,
+                                     zclock_mono (), reason, reason_size);
+}
+
+void
+jace_task_set_waiter (jace_task_t *self, jace_task_wait_fn *wait, void *arg)
+{
+    assert (self);
+    self->wait = wait;
+    self->wait_arg = arg;
+}
+
+int64_t
+jace_task_exchange_tick (jace_task_t *self)
+{
+    assert (self);
+    return jace_exchange_tick (self->exchange, zclock_mono ());
+}
+
+const char *
+jace_task_exchange_failure (const jace_task_t *self)
+{
+    assert (self);
+    return jace_exchange_failure (self->exchange);
 }
 
 //  --------------------------------------------------------------------------
@@ -887,7 +1069,11 @@ jace_task_fetch_targets (const jace_task_t *self, size_t copies,
 }
 
 //  Per neighbour in a checkpoint: from, first, iteration, epoch, count.
+//  A first record with from = SAVED_EXCHANGES holds our exchange count
+//  (in `first`): a task restored from the copy runs its next exchange
+//  with the number its application is at.
 #define SAVED_FIELDS 5
+#define SAVED_EXCHANGES (-1)
 
 void
 jace_task_save_newest (const jace_task_t *self, jace_msg_t *copy)
@@ -899,10 +1085,12 @@ jace_task_save_newest (const jace_task_t *self, jace_msg_t *copy)
             peers++;
             values += self->peers [i].newest.count;
         }
-    int64_t *meta = (int64_t *) zmalloc ((peers * SAVED_FIELDS + 1)
+    int64_t *meta = (int64_t *) zmalloc (((peers + 1) * SAVED_FIELDS + 1)
                                          * sizeof (int64_t));
     double *all = (double *) zmalloc ((values + 1) * sizeof (double));
-    size_t m = 0, v = 0;
+    int64_t exchanges [SAVED_FIELDS] = { SAVED_EXCHANGES, self->exchanges };
+    memcpy (meta, exchanges, sizeof exchanges);
+    size_t m = SAVED_FIELDS, v = 0;
     for (int64_t i = 0; i < self->count; i++) {
         const newest_t *newest = &self->peers [i].newest;
         if (i == self->rank || newest->iteration < 0)
@@ -962,6 +1150,11 @@ jace_task_restore_newest (jace_task_t *self, const jace_msg_t *copy)
     size_t restored = 0, v = 0;
     for (size_t m = 0; m < m_count; m += SAVED_FIELDS) {
         const int64_t *fields = meta + m;
+        if (m == 0 && fields [0] == SAVED_EXCHANGES) {
+            if (fields [1] >= 0 && fields [4] == 0)
+                self->exchanges = fields [1];
+            continue;
+        }
         if (fields [0] < 0 || fields [0] >= self->count
         ||  fields [0] == self->rank || fields [4] < 0
         ||  (size_t) fields [4] > v_count - v)

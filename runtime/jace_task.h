@@ -174,7 +174,8 @@ void
 
 //  Set-up only: ask task `from` for the unknowns `indices` (global
 //  numbers).  Before the first iteration the runtime delivers every
-//  task's requests to their owners (jace_task_requested), so an owner
+//  task's requests to their owners (jace_task_requested), in a total
+//  exchange (LG between clusters, as jace_task_alltoallv), so an owner
 //  knows exactly what to send to whom; in synchronous mode each iteration
 //  also waits for the newest values of every task asked here.
 void
@@ -185,6 +186,42 @@ void
 //  Borrowed; valid for the task's life.
 const int64_t *
     jace_task_requested (jace_task_t *self, int64_t to, size_t *count);
+
+//  Total exchange (MPI's alltoallv), from `iterate` only.  Every task of
+//  the job calls it, the same number of times: the k-th call of each
+//  task gives task d the buffers[d] of sizes[d] bytes (any size, 0
+//  allowed, NULL when 0; buffers[our rank] comes back to us), and
+//  returns in received[s], received_sizes[s] the buffer task s gave us in
+//  its k-th call, for every s.  The buffers are copied; received ones
+//  are borrowed until the next call.  Between clusters the pieces travel
+//  as LG (docs/PLANNING.md), within a cluster straight; the call waits
+//  for its pieces, serving the task's messages meanwhile.
+//
+//  Under failure: a task replaced on a new daemon restarts from its
+//  checkpoint (or its initial state) with the call count it had then,
+//  and calls again from there; its k-th call gets exactly what each task
+//  gave in its k-th call, and every piece is delivered to each task
+//  exactly once (copies are discarded by (call, source)).  Each task
+//  keeps what it gave for a replacement to fetch, at most
+//  exchange/log_mib MiB (default 256), oldest calls dropped first; a
+//  piece routed through a dead daemon is fetched straight from its
+//  giver.  No wait is unbounded: a call waits exchange/fallback_seconds
+//  (default 5) for its schedule, then asks the givers directly.  An
+//  application whose buffers of a call depend only on its state then
+//  gets the same pieces as in a run without failure.
+//
+//  Returns 0, or -1 when the task must stop (the job ended, the daemon
+//  is shutting down) or the exchange cannot complete (a piece no task
+//  holds any more): iterate must then return -1 at once, and the runtime
+//  reports which.
+int
+    jace_task_alltoallv (jace_task_t *self, const void *const *buffers,
+                         const size_t *sizes, const void **received,
+                         size_t *received_sizes);
+
+//  jace_task_alltoallv calls completed (restored with a checkpoint).
+int64_t
+    jace_task_exchanges (const jace_task_t *self);
 
 //  Data the spawner attached to this task's ASSIGN (e.g. its rows of a
 //  matrix read from a file): number of blocks, and block `index`'s kind

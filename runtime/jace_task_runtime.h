@@ -13,6 +13,7 @@
 #include "jace_security.h"
 #include "jace_shaper.h"
 #include "jace_auth.h"
+#include "jace_exchange.h"
 #include "jace_task.h"
 
 //  Create the task an ASSIGN describes, taking the message (its payloads
@@ -69,9 +70,12 @@ uint64_t
 uint64_t
     jace_task_out_of_reach (const jace_task_t *self);
 
-//  Send our request list to each of our sources (every other task, with
-//  possibly an empty list, when jace_task_set_sinks was never called).
-//  Returns the number of tasks that could not be sent to.
+//  Begin the set-up exchange (round 0 of the job's total exchanges):
+//  our request list to each of our sources (every other task, with
+//  possibly an empty list, when jace_task_set_sinks was never called),
+//  and, along routes (jace_task_set_routes), an empty one to every task
+//  we have a route to.  Lists that came before are taken now.  Returns
+//  the number of messages that could not be sent.
 size_t
     jace_task_send_requests (jace_task_t *self);
 
@@ -90,14 +94,18 @@ int
                          size_t count, char *reason, size_t reason_size);
 
 //  Task node->task now runs on daemon `node` with epoch node->epoch: send
-//  to its new data endpoint, ignore its old epoch, and send it our request
-//  list again if it is one of our sources.  Returns 0, or -1 if the move
-//  is not newer than what we know (or the send failed).
+//  to its new data endpoint, ignore its old epoch, send it our request
+//  list again if it is one of our sources (to every task when exchanges
+//  are routed), and our pieces of our last two exchanges, and pull
+//  straight from their givers the pieces of the exchange under way that
+//  went through it.  Returns 0, or -1 if the move is not newer than what
+//  we know.
 int
     jace_task_remap (jace_task_t *self, const jace_node_t *node);
 
-//  True once the request list of every sink has arrived (of every other
-//  task, when jace_task_set_sinks was never called).
+//  True once the set-up exchange is done: the request list of every sink
+//  has arrived (of every other task, when jace_task_set_sinks was never
+//  called), and every list we relay has gone on.
 bool
     jace_task_requests_complete (const jace_task_t *self);
 
@@ -154,5 +162,36 @@ void
 //  The daemon of task `rank` as our table has it (our own for our rank).
 const jace_node_t *
     jace_task_node (const jace_task_t *self, int64_t rank);
+
+//  The routes of the job's total exchanges this task takes part in (the
+//  daemon plans them: daemon_exchange); without any, every piece goes
+//  straight to its destination.  Every task of the job must have routes
+//  of one plan; when they change (a task moved to another cluster), the
+//  exchange under way ends by direct pulls.  Returns 0, or -1 with the
+//  reason if a route is not valid (nothing changed).
+int
+    jace_task_set_routes (jace_task_t *self, const jace_route_t *routes,
+                          size_t count, char *reason, size_t reason_size);
+
+//  Wait at most msec for input and handle it: the daemon's loop, which
+//  delivers neighbours' messages with jace_task_deliver.  Returns 0, or
+//  -1 if the task must stop (the exchange then returns -1 at once).
+typedef int (jace_task_wait_fn) (void *arg, int msec);
+
+//  How jace_task_alltoallv waits for its pieces; without a waiter it
+//  returns -1.
+void
+    jace_task_set_waiter (jace_task_t *self, jace_task_wait_fn *wait,
+                          void *arg);
+
+//  The timed part of the exchange under way (the set-up exchange: the
+//  daemon calls it while it waits for request lists).  Returns msec
+//  until it needs to run again, or -1 when no exchange is under way.
+int64_t
+    jace_task_exchange_tick (jace_task_t *self);
+
+//  Why the exchange under way cannot complete, or NULL.
+const char *
+    jace_task_exchange_failure (const jace_task_t *self);
 
 #endif

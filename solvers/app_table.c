@@ -3,10 +3,12 @@
     =========================================================================
 */
 #include "app_table.h"
+#include "app_exchange.h"
 #include "app_jacobi2d.h"
 #include "app_multisplit.h"
 
 static const jace_app_t *s_apps [] = {
+    &app_exchange,
     &app_jacobi2d,
     &app_multisplit,
 };
@@ -24,5 +26,5 @@ app_table_find (const char *name)
 const char *
 app_table_names (void)
 {
-    return "jacobi2d, multisplit";
+    return "exchange, jacobi2d, multisplit";
 }

@@ -30,6 +30,7 @@
 #include "jace_task.h"
 #include "jace_auth.h"
 #include "jace_checkpoint.h"
+#include "jace_transfer.h"
 #include "tap.h"
 
 #include <inttypes.h>
@@ -705,21 +706,25 @@ static int64_t s_iteration;
 static void
 s_push_data (rig_t *rig, const char *job, int64_t from, bool request)
 {
+    if (request) {
+        //  A request list: the sender's piece of the set-up exchange
+        unsigned char unknown [8] = { 0 };
+        jace_piece_t piece = { from, 0, unknown, sizeof unknown };
+        jace_msg_t *list = jace_transfer_encode (job, &rig->job_key, from, 1,
+                                                 JACE_TRANSFER_PIECES, 0,
+                                                 JACE_TRANSFER_DIRECT,
+                                                 &piece, 1);
+        jace_msg_send (&list, rig->push);
+        return;
+    }
     jace_msg_t *data = jace_msg_new (JACE_MSG_DATA);
     jace_msg_set_job (data, job);
     jace_msg_set_task (data, from);
     jace_msg_set_epoch (data, 1);
-    if (request) {
-        int64_t unknown = 0;
-        jace_msg_set_iteration (data, -1);
-        jace_msg_add_payload (data, JACE_PAYLOAD_I64, &unknown, 1);
-    }
-    else {
-        double value = (double) from;
-        jace_msg_set_iteration (data, ++s_iteration);
-        jace_msg_set_first (data, from);
-        jace_msg_add_payload (data, JACE_PAYLOAD_F64, &value, 1);
-    }
+    double value = (double) from;
+    jace_msg_set_iteration (data, ++s_iteration);
+    jace_msg_set_first (data, from);
+    jace_msg_add_payload (data, JACE_PAYLOAD_F64, &value, 1);
     jace_msg_seal (data, rig->job_key.bytes);
     jace_msg_send (&data, rig->push);
 }

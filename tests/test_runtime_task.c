@@ -79,19 +79,20 @@ s_reached (zsock_t **pulls)
     return mask;
 }
 
-//  A request list from task `from` asking for our only unknown.
+//  A request list from task `from` asking for our only unknown: its
+//  piece of the set-up exchange (round 0), sent straight to us.
 static int
 s_deliver_request (jace_task_t *task, int64_t from)
 {
     char reason [256] = "";
-    int64_t unknown = RANK;
-    jace_msg_t *data = jace_msg_new (JACE_MSG_DATA);
-    jace_msg_set_job (data, "job-graph");
-    jace_msg_set_task (data, from);
-    jace_msg_set_epoch (data, 1);
-    jace_msg_set_iteration (data, -1);
-    jace_msg_add_payload (data, JACE_PAYLOAD_I64, &unknown, 1);
+    unsigned char unknown [8] = { RANK };
+    jace_piece_t piece = { from, RANK, unknown, sizeof unknown };
+    jace_msg_t *data = jace_transfer_encode ("job-graph", &s_job_key, from,
+                                             1, JACE_TRANSFER_PIECES, 0,
+                                             JACE_TRANSFER_DIRECT, &piece, 1);
     int rc = jace_task_deliver (task, data, reason, sizeof reason);
+    if (rc)
+        diag ("request of task %" PRId64 " refused: %s", from, reason);
     jace_msg_destroy (&data);
     return rc;
 }
