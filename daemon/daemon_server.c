@@ -80,7 +80,8 @@ typedef struct {
     size_t checkpoint_memory;   //  Limit on neighbours' copies kept
     const jace_app_t *extra_app;    //  Borrowed: a test's application
     const char *platform_file;  //  Borrowed: platform file to emulate
-    platform_t *platform;       //  Its links (PONG holds), or NULL
+    platform_t *platform;       //  Its links, or NULL: ours, lent to the
+                                //  worker, destroyed after it
     const char *links_path;     //  Borrowed: grid's shared links file
     int heartbeat_msec;         //  HELLO / HEARTBEAT period
     int64_t last_welcome;       //  When the super-node last answered
@@ -153,7 +154,7 @@ s_start_worker (server_t *self, const char *bind, const char *advertise)
     char *data_bind = s_data_bind (bind);
     daemon_worker_config_t worker_config = {
         .bind = data_bind, .cluster = self->self_node.cluster,
-        .platform = self->platform_file, .links = self->links_path,
+        .platform = self->platform, .links = self->links_path,
         .security = self->security,
         .speed = self->speed, .verbose = self->verbose,
         .checkpoint_memory = self->checkpoint_memory,

@@ -51,7 +51,7 @@ typedef struct {
     char *endpoint;             //  Bound data endpoint, or NULL
     jace_security_t *security;  //  Borrowed
     char *cluster;              //  Our cluster
-    platform_t *platform;       //  Links to emulate, or NULL
+    platform_t *platform;       //  Borrowed: links to emulate, or NULL
     jace_links_t *links;        //  The grid's shared links, or NULL
     jace_shaper_t *shaper;      //  The running task's emulated links
     double speed;               //  Compute slow-down factor
@@ -132,19 +132,16 @@ s_bind_inbox (worker_t *self, const char *bind, uint64_t frame_max)
     return 0;
 }
 
+//  The daemon server loaded the platform (once, for its PONGs too); our
+//  tasks' links are emulated only if our cluster is in it.
 static void
-s_load_platform (worker_t *self, const char *path)
+s_use_platform (worker_t *self, platform_t *platform)
 {
-    char reason [512];
-    self->platform = platform_load (path, reason, sizeof reason);
-    if (!self->platform)
-        zsys_error ("daemon: %s; links are not emulated", reason);
+    if (platform_cluster_index (platform, self->cluster) >= 0)
+        self->platform = platform;
     else
-    if (platform_cluster_index (self->platform, self->cluster) < 0) {
-        zsys_error ("daemon: cluster %s is not in %s; links are not "
-                    "emulated", self->cluster, path);
-        platform_destroy (&self->platform);
-    }
+        zsys_error ("daemon: cluster %s is not in the platform; links are "
+                    "not emulated", self->cluster);
 }
 
 //  True if the links file holds the resources the platform declares: a
@@ -223,7 +220,7 @@ s_worker_new (zsock_t *pipe, daemon_worker_config_t *config)
     self->pipe = pipe;
     self->cluster = strdup (config->cluster ? config->cluster : "default");
     if (config->platform)
-        s_load_platform (self, config->platform);
+        s_use_platform (self, config->platform);
     if (self->platform && config->links)
         s_load_links (self, config->links);
     self->security = config->security;
@@ -263,7 +260,6 @@ s_worker_destroy (worker_t **self_p)
     zsock_destroy (&self->inbox);
     daemon_checkpoints_destroy (&self->copies);
     jace_links_destroy (&self->links);
-    platform_destroy (&self->platform);
     free (self->cluster);
     free (self->endpoint);
     free (self);

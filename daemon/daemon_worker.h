@@ -53,12 +53,14 @@
 #include "jace_msg.h"
 #include "jace_security.h"
 #include "jace_task.h"
+#include "platform.h"
 
 //  What the worker is started with; read before zactor_new returns.
 typedef struct {
     const char *bind;           //  Data endpoint to bind (port may be *)
     const char *cluster;        //  Our cluster
-    const char *platform;       //  Platform file to emulate links, or NULL
+    platform_t *platform;       //  Borrowed: links to emulate, or NULL;
+                                //  read only, must outlive the worker
     const char *links;          //  The grid's shared links file, or NULL
     jace_security_t *security;  //  Borrowed; must outlive the worker
     double speed;               //  Compute slow-down factor, (0, 1]

@@ -140,6 +140,13 @@ ok $? "a grid of clusters of 4 and 6 starts"
 CRASH="--set job/tasks=8 --set job/spares=2 --set exchange/rounds=40
     --set faults/first_iteration=8 --set faults/every=100
     --set faults/rounds=1 --set faults/tasks=0"
+#  Each job crashes a daemon for good: bring the dead back (as new ids)
+#  and wait until all 10 are free, so every job has its two spares.
+renew_spares () {
+    "$BIN/jace-grid" revive --run "$RUN/spare" >/dev/null 2>&1
+    wait_for 20 count_is 10 "$(cat "$RUN/spare.endpoint")" \
+        '.state == "free"'
+}
 crashed_mid_run () {    #  crashed_mid_run NAME: crashed before round 40
     iteration=$(grep '"event":"crash"' "$RUN/$1.events" | jq .iteration)
     [ -n "$iteration" ] && [ "$iteration" -lt 40 ] &&
@@ -154,12 +161,14 @@ crashed_mid_run restored
 ok $? "the crash came during the exchanges and the task was replaced"
 grep -q '"from":"checkpoint"' "$RUN/restored.events"
 ok $? "the replacement went on from a checkpoint"
+renew_spares
 # shellcheck disable=SC2086
 run_job initial spare $CRASH
 verified initial
 ok $? "with no checkpoint, the replacement runs every round again: right"
 crashed_mid_run initial && grep -q '"from":"initial"' "$RUN/initial.events"
 ok $? "it restarted from its initial state"
+renew_spares
 started=$(now_msec)
 # shellcheck disable=SC2086
 run_job gone spare $CRASH --set exchange/log_mib=0 \
