@@ -472,6 +472,8 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
     jace_task_set_waiter (self->task, s_collective_wait, self);
     const char *mode = jace_task_param (self->task, "job/mode");
     self->synchronous = mode && streq (mode, "sync");
+    if (!self->synchronous)
+        jace_task_keep_remote_fresh (self->task);
     self->tolerance = jace_task_param_double (self->task,
         "job/local_tolerance",
         jace_task_param_double (self->task, "job/tolerance", 1e-6));

@@ -23,6 +23,12 @@
 #define LINK_QUEUE_MAX 1000
 //  Queue of a link first used for an empty request, vector size unknown.
 #define LINK_QUEUE_UNKNOWN 16
+//  A fresh link (asynchronous values to another cluster) keeps one vector
+//  queued and a socket buffer of two, at least FRESH_BUFFER_MIN bytes:
+//  what TCP holds unacknowledged is what a slow link delivers late.  The
+//  kernel doubles the figure; 32 KiB then hold 26 ms of a 20 Mb/s link.
+#define FRESH_QUEUE 1
+#define FRESH_BUFFER_MIN (32 * 1024)
 
 //  Iterations per second no real task reaches: a DATA whose iteration is
 //  further ahead of the sender's last one than this rate allows (plus one
@@ -58,6 +64,8 @@ typedef struct {
 typedef struct {
     jace_node_t node;           //  Its daemon (data endpoint, key, epoch)
     zsock_t *link;              //  PUSH to its data endpoint, or NULL
+    zsock_t *fresh;             //  PUSH for values only, when they must
+                                //  not queue (jace_task_keep_remote_fresh)
     newest_t newest;            //  Newest values received from it
     int64_t heard_iteration;    //  Iteration of its last accepted DATA
     int64_t heard_msec;         //  When it came (zclock_mono), 0 if never
@@ -84,6 +92,7 @@ struct _jace_task_t {
     jace_key_t job_key;         //  Seals every message of the job
     jace_msg_t *data;           //  DATA fields every vector is sent with
     jace_shaper_t *shaper;      //  Borrowed emulated network, or NULL
+    bool keep_remote_fresh;     //  Values to other clusters: fresh links
     uint64_t dropped;           //  Sends dropped on full links
     uint64_t stale;             //  Received vectors discarded as stale
     uint64_t out_of_reach;      //  Refused: iteration too far ahead
@@ -236,6 +245,7 @@ jace_task_destroy (jace_task_t **self_p)
         jace_task_t *self = *self_p;
         for (int64_t i = 0; self->peers && i < self->count; i++) {
             zsock_destroy (&self->peers [i].link);
+            zsock_destroy (&self->peers [i].fresh);
             free (self->peers [i].newest.values);
             free (self->peers [i].asked.indices);
             free (self->peers [i].requested.indices);
@@ -363,29 +373,57 @@ jace_task_set_change (jace_task_t *self, double change)
 
 //  --------------------------------------------------------------------------
 
-//  The link to a peer task, connected on first use with a queue sized for
-//  vectors of `bytes`.
+//  A PUSH to a peer task's data endpoint keeping at most `queue` messages
+//  and, if `buffer` is not 0, that many bytes in the kernel, or NULL.
 static zsock_t *
-s_link (jace_task_t *self, peer_task_t *peer, size_t bytes)
+s_connect (jace_task_t *self, peer_task_t *peer, size_t queue, size_t buffer)
 {
-    if (peer->link)
-        return peer->link;
     zsock_t *link = zsock_new (ZMQ_PUSH);
     jace_msg_prepare_socket (link, 0);
-    size_t queue = bytes ? LINK_QUEUE_BYTES / bytes : LINK_QUEUE_UNKNOWN;
-    queue = queue < LINK_QUEUE_MIN ? LINK_QUEUE_MIN
-          : queue > LINK_QUEUE_MAX ? LINK_QUEUE_MAX : queue;
     zsock_set_sndhwm (link, (int) queue);
+    if (buffer)
+        zsock_set_sndbuf (link, (int) buffer);
     if (jace_security_apply_client (self->security, link, peer->node.pubkey)
     ||  zsock_connect (link, "%s", peer->node.data)) {
         zsys_warning ("task %" PRId64 ": cannot connect to task %" PRId64
                       " at '%s'", self->rank, peer->node.task,
                       peer->node.data);
         zsock_destroy (&link);
-        return NULL;
     }
-    peer->link = link;
     return link;
+}
+
+//  The link to a peer task, connected on first use with a queue sized for
+//  vectors of `bytes`.
+static zsock_t *
+s_link (jace_task_t *self, peer_task_t *peer, size_t bytes)
+{
+    if (!peer->link) {
+        size_t queue = bytes ? LINK_QUEUE_BYTES / bytes : LINK_QUEUE_UNKNOWN;
+        queue = queue < LINK_QUEUE_MIN ? LINK_QUEUE_MIN
+              : queue > LINK_QUEUE_MAX ? LINK_QUEUE_MAX : queue;
+        peer->link = s_connect (self, peer, queue, 0);
+    }
+    return peer->link;
+}
+
+//  The link values of `bytes` go to task `to` on: a fresh link of its own
+//  when they must not queue (asynchronous, to another cluster), else the
+//  peer's one link, which also carries what must all arrive (checkpoints,
+//  request lists, exchanges).
+static zsock_t *
+s_values_link (jace_task_t *self, int64_t to, size_t bytes)
+{
+    peer_task_t *peer = &self->peers [to];
+    if (!self->keep_remote_fresh
+    ||  streq (peer->node.cluster, self->peers [self->rank].node.cluster))
+        return s_link (self, peer, bytes);
+    if (!peer->fresh) {
+        size_t buffer = 2 * bytes > FRESH_BUFFER_MIN ? 2 * bytes
+                      : FRESH_BUFFER_MIN;
+        peer->fresh = s_connect (self, peer, FRESH_QUEUE, buffer);
+    }
+    return peer->fresh;
 }
 
 //  Send on a peer's link, through the emulated network if there is one.
@@ -404,8 +442,7 @@ jace_task_send (jace_task_t *self, int64_t to, const double *values,
 {
     assert (self);
     assert (to >= 0 && to < self->count && to != self->rank);
-    zsock_t *link = s_link (self, &self->peers [to],
-                            count * sizeof (double));
+    zsock_t *link = s_values_link (self, to, count * sizeof (double));
     if (!link)
         return -1;
     int rc;
@@ -659,6 +696,13 @@ jace_task_set_shaper (jace_task_t *self, jace_shaper_t *shaper)
     self->shaper = shaper;
 }
 
+void
+jace_task_keep_remote_fresh (jace_task_t *self)
+{
+    assert (self);
+    self->keep_remote_fresh = true;
+}
+
 uint64_t
 jace_task_dropped (const jace_task_t *self)
 {
@@ -809,6 +853,7 @@ jace_task_remap (jace_task_t *self, const jace_node_t *node)
     if (self->shaper)
         jace_shaper_drop (self->shaper, rank);
     zsock_destroy (&peer->link);
+    zsock_destroy (&peer->fresh);
     //  Its new daemon gets our pieces for it again (our request list
     //  among them) and we pull what went through the old one.
     jace_exchange_moved (self->exchange, rank, zclock_mono ());

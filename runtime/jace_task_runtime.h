@@ -61,6 +61,14 @@ int
 void
     jace_task_set_shaper (jace_task_t *self, jace_shaper_t *shaper);
 
+//  Asynchronous iterations: values for tasks of other clusters go on links
+//  of their own that keep one vector queued and TCP's buffer to two, so a
+//  slow link carries the newest values, not a backlog of stale ones (the
+//  newest is dropped when the link is full: another follows).  Never in
+//  synchronous mode, whose every iteration's values must arrive.
+void
+    jace_task_keep_remote_fresh (jace_task_t *self);
+
 //  Sends dropped so far because a link was full.
 uint64_t
     jace_task_dropped (const jace_task_t *self);

@@ -7,7 +7,8 @@
     so the test sees exactly which tasks a request list reaches, and that
     everything the task sends is sealed with the job key.  A neighbour's
     DATA is taken only within its reach: an iteration like 2^62 is
-    refused, legitimate progress never.
+    refused, legitimate progress never.  In asynchronous mode, values for
+    a task of another cluster never queue up behind each other.
     =========================================================================
 */
 #include "jace_task_runtime.h"
@@ -18,6 +19,9 @@
 
 static jace_key_t s_job_key;
 static int s_unsealed;          //  Messages the task sent unsealed
+
+//  Task of cluster "far" (the others are in "c"), or -1
+static int s_far_rank = -1;
 
 //  The ASSIGN of task RANK of a TASKS-task job, one row per task.
 static jace_msg_t *
@@ -42,7 +46,8 @@ s_assign (void)
         jace_node_t node = { .task = rank, .epoch = 1 };
         snprintf (node.id, sizeof node.id, "d%d", rank);
         snprintf (node.data, sizeof node.data, "inproc://graph-%d", rank);
-        snprintf (node.cluster, sizeof node.cluster, "c");
+        snprintf (node.cluster, sizeof node.cluster, "%s",
+                  rank == s_far_rank ? "far" : "c");
         jace_msg_add_node (assign, &node);
     }
     return assign;
@@ -161,6 +166,48 @@ s_test_reach (jace_task_t *task)
     ok (jace_task_send (task, 1, &x, 1, RANK) == 0, "a vector sent");
 }
 
+//  Vectors accepted out of `tries` sent to task `to` that reads nothing.
+static int
+s_sent (jace_task_t *task, int64_t to, int tries)
+{
+    int accepted = 0;
+    double x = 1;
+    for (int i = 0; i < tries; i++) {
+        jace_task_count_iteration (task);
+        accepted += jace_task_send (task, to, &x, 1, RANK) == 0;
+    }
+    return accepted;
+}
+
+//  Task 5 is in another cluster and reads nothing (its queue holds one
+//  message): asynchronous values to it stop queueing after two, the newer
+//  ones dropped and counted, while task 4 of our cluster, and task 5 in
+//  synchronous mode, take them all.
+static void
+s_test_fresh_links (zsock_t **pulls)
+{
+    s_far_rank = 5;
+    jace_task_t *task = s_task ();
+    jace_task_keep_remote_fresh (task);
+    int far = s_sent (task, 5, 50);
+    ok (far >= 1 && far <= 2
+        && jace_task_dropped (task) == (uint64_t) (50 - far),
+        "async values to another cluster keep at most 2 queued; the rest "
+        "are dropped and counted");
+    diag ("%d of 50 vectors queued for the far task", far);
+    is_int (s_sent (task, 4, 50), 50, "to our own cluster, none is dropped");
+    s_reached (pulls);
+    ok (s_sent (task, 5, 1) == 1, "once read, the far link takes the next");
+    jace_task_destroy (&task);
+    s_reached (pulls);
+    task = s_task ();
+    is_int (s_sent (task, 5, 50), 50, "in synchronous mode (no fresh links) "
+            "every vector to the far task is queued");
+    jace_task_destroy (&task);
+    s_reached (pulls);
+    s_far_rank = -1;
+}
+
 static bool
 s_contains (const int64_t *list, size_t count, int64_t rank)
 {
@@ -208,13 +255,15 @@ main (void)
     zsys_set_logstream (stderr);
     zsys_init ();
     jace_key_random (&s_job_key);
-    tap_plan (27);
+    tap_plan (31);
     zsock_t *pulls [TASKS] = { NULL };
     for (int rank = 0; rank < TASKS; rank++)
         if (rank != RANK) {
             char endpoint [64];
-            snprintf (endpoint, sizeof endpoint, "@inproc://graph-%d", rank);
-            pulls [rank] = zsock_new_pull (endpoint);
+            snprintf (endpoint, sizeof endpoint, "inproc://graph-%d", rank);
+            pulls [rank] = zsock_new (ZMQ_PULL);
+            zsock_set_rcvhwm (pulls [rank], 1);
+            zsock_bind (pulls [rank], "%s", endpoint);
         }
 
     //  An older spawner's START names no sinks: the old exchange.
@@ -267,6 +316,7 @@ main (void)
     is_int (s_unsealed, 0, "every request list and vector the task sent "
             "was sealed with the job key");
     jace_task_destroy (&task);
+    s_test_fresh_links (pulls);
     for (int rank = 0; rank < TASKS; rank++)
         zsock_destroy (&pulls [rank]);
     return tap_done ();
