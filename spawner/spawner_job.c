@@ -3,6 +3,7 @@
     =========================================================================
 */
 #include "spawner_job.h"
+#include "spawner_drain.h"
 #include "spawner_faults.h"
 #include "spawner_plan.h"
 #include "spawner_scatter.h"
@@ -32,6 +33,7 @@ struct _spawner_job_t {
     int64_t rows;               //  Rows of the problem
     int64_t unknowns_per_row;   //  Unknowns in each row
     spawner_scatter_config_t scatter;   //  The scatter section
+    const char *drain_schedule; //  drain/schedule (borrowed from params)
 };
 
 //  --------------------------------------------------------------------------
@@ -210,6 +212,16 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
         return -1;
     }
     self->adaptive_detector = !detector || streq (detector, "adaptive");
+    self->drain_schedule = (const char *) zhash_lookup (self->params,
+                                                        "drain/schedule");
+    if (!self->drain_schedule)
+        self->drain_schedule = "auto";
+    if (!spawner_drain_schedule_known (self->drain_schedule)) {
+        snprintf (reason, reason_size, "%s: drain/schedule = '%s' is "
+                  "unknown (known: auto, oggp, ggp, all, one)", path,
+                  self->drain_schedule);
+        return -1;
+    }
     char why [512];
     if (spawner_scatter_config (self->params, &self->scatter, why,
                                 sizeof why)) {
@@ -348,6 +360,8 @@ int64_t spawner_job_unknowns_per_row (spawner_job_t *self)
     { assert (self); return self->unknowns_per_row; }
 const spawner_scatter_config_t *spawner_job_scatter (spawner_job_t *self)
     { assert (self); return &self->scatter; }
+const char *spawner_job_drain_schedule (spawner_job_t *self)
+    { assert (self); return self->drain_schedule; }
 
 //  --------------------------------------------------------------------------
 

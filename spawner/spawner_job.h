@@ -109,6 +109,8 @@ int64_t spawner_job_unknowns_per_row (spawner_job_t *self);
 
 //  The scatter section (spawner_scatter.h); borrowed.
 const spawner_scatter_config_t *spawner_job_scatter (spawner_job_t *self);
+//  drain/schedule: how a drain groups its moves (spawner_drain.h)
+const char *spawner_job_drain_schedule (spawner_job_t *self);
 
 //  Split the rows into `count` blocks in proportion to `power` (one entry
 //  per task, > 0), every block at least one row.  Writes count + 1 block

@@ -20,6 +20,7 @@
 #include "spawner_server.h"
 #include "spawner_console.h"
 #include "spawner_detector.h"
+#include "spawner_drain.h"
 #include "spawner_events.h"
 #include "spawner_lease.h"
 #include "spawner_mapper.h"
@@ -123,6 +124,8 @@ typedef struct {
     char draining [JACE_ID_MAX];    //  Cluster being drained, or ""
     int64_t drain_started;      //  When (msec)
     size_t drain_moved;         //  Tasks moved off it so far
+    spawner_drain_t *drain;     //  Its steps, while draining
+    size_t drain_step;          //  Next step to take
     bool scattering;            //  Its single port is busy: one stream
     int64_t next_daemon_heartbeat;  //  msec
     int64_t next_progress_event;    //  msec
@@ -326,6 +329,7 @@ s_server_destroy (server_t **self_p)
     free (self->fenced_id);
     free (self->tasks);
     free (self->first_row);
+    spawner_drain_destroy (&self->drain);
     spawner_scatter_destroy (&self->scatter);
     free (self->items);
     free (self->item_owner);
@@ -1288,6 +1292,97 @@ s_tasks_in (server_t *self, const char *cluster)
     return count;
 }
 
+//  --------------------------------------------------------------------------
+//  Drain
+
+//  True if tasks `first` and `second` exchange values, as their ACCEPTs
+//  said (either asks the other)
+static bool
+s_exchange_values (size_t first, size_t second, void *arg)
+{
+    server_t *self = (server_t *) arg;
+    const spawner_task_t *a = &self->tasks [first];
+    const spawner_task_t *b = &self->tasks [second];
+    for (size_t i = 0; i < a->source_count; i++)
+        if (a->sources [i] == (int64_t) second)
+            return true;
+    for (size_t i = 0; i < b->source_count; i++)
+        if (b->sources [i] == (int64_t) first)
+            return true;
+    return false;
+}
+
+//  The backbone out of `cluster` as measured: k, the transfers it carries
+//  at full speed (the platform's KPBS limit, else how many of the
+//  cluster's own links fill the best link out), its bandwidth and its
+//  latency.  False when the live model does not know the cluster.
+static bool
+s_backbone_out (server_t *self, const char *cluster, size_t *k,
+                double *mbps, double *latency_us)
+{
+    spawner_live_t *live = spawner_mapper_live (self->mapper);
+    platform_t *platform = live ? spawner_live_platform (live) : NULL;
+    int from = platform ? platform_cluster_index (platform, cluster) : -1;
+    if (from < 0)
+        return false;
+    *mbps = 0;
+    *latency_us = 0;
+    for (size_t c = 0; c < platform_cluster_count (platform); c++) {
+        const char *name = platform_cluster_name (platform, c);
+        if (c == (size_t) from || spawner_mapper_excluded (self->mapper, name))
+            continue;
+        double out = platform_bandwidth_mbps (platform, (size_t) from, c);
+        if (out > *mbps) {
+            *mbps = out;
+            *latency_us = platform_latency_us (platform, (size_t) from, c);
+        }
+    }
+    double inside = platform_bandwidth_mbps (platform, (size_t) from,
+                                             (size_t) from);
+    size_t kpbs = platform_backbone_transfers (platform);
+    *k = kpbs ? kpbs
+       : inside > 0 && *mbps > inside ? (size_t) (*mbps / inside) : 1;
+    return *mbps > 0;
+}
+
+//  Plan the drain of `cluster`: each task's state (its iterate) over the
+//  backbone out of it, grouped by the job's drain/schedule
+static void
+s_plan_drain (server_t *self, const char *cluster)
+{
+    size_t *ranks = (size_t *) calloc (self->task_count, sizeof (size_t));
+    double *seconds = (double *) calloc (self->task_count, sizeof (double));
+    assert (ranks && seconds);
+    size_t k = 1, count = 0;
+    double mbps = 0, latency_us = 0;
+    bool measured = s_backbone_out (self, cluster, &k, &mbps, &latency_us);
+    for (size_t i = 0; i < self->task_count; i++)
+        if (streq (self->tasks [i].daemon.cluster, cluster)) {
+            double bytes = 8.0 * (double) (self->first_row [i + 1]
+                                           - self->first_row [i])
+                         * (double) spawner_job_unknowns_per_row (self->job);
+            seconds [count] = measured ? bytes * 8 / (mbps * 1e6) : bytes;
+            ranks [count++] = i;
+        }
+    const char *schedule = spawner_job_drain_schedule (self->job);
+    self->drain = spawner_drain_new (schedule, ranks, seconds, count, k,
+                                     latency_us / 1e6, s_exchange_values,
+                                     self);
+    assert (self->drain);       //  The job file's check knew the schedule
+    self->drain_step = 0;
+    double scheduled, at_once;
+    spawner_drain_predicted (self->drain, &scheduled, &at_once);
+    spawner_events_write (self->events, "drain_plan", ",\"cluster\":\"%s\","
+        "\"schedule\":\"%s\",\"used\":\"%s\",\"steps\":%zu,\"k\":%zu,"
+        "\"beta_s\":%.6f,\"backbone_mbps\":%.3f,\"measured\":%s,"
+        "\"predicted_scheduled_s\":%.6f,\"predicted_at_once_s\":%.6f",
+        cluster, schedule, spawner_drain_used (self->drain),
+        spawner_drain_step_count (self->drain), k, latency_us / 1e6, mbps,
+        measured ? "true" : "false", scheduled, at_once);
+    free (ranks);
+    free (seconds);
+}
+
 //  DRAIN: move every task off a cluster, through the job's mapping
 //  (s_drain_step), the job going on.
 static void
@@ -1326,16 +1421,32 @@ s_start_drain (server_t *self, jace_msg_t *request)
                          "by %s", cluster, tasks, jace_msg_sender (request));
             spawner_events_write (self->events, "drain", ",\"cluster\":"
                                   "\"%s\",\"tasks\":%zu", cluster, tasks);
+            s_plan_drain (self, cluster);
         }
         s_status_reply (self, request);
     }
 }
 
-//  A drain moves one task at a time, each once every task runs again: a
+//  Move task `rank` off the drained cluster
+static void
+s_drain_move (server_t *self, size_t rank)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    spawner_events_write (self->events, "drain_move", ",\"task\":%zu,"
+                          "\"daemon\":\"%s\",\"cluster\":\"%s\","
+                          "\"step\":%zu", rank, task->daemon.id,
+                          task->daemon.cluster, self->drain_step);
+    snprintf (task->why, sizeof task->why, "cluster %s is drained",
+              self->draining);
+    s_unplace (self, rank, "drained: your cluster is being drained");
+    self->drain_moved++;
+}
+
+//  A drain takes its steps in order, each once every task runs again: a
 //  moved task restarts from its neighbours' copies of its checkpoint, and
-//  the copies held on daemons still to be drained are there until their
-//  own turn.  The mapping chooses each new daemon, the drained cluster
-//  counted dead.
+//  no step moves two neighbours, so those copies are on running daemons.
+//  The mapping chooses each new daemon, the drained cluster counted dead.
+//  A task of the cluster the plan did not know moves last, on its own.
 static void
 s_drain_step (server_t *self)
 {
@@ -1345,26 +1456,34 @@ s_drain_step (server_t *self)
         if (self->tasks [i].phase != SPAWNER_TASK_RUNNING
         ||  self->tasks [i].restoring)
             return;
-    for (size_t i = 0; i < self->task_count; i++) {
-        spawner_task_t *task = &self->tasks [i];
-        if (!streq (task->daemon.cluster, self->draining))
-            continue;
-        spawner_events_write (self->events, "drain_move", ",\"task\":%zu,"
-                              "\"daemon\":\"%s\",\"cluster\":\"%s\"", i,
-                              task->daemon.id, task->daemon.cluster);
-        snprintf (task->why, sizeof task->why, "cluster %s is drained",
-                  self->draining);
-        s_unplace (self, i, "drained: your cluster is being drained");
-        self->drain_moved++;
-        return;
+    while (self->drain_step < spawner_drain_step_count (self->drain)) {
+        size_t step = self->drain_step, moved = 0;
+        for (size_t i = 0; i < spawner_drain_step_size (self->drain, step);
+             i++) {
+            size_t rank = spawner_drain_step_task (self->drain, step, i);
+            if (streq (self->tasks [rank].daemon.cluster, self->draining)) {
+                s_drain_move (self, rank);
+                moved++;
+            }
+        }
+        self->drain_step++;
+        if (moved)
+            return;
     }
+    for (size_t i = 0; i < self->task_count; i++)
+        if (streq (self->tasks [i].daemon.cluster, self->draining)) {
+            s_drain_move (self, i);
+            return;
+        }
     double seconds = (zclock_mono () - self->drain_started) / 1000.0;
     zsys_notice ("spawner: cluster %s drained: %zu tasks moved in %.1f s",
                  self->draining, self->drain_moved, seconds);
     spawner_events_write (self->events, "drained", ",\"cluster\":\"%s\","
-                          "\"tasks\":%zu,\"seconds\":%.3f", self->draining,
-                          self->drain_moved, seconds);
+                          "\"tasks\":%zu,\"seconds\":%.3f,\"steps\":%zu",
+                          self->draining, self->drain_moved, seconds,
+                          self->drain_step);
     *self->draining = 0;
+    spawner_drain_destroy (&self->drain);
 }
 
 //  Anyone who can reach the status endpoint may ask where the job stands;

@@ -4,9 +4,10 @@
 #
 #  Three clusters of four daemons; a job of six tasks mapped by MAHEVE.
 #  Once every task iterates, `jace-spawner drain` asks the job's spawner
-#  to move the tasks off the cluster holding most of them: one at a time,
-#  each to a daemon the mapping chooses elsewhere, restarting from its
-#  neighbours' copies of its checkpoint.  A daemon of another cluster is
+#  to move the tasks off the cluster holding most of them, in the steps
+#  its drain/schedule plans (never two neighbours in one step), each to a
+#  daemon the mapping chooses elsewhere, restarting from its neighbours'
+#  copies of its checkpoint.  A daemon of another cluster is
 #  crashed while the drain goes on; the job loses nothing and converges.
 #  The requests a spawner must refuse (no secret, an unknown cluster) are
 #  refused with a reason.
@@ -14,7 +15,7 @@
 #  Exact inner solves keep the job running long enough for the drain.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 11
+plan 13
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -103,6 +104,20 @@ ok $? "every task of $busiest moved, and none runs there at the end"
 
 grep -q '"event":"dead"' "$RUN/drain.events"
 ok $? "the crashed daemon was detected and replaced"
+
+jq -e -s --arg c "$busiest" 'map(select(.event == "drain_plan"))
+    | length == 1 and .[0].cluster == $c and .[0].schedule == "auto"
+    and (.[0].used == "all" or .[0].used == "oggp") and .[0].steps >= 1' \
+    "$RUN/drain.events" >/dev/null
+ok $? "the drain was planned once, auto choosing all at once or OGGP"
+diag "$(jq -c 'select(.event == "drain_plan") | del(.job, .time)' \
+    "$RUN/drain.events")"
+#  poisson3d's tasks exchange values with the adjacent ranks only
+jq -e -s 'map(select(.event == "drain_move")) | group_by(.step)
+    | map(map(.task) | sort | . as $t
+          | [range(1; length)] | map($t[.] - $t[. - 1]) | all(. > 1))
+    | all' "$RUN/drain.events" >/dev/null
+ok $? "no step moved two tasks that exchange values"
 
 ! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
     "$RUN"/grid/logs/*.log "$RUN"/*.err >/dev/null 2>&1
