@@ -34,6 +34,9 @@ struct _spawner_job_t {
     int64_t unknowns_per_row;   //  Unknowns in each row
     spawner_scatter_config_t scatter;   //  The scatter section
     const char *drain_schedule; //  drain/schedule (borrowed from params)
+    int64_t checkpoint_copies;  //  checkpoint/copies
+    int64_t checkpoint_iterations;  //  checkpoint/every_iterations, or 0
+    double checkpoint_seconds;  //  checkpoint/every_seconds, or 0
 };
 
 //  --------------------------------------------------------------------------
@@ -177,6 +180,9 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
         return -1;
     }
     self->spares = (int64_t) spares;
+    self->checkpoint_copies = (int64_t) copies;
+    self->checkpoint_iterations = (int64_t) iterations;
+    self->checkpoint_seconds = seconds;
     const char *policy = (const char *) zhash_lookup (self->params,
                                                       "job/replacement");
     self->replacement = spawner_replacement_find (policy ? policy
@@ -362,6 +368,12 @@ const spawner_scatter_config_t *spawner_job_scatter (spawner_job_t *self)
     { assert (self); return &self->scatter; }
 const char *spawner_job_drain_schedule (spawner_job_t *self)
     { assert (self); return self->drain_schedule; }
+int64_t spawner_job_checkpoint_copies (spawner_job_t *self)
+    { assert (self); return self->checkpoint_copies; }
+int64_t spawner_job_checkpoint_iterations (spawner_job_t *self)
+    { assert (self); return self->checkpoint_iterations; }
+double spawner_job_checkpoint_seconds (spawner_job_t *self)
+    { assert (self); return self->checkpoint_seconds; }
 
 //  --------------------------------------------------------------------------
 

@@ -111,6 +111,12 @@ int64_t spawner_job_unknowns_per_row (spawner_job_t *self);
 const spawner_scatter_config_t *spawner_job_scatter (spawner_job_t *self);
 //  drain/schedule: how a drain groups its moves (spawner_drain.h)
 const char *spawner_job_drain_schedule (spawner_job_t *self);
+//  checkpoint/copies, checkpoint/every_iterations (0: none) and
+//  checkpoint/every_seconds (0: none): a task checkpoints at whichever
+//  comes first
+int64_t spawner_job_checkpoint_copies (spawner_job_t *self);
+int64_t spawner_job_checkpoint_iterations (spawner_job_t *self);
+double spawner_job_checkpoint_seconds (spawner_job_t *self);
 
 //  Split the rows into `count` blocks in proportion to `power` (one entry
 //  per task, > 0), every block at least one row.  Writes count + 1 block

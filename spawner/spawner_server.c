@@ -126,6 +126,9 @@ typedef struct {
     size_t drain_moved;         //  Tasks moved off it so far
     spawner_drain_t *drain;     //  Its steps, while draining
     size_t drain_step;          //  Next step to take
+    int64_t drain_settled;      //  When every task ran again after the
+                                //  last step (msec), or 0
+    int64_t drain_settled_iteration;    //  The least iteration then
     bool scattering;            //  Its single port is busy: one stream
     int64_t next_daemon_heartbeat;  //  msec
     int64_t next_progress_event;    //  msec
@@ -1370,6 +1373,7 @@ s_plan_drain (server_t *self, const char *cluster)
                                      self);
     assert (self->drain);       //  The job file's check knew the schedule
     self->drain_step = 0;
+    self->drain_settled = 0;
     double scheduled, at_once;
     spawner_drain_predicted (self->drain, &scheduled, &at_once);
     spawner_events_write (self->events, "drain_plan", ",\"cluster\":\"%s\","
@@ -1442,20 +1446,59 @@ s_drain_move (server_t *self, size_t rank)
     self->drain_moved++;
 }
 
-//  A drain takes its steps in order, each once every task runs again: a
-//  moved task restarts from its neighbours' copies of its checkpoint, and
-//  no step moves two neighbours, so those copies are on running daemons.
-//  The mapping chooses each new daemon, the drained cluster counted dead.
-//  A task of the cluster the plan did not know moves last, on its own.
+//  True once the tasks have checkpointed since every task ran again after
+//  the last step.  A moved task's new daemon holds no copies yet: the
+//  tasks of later steps whose copies its old daemon held must send their
+//  next checkpoint to it first, or they would restart from scratch.  A
+//  task checkpoints every checkpoint/every_iterations iterations or every
+//  checkpoint/every_seconds, whichever comes first: wait for one more
+//  iteration than the first, or half a period more than the second.
+static bool
+s_drain_settled (server_t *self, int64_t now)
+{
+    int64_t least = INT64_MAX;
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].iteration < least)
+            least = self->tasks [i].iteration;
+    if (self->drain_step == 0
+    ||  spawner_job_checkpoint_copies (self->job) == 0)
+        return true;
+    if (!self->drain_settled) {
+        self->drain_settled = now;
+        self->drain_settled_iteration = least;
+        return false;
+    }
+    int64_t iterations = spawner_job_checkpoint_iterations (self->job);
+    double seconds = spawner_job_checkpoint_seconds (self->job);
+    if (iterations == 0 && seconds == 0)
+        return true;
+    return (iterations > 0
+            && least > self->drain_settled_iteration + iterations)
+        || (seconds > 0
+            && now - self->drain_settled >= (int64_t) (1500 * seconds));
+}
+
+//  A drain takes its steps in order, each once every task runs again and
+//  has checkpointed since: a moved task restarts from its neighbours'
+//  copies of its checkpoint, and no step moves two neighbours, so those
+//  copies are on running daemons.  The mapping chooses each new daemon,
+//  the drained cluster counted dead.  A task of the cluster the plan did
+//  not know moves last, on its own.
 static void
-s_drain_step (server_t *self)
+s_drain_step (server_t *self, int64_t now)
 {
     if (!*self->draining)
         return;
     for (size_t i = 0; i < self->task_count; i++)
         if (self->tasks [i].phase != SPAWNER_TASK_RUNNING
-        ||  self->tasks [i].restoring)
+        ||  self->tasks [i].restoring) {
+            self->drain_settled = 0;
             return;
+        }
+    if (s_tasks_in (self, self->draining) > 0
+    &&  !s_drain_settled (self, now))
+        return;
+    self->drain_settled = 0;
     while (self->drain_step < spawner_drain_step_count (self->drain)) {
         size_t step = self->drain_step, moved = 0;
         for (size_t i = 0; i < spawner_drain_step_size (self->drain, step);
@@ -2005,7 +2048,7 @@ s_step (server_t *self, int64_t now)
         default:
             s_stream_data (self);
             s_check_liveness (self, now);
-            s_drain_step (self);
+            s_drain_step (self, now);
             s_place_waiting (self, now);
             s_inject_faults (self, now);
             s_step_verification (self, now);

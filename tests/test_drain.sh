@@ -15,7 +15,7 @@
 #  Exact inner solves keep the job running long enough for the drain.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 13
+plan 14
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -118,6 +118,14 @@ jq -e -s 'map(select(.event == "drain_move")) | group_by(.step)
           | [range(1; length)] | map($t[.] - $t[. - 1]) | all(. > 1))
     | all' "$RUN/drain.events" >/dev/null
 ok $? "no step moved two tasks that exchange values"
+#  The tasks still to move had checkpointed to their holders' new daemons
+#  before their own step: every moved task went on from a copy.
+jq -e -s '(map(select(.event == "drain_move") | .task) | unique) as $moved
+    | [.[] | select(.event == "restored" and (.task as $t | $moved
+                                              | index($t)))]
+    | length >= ($moved | length) and all(.from == "checkpoint")' \
+    "$RUN/drain.events" >/dev/null
+ok $? "every moved task went on from a copy of its checkpoint"
 
 ! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
     "$RUN"/grid/logs/*.log "$RUN"/*.err >/dev/null 2>&1
