@@ -1447,7 +1447,8 @@ s_drain_move (server_t *self, size_t rank)
 }
 
 //  True once the tasks have checkpointed since every task ran again after
-//  the last step.  A moved task's new daemon holds no copies yet: the
+//  the last step (or since the drain began: a job just started may have
+//  no copies yet).  A moved task's new daemon holds no copies yet: the
 //  tasks of later steps whose copies its old daemon held must send their
 //  next checkpoint to it first, or they would restart from scratch.  A
 //  task checkpoints every checkpoint/every_iterations iterations or every
@@ -1460,8 +1461,7 @@ s_drain_settled (server_t *self, int64_t now)
     for (size_t i = 0; i < self->task_count; i++)
         if (self->tasks [i].iteration < least)
             least = self->tasks [i].iteration;
-    if (self->drain_step == 0
-    ||  spawner_job_checkpoint_copies (self->job) == 0)
+    if (spawner_job_checkpoint_copies (self->job) == 0)
         return true;
     if (!self->drain_settled) {
         self->drain_settled = now;
