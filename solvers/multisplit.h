@@ -190,6 +190,18 @@ void
     multisplit_residual (const multisplit_t *self, const double *x_ext,
                          double *r);
 
+//  y = A x on the core rows for any vector x: x_core on the core rows,
+//  x_ext (multisplit_external_size entries, laid out as for iterating)
+//  for every other component.  TSIRM's products A (x_j - x0).
+void
+    multisplit_multiply (const multisplit_t *self, const double *x_core,
+                         const double *x_ext, double *y);
+
+//  r = b - A x on the core rows for any vector x, as multisplit_multiply.
+void
+    multisplit_residual_of (const multisplit_t *self, const double *x_core,
+                            const double *x_ext, double *r);
+
 //  The inner solver actually running: MULTISPLIT_INNER_KRYLOV resolves to
 //  MULTISPLIT_INNER_CG or MULTISPLIT_INNER_BICGSTAB at set-up.
 multisplit_inner_t
