@@ -73,6 +73,7 @@ struct _jace_task_t {
     int64_t count;              //  Tasks in the job
     int64_t epoch;              //  Our epoch (bumped on each placement)
     int64_t iteration;          //  Completed iterations
+    bool restored;              //  Restarted from a checkpoint
     double change;              //  Local change of the last iteration
     int64_t first_row;          //  First row we own
     int64_t row_count;          //  Rows we own
@@ -832,6 +833,17 @@ bool
 jace_task_sources_ready (const jace_task_t *self)
 {
     assert (self);
+    //  A task restored from a checkpoint is behind its neighbours, which
+    //  wait for its newer values and send nothing meanwhile: until every
+    //  source has sent to this daemon, it iterates on the values its
+    //  checkpoint saved, and so catches up.
+    bool unheard = false;
+    for (int64_t i = 0; i < self->count; i++)
+        if (i != self->rank && self->peers [i].asked.count > 0
+        &&  self->peers [i].heard_msec == 0)
+            unheard = true;
+    if (self->restored && unheard)
+        return true;
     for (int64_t i = 0; i < self->count; i++) {
         const peer_task_t *peer = &self->peers [i];
         if (i != self->rank && peer->asked.count > 0
@@ -1174,6 +1186,7 @@ jace_task_set_iteration (jace_task_t *self, int64_t iteration)
     assert (self);
     assert (iteration >= 0);
     self->iteration = iteration;
+    self->restored = iteration > 0;
 }
 
 const jace_node_t *

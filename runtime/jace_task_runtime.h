@@ -110,7 +110,9 @@ bool
     jace_task_requests_complete (const jace_task_t *self);
 
 //  True when every task we asked for values has sent those of the
-//  previous iteration or newer (the synchronous mode's condition).
+//  previous iteration or newer (the synchronous mode's condition), or,
+//  for a task restored from a checkpoint (jace_task_set_iteration), while
+//  some of them has not sent to us yet: they wait for us to catch up.
 bool
     jace_task_sources_ready (const jace_task_t *self);
 
