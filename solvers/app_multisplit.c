@@ -1032,6 +1032,19 @@ s_restore (jace_task_t *task, void *state, const void *bytes, size_t size,
     return 0;
 }
 
+//  The method that stalled, and what else to try.
+static const char *
+s_stall_advice (void *raw)
+{
+    problem_t *problem = (problem_t *) raw;
+    if (problem->spec.tsirm)
+        return "TSIRM does not converge on this matrix; try a larger "
+               "solver/tsirm_size, solver/overlap or a smaller "
+               "solver/inner_tolerance";
+    return "block Jacobi (multisplitting) does not converge on this matrix; "
+           "try solver/outer = tsirm or solver/overlap";
+}
+
 const jace_app_t app_multisplit = {
     .name = "multisplit",
     .load = s_load,
@@ -1047,6 +1060,7 @@ const jace_app_t app_multisplit = {
     .checkpoint = s_checkpoint,
     .restore = s_restore,
     .describe = s_describe,
+    .stall_advice = s_stall_advice,
     //  Each iteration solves the local block (to the inner tolerance):
     //  without a newer neighbour vector it would find the same answer.
     .idle_without_news = true

@@ -9,7 +9,7 @@
 #  verified residual stops falling ends early and says so.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 15
+plan 19
 
 JOB=$RUN/tsirm.job
 cat >"$JOB" <<JOBFILE
@@ -87,4 +87,37 @@ solve poisson3d --set problem/n=20
 solve nascg --set problem/kind=nascg --set problem/n=20000 \
     --set problem/bandwidth=400
 solve convection --set problem/kind=matrix --set problem/matrix="$MTX"
+
+#  A stalled job: the Laplacian of a path with free ends is singular and
+#  b = 1 lies wholly outside its range, so the residual cannot fall below
+#  ||b|| whatever the iterate; block Jacobi drifts along the null space
+#  for ever.  Sampled every 0.2 s, it ends after 5 flat snapshots.
+SINGULAR=$RUN/singular.mtx
+awk 'BEGIN {
+    n = 300
+    print "%%MatrixMarket matrix coordinate real symmetric"
+    print n, n, 2 * n - 1
+    for (i = 1; i <= n; i++) {
+        print i, i, (i == 1 || i == n) ? 1 : 2
+        if (i > 1) print i, i - 1, -1
+    }
+}' >"$SINGULAR"
+awk 'BEGIN { print "%%MatrixMarket matrix array real general"; print 300, 1
+             for (i = 0; i < 300; i++) print 1 }' >"$RUN/ones.mtx"
+submit stall "$JOB" "$SN_sn" --set problem/kind=matrix \
+    --set problem/matrix="$SINGULAR" --set problem/rhs="$RUN/ones.mtx" \
+    --set solver/outer=multisplit --set report/sample_seconds=0.2 \
+    --set job/stall_snapshots=5
+[ $? -eq 1 ] && grep -Eq "block Jacobi \(multisplitting\) does not converge on this matrix; try solver/outer = tsirm or solver/overlap: the verified residual (grows|stopped falling) over the last 5 snapshots \(now [0-9.e+-]+, [0-9.e+-]+ before them" "$RUN/stall.err"
+ok $? "a stalled job ends early, saying what it saw and what to try"
+seconds=$(jq -r 'select(.event == "failure") | .time' "$RUN/stall.events")
+jq -n -e "$seconds < 20" >/dev/null
+ok $? "well before its time cap (${seconds:-?} s of 60)"
+! grep -q '"event":"result"' "$RUN/stall.events"
+ok $? "and never reports a result"
+submit stall-tsirm "$JOB" "$SN_sn" --set problem/kind=matrix \
+    --set problem/matrix="$SINGULAR" --set problem/rhs="$RUN/ones.mtx" \
+    --set report/sample_seconds=0.2 --set job/stall_snapshots=5
+[ $? -eq 1 ] && grep -q "TSIRM does not converge on this matrix; try a larger solver/tsirm_size" "$RUN/stall-tsirm.err"
+ok $? "TSIRM stalled on it too, and the advice is TSIRM's"
 lib_finish
