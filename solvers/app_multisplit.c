@@ -144,6 +144,15 @@ s_parse_solver (zhash_t *params, spec_t *spec, char *reason,
                   "krylov, lu-banded, cg, bicgstab", inner);
         return -1;
     }
+    const char *pc = (const char *) zhash_lookup (params,
+                                                  "solver/preconditioner");
+    if (pc && !streq (pc, "jacobi") && !streq (pc, "ilu0")) {
+        snprintf (reason, reason_size, "solver/preconditioner = '%s' is not "
+                  "one of jacobi, ilu0", pc);
+        return -1;
+    }
+    if (pc && streq (pc, "ilu0"))
+        spec->options.preconditioner = MULTISPLIT_PC_ILU0;
     double tolerance, overlap;
     if (jace_param_number (params, "solver/inner_tolerance",
                            spec->options.inner_tolerance, 1e-300, 1,

@@ -56,6 +56,7 @@ multisplit_options_defaults (multisplit_options_t *options)
     options->inner = MULTISPLIT_INNER_KRYLOV;
     options->inner_tolerance = MULTISPLIT_INNER_TOLERANCE;
     options->inner_max_iterations = MULTISPLIT_INNER_MAX_ITERATIONS;
+    options->preconditioner = MULTISPLIT_PC_JACOBI;
     options->banded_lu_max_bytes = MULTISPLIT_LU_MAX_BYTES;
 }
 
@@ -285,6 +286,9 @@ s_setup_inner (multisplit_t *self, const multisplit_options_t *options,
         //  the block as it was and stall the outer iteration: each inner
         //  solve gains at least a digit.
         krylov_set_reduction (self->krylov, MULTISPLIT_INNER_REDUCTION);
+        //  A block ILU(0) cannot factor keeps the diagonal.
+        if (options->preconditioner == MULTISPLIT_PC_ILU0)
+            krylov_set_ilu0 (self->krylov);
         return 0;
     }
     int rc = banded_lu_factor (self->local, options->banded_lu_max_bytes,

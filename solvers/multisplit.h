@@ -55,9 +55,18 @@ typedef enum {
     MULTISPLIT_INNER_BICGSTAB   //  Warm-started Jacobi-BiCGStab (bicgstab)
 } multisplit_inner_t;
 
+//  Preconditioner of the inner Krylov solves (job key
+//  solver/preconditioner)
+typedef enum {
+    MULTISPLIT_PC_JACOBI,       //  The diagonal (jacobi)
+    MULTISPLIT_PC_ILU0          //  ILU(0) of the block (ilu0; on a
+                                //  symmetric block it is IC(0), L D L')
+} multisplit_preconditioner_t;
+
 //  How the local block is solved
 typedef struct {
     multisplit_inner_t inner;   //  Inner solver
+    multisplit_preconditioner_t preconditioner;  //  Of Krylov solves
     double inner_tolerance;     //  Krylov: relative residual to reach
     int32_t inner_max_iterations;   //  Krylov: iteration budget per solve
     size_t banded_lu_max_bytes; //  LU: refuse band storage above (0: none)
