@@ -5,11 +5,13 @@
 #  nonsymmetric Matrix Market file (upwind convection-diffusion), each
 #  synchronous and asynchronous, each with one daemon crashed on progress
 #  in the middle of the job: every job ends with a verified residual
-#  under its tolerance and its replacement restored.  A job whose
-#  verified residual stops falling ends early and says so.
+#  under its tolerance and its replacement restored.  ILU(0) inner solves
+#  with TSIRM and overlap converge; unknown solver/outer and
+#  solver/preconditioner names are refused.  A job whose verified
+#  residual stops falling ends early and says so.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 19
+plan 22
 
 JOB=$RUN/tsirm.job
 cat >"$JOB" <<JOBFILE
@@ -87,6 +89,22 @@ solve poisson3d --set problem/n=20
 solve nascg --set problem/kind=nascg --set problem/n=20000 \
     --set problem/bandwidth=400
 solve convection --set problem/kind=matrix --set problem/matrix="$MTX"
+
+#  Inner solves preconditioned by ILU(0) (BiCGStab on the nonsymmetric
+#  blocks), with TSIRM and overlap.
+submit ilu "$JOB" "$SN_sn" --set problem/kind=matrix \
+    --set problem/matrix="$MTX" --set solver/preconditioner=ilu0 \
+    --set solver/overlap=30
+status=$?
+residual=$(job_residual ilu)
+[ $status -eq 0 ] && jq -n -e "$residual <= 1e-8" >/dev/null
+ok $? "ILU(0) inner solves, TSIRM and overlap: verified residual ${residual:-none}"
+submit bad-pc "$JOB" "$SN_sn" --set solver/preconditioner=ilu1
+[ $? -eq 2 ] && grep -q "solver/preconditioner = 'ilu1' is not one of jacobi, ilu0" "$RUN/bad-pc.err"
+ok $? "an unknown preconditioner is refused, with its name"
+submit bad-outer "$JOB" "$SN_sn" --set solver/outer=gmres
+[ $? -eq 2 ] && grep -q "solver/outer = 'gmres' is not one of multisplit, tsirm" "$RUN/bad-outer.err"
+ok $? "an unknown outer method is refused, with its name"
 
 #  A stalled job: the Laplacian of a path with free ends is singular and
 #  b = 1 lies wholly outside its range, so the residual cannot fall below
