@@ -104,7 +104,8 @@ s_test_step (void)
     //  Pieces of 3, 0 and 4 rows (fewer than s + 1), and the rest.
     int32_t starts [6] = { 0, 3, 3, 7, 120, rows };
     s_factors (w, r0, rows, s, starts, 5, factors);
-    s_ok (s_solve (factors, 5, &options, split, &parts) == 0, "five tasks solve");
+    s_ok (s_solve (factors, 5, &options, split, &parts) == 0,
+          "five tasks solve");
     double difference = 0;
     for (int32_t j = 0; j < s; j++)
         difference = fmax (difference, fabs (one [j] - split [j]));
