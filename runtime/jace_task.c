@@ -98,6 +98,7 @@ struct _jace_task_t {
     size_t send_failures;       //  Sends that failed (counted per round 0)
     jace_task_wait_fn *wait;    //  The daemon's wait for input, or NULL
     void *wait_arg;             //  Its argument
+    int64_t waited_usecs;       //  Time jace_task_alltoallv spent waiting
 };
 
 
@@ -929,7 +930,10 @@ jace_task_alltoallv (jace_task_t *self, const void *const *buffers,
         if (jace_exchange_failure (self->exchange))
             return -1;
         int msec = due < 0 || due > 100 ? 100 : (int) due;
-        if (self->wait (self->wait_arg, msec))
+        int64_t waiting = zclock_usecs ();
+        int rc = self->wait (self->wait_arg, msec);
+        self->waited_usecs += zclock_usecs () - waiting;
+        if (rc)
             return -1;
     }
     for (int64_t source = 0; source < self->count; source++)
@@ -938,6 +942,13 @@ jace_task_alltoallv (jace_task_t *self, const void *const *buffers,
                                                     NULL);
     self->exchanges++;
     return 0;
+}
+
+int64_t
+jace_task_waited_usecs (const jace_task_t *self)
+{
+    assert (self);
+    return self->waited_usecs;
 }
 
 int64_t

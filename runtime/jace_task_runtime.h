@@ -186,6 +186,11 @@ void
     jace_task_set_waiter (jace_task_t *self, jace_task_wait_fn *wait,
                           void *arg);
 
+//  Microseconds jace_task_alltoallv has spent waiting for its pieces so
+//  far: time in an iteration that is not computing.
+int64_t
+    jace_task_waited_usecs (const jace_task_t *self);
+
 //  The timed part of the exchange under way (the set-up exchange: the
 //  daemon calls it while it waits for request lists).  Returns msec
 //  until it needs to run again, or -1 when no exchange is under way.
