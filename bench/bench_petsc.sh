@@ -9,6 +9,7 @@
 #  seed for nascg).  Default: poisson3d:n=40 nascg:n=50000,bandwidth=350.
 #  Environment: PROCS (process counts, "1 2 4"), REPEATS (3), TOLERANCE
 #  (1e-8), PETSC_VARIANTS (NAME|OPTIONS lines, replacing the list below),
+#  PETSC (1; 0 runs Jace alone, installs nothing and needs no MPI),
 #  MPIRUN_FLAGS (added to mpirun's), JACE_BUILDDIR and JACE_SRCDIR as for
 #  bench_solver.sh.
 #
@@ -21,6 +22,8 @@
 #  runs REPEATS rounds, interleaved:
 #    jace-file-async/sync  Jace on P tasks, reading the file
 #    jace-gen-async/sync   Jace on P tasks, generating the same matrix
+#    jace-tsirm-async/sync the same, accelerated by TSIRM (solver/outer =
+#                          tsirm, its defaults: s = 12, 15 CGLS iterations)
 #    petsc VARIANT         mpirun -n P petsc_solve, for each variant below
 #  Every run stops at the true relative residual ||b - Ax|| / ||b|| <=
 #  TOLERANCE from x0 = 0.  Times: solve (Jace: the result event's seconds,
@@ -39,12 +42,18 @@ tolerance=${TOLERANCE:-1e-8}
 #  PETSc's configurations, NAME|OPTIONS: Jace's stationary equivalent
 #  (Richardson, block Jacobi, LU on each block; also with MUMPS's LU and
 #  with Jace's own inner solver, CG to 1e-12), GMRES with block Jacobi
-#  (ILU(0) and LU blocks) and, the matrices being SPD, CG with ICC(0).
+#  (ILU(0) and LU blocks), FGMRES with block Jacobi/ILU(0), KSPTSIRM (GMRES
+#  inner solves capped at 30 iterations on block Jacobi/ILU(0), PETSc's
+#  least-squares defaults given explicitly: some PETSc versions set them
+#  in KSPSetUp, after the options were read, so check -ksp_view that
+#  they took effect) and, the matrices being SPD, CG with ICC(0).
 variants=${PETSC_VARIANTS:-"richardson-lu|-ksp_type richardson -pc_type bjacobi -sub_pc_type lu
 richardson-mumps|-ksp_type richardson -pc_type bjacobi -sub_pc_type lu -sub_pc_factor_mat_solver_type mumps
 richardson-cg|-ksp_type richardson -pc_type bjacobi -sub_ksp_type cg -sub_pc_type jacobi -sub_ksp_rtol 1e-12 -sub_ksp_max_it 100000
 gmres-ilu|-ksp_type gmres -pc_type bjacobi -ksp_pc_side right
 gmres-lu|-ksp_type gmres -pc_type bjacobi -sub_pc_type lu -ksp_pc_side right
+fgmres-ilu|-ksp_type fgmres -pc_type bjacobi
+tsirm|-ksp_type tsirm -ksp_tsirm_size_ls 12 -ksp_tsirm_max_it_ls 15 -pc_type ksp -ksp_ksp_type gmres -ksp_ksp_max_it 30 -ksp_pc_type bjacobi
 cg-icc|-ksp_type cg -pc_type bjacobi -sub_pc_type icc"}
 common="-ksp_norm_type unpreconditioned -ksp_rtol $tolerance -ksp_max_it 1000000"
 
@@ -72,6 +81,10 @@ build_tools () {
     # shellcheck disable=SC2046
     mpicc -O2 $(pkg-config --cflags PETSc) "$JACE_SRCDIR/bench/petsc_solve.c" \
         -o "$run/petsc_solve" $(pkg-config --libs PETSc) -lm
+    build_writer
+}
+
+build_writer () {
     cat >"$run/write_matrix.c" <<'EOF'
 //  write_matrix - one of Jace's generated matrices as a Matrix Market file
 #include "solvers.h"
@@ -269,12 +282,18 @@ report () {
     }' "$run/results"
 }
 
-install_petsc
-build_tools
-mpi_flags="--bind-to none ${MPIRUN_FLAGS:-}"
-if mpirun --version 2>&1 | grep -q "Open MPI"; then
-    mpi_flags="$mpi_flags --oversubscribe"
-    [ "$(id -u)" != 0 ] || mpi_flags="$mpi_flags --allow-run-as-root"
+with_petsc=${PETSC:-1}
+mpi_flags=none
+if [ "$with_petsc" = 1 ]; then
+    install_petsc
+    build_tools
+    mpi_flags="--bind-to none ${MPIRUN_FLAGS:-}"
+    if mpirun --version 2>&1 | grep -q "Open MPI"; then
+        mpi_flags="$mpi_flags --oversubscribe"
+        [ "$(id -u)" != 0 ] || mpi_flags="$mpi_flags --allow-run-as-root"
+    fi
+else
+    build_writer
 fi
 cat >"$run/matrix.job" <<EOF
 job
@@ -296,7 +315,11 @@ for problem in "$@"; do
                     --set problem/matrix="$mtx"
                 # shellcheck disable=SC2086
                 jace_run "jace-gen-$mode" --set job/mode=$mode $sets
+                # shellcheck disable=SC2086
+                jace_run "jace-tsirm-$mode" --set job/mode=$mode \
+                    --set solver/outer=tsirm $sets
             done
+            [ "$with_petsc" = 1 ] || continue
             echo "$variants" | while IFS= read -r variant; do
                 petsc_run "$variant"
             done
@@ -306,6 +329,7 @@ for problem in "$@"; do
 done
 echo "$(getconf _NPROCESSORS_ONLN) cores, load average at the start $load," \
      "at the end $(cut -d' ' -f1-3 /proc/loadavg)," \
-     "tolerance $tolerance, PETSc $(pkg-config --modversion PETSc)," \
+     "tolerance $tolerance," \
+     "PETSc $([ "$with_petsc" = 1 ] && pkg-config --modversion PETSc || echo off)," \
      "mpirun $mpi_flags"
 report

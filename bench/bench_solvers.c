@@ -16,7 +16,12 @@
     The "tolerance" mode runs whole solves with CG inside at several inner
     tolerances, the measurement behind the library's default.
 
-    Usage: bench_solvers [quick | bandwidth | tolerance]
+    The "tsirm" mode crosses the inner preconditioner (Jacobi, ILU(0)),
+    the outer iteration (plain, TSIRM) and the inner tolerance.
+
+    The "overlap" mode runs plain and TSIRM solves at several overlaps.
+
+    Usage: bench_solvers [quick | bandwidth | tolerance | tsirm | overlap]
     "ms / outer it" is (total - set-up) / outer iterations, over all tasks.
     The full set (no argument) runs every table, bandwidth included.
     Prints Markdown tables on stdout.  Single-threaded OpenBLAS.
@@ -195,6 +200,100 @@ s_bench_inner_tolerance (const bench_case_t *cases, int count)
                            tolerances [t]);
         }
         free (b);
+        csr_destroy (&A);
+    }
+}
+
+//  Whole solves with the inner preconditioner (Jacobi, ILU(0)), the outer
+//  iteration (plain, TSIRM) and the inner tolerance crossed: what the
+//  defaults of solver/preconditioner and solver/inner_tolerance rest on
+//  once TSIRM accelerates the outer iteration.
+static void
+s_bench_tsirm (const bench_case_t *cases, int count)
+{
+    const double tolerances [] = { 1e-1, 1e-2, 1e-3, 1e-6 };
+    printf ("\n| problem | preconditioner | outer | inner tol | tasks | "
+            "status | outer its | residual | inner its | total s |\n"
+            "|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int c = 0; c < count; c++) {
+        csr_t *A = s_generate (&cases [c]);
+        double *b = malloc (A->nrows * sizeof (double));
+        double *x = malloc (A->nrows * sizeof (double));
+        problems_rhs_ones_solution (A, b);
+        for (int pc = 0; pc < 2; pc++)
+        for (int outer = 0; outer < 2; outer++)
+        for (size_t t = 0; t < sizeof tolerances / sizeof tolerances [0]; t++) {
+            multisplit_serial_options_t options = {
+                .tasks = cases [c].tasks, .tolerance = 1e-9,
+                .residual_tolerance = 1e-8, .max_iterations = 20000
+            };
+            multisplit_options_defaults (&options.inner);
+            options.inner.preconditioner = pc ? MULTISPLIT_PC_ILU0
+                                              : MULTISPLIT_PC_JACOBI;
+            options.inner.inner_tolerance = tolerances [t];
+            if (outer)
+                tsirm_options_defaults (&options.tsirm);
+            multisplit_serial_result_t result;
+            double start = s_now ();
+            int rc = multisplit_serial_solve (A, b, &options, x, &result,
+                                              NULL, 0);
+            double elapsed = s_now () - start;
+            printf ("| %s | %s | %s | %.0e | %d | %s | %d | %.2e | %lld | "
+                    "%.3f |\n", cases [c].name, pc ? "ILU(0)" : "Jacobi",
+                    outer ? "TSIRM" : "plain", tolerances [t],
+                    cases [c].tasks, rc ? "set-up failed"
+                    : multisplit_status_name (result.status),
+                    result.iterations, result.residual,
+                    (long long) result.inner_iterations, elapsed);
+            fflush (stdout);
+        }
+        free (b);
+        free (x);
+        csr_destroy (&A);
+    }
+}
+
+//  Whole solves with overlap (rows shared with each neighbouring block),
+//  plain and with TSIRM, at the default inner solve.
+static void
+s_bench_overlap (const bench_case_t *cases, int count)
+{
+    //  Rows: a grid line of a 2D problem of side 150, half, one and two
+    //  planes of a 3D one of side 30
+    const int32_t overlaps [] = { 0, 150, 450, 900, 1800 };
+    printf ("\n| problem | overlap | outer | tasks | status | outer its | "
+            "residual | inner its | total s |\n"
+            "|---|---|---|---|---|---|---|---|---|\n");
+    for (int c = 0; c < count; c++) {
+        csr_t *A = s_generate (&cases [c]);
+        double *b = malloc (A->nrows * sizeof (double));
+        double *x = malloc (A->nrows * sizeof (double));
+        problems_rhs_ones_solution (A, b);
+        for (size_t o = 0; o < sizeof overlaps / sizeof overlaps [0]; o++)
+        for (int outer = 0; outer < 2; outer++) {
+            multisplit_serial_options_t options = {
+                .tasks = cases [c].tasks, .overlap = overlaps [o],
+                .tolerance = 1e-9, .residual_tolerance = 1e-8,
+                .max_iterations = 20000
+            };
+            multisplit_options_defaults (&options.inner);
+            if (outer)
+                tsirm_options_defaults (&options.tsirm);
+            multisplit_serial_result_t result;
+            double start = s_now ();
+            int rc = multisplit_serial_solve (A, b, &options, x, &result,
+                                              NULL, 0);
+            double elapsed = s_now () - start;
+            printf ("| %s | %d | %s | %d | %s | %d | %.2e | %lld | %.3f |\n",
+                    cases [c].name, overlaps [o], outer ? "TSIRM" : "plain",
+                    cases [c].tasks, rc ? "set-up failed"
+                    : multisplit_status_name (result.status),
+                    result.iterations, result.residual,
+                    (long long) result.inner_iterations, elapsed);
+            fflush (stdout);
+        }
+        free (b);
+        free (x);
         csr_destroy (&A);
     }
 }
@@ -863,6 +962,22 @@ main (int argc, char *argv [])
     }
     if (strcmp (mode, "tolerance") == 0) {
         s_bench_inner_tolerance (full_cases, 4);
+        return 0;
+    }
+    if (strcmp (mode, "tsirm") == 0) {
+        const bench_case_t tsirm_cases [] = {
+            { "3D Poisson 40^3", "poisson3d", 40, 0, 2 },
+            { "2D Poisson 150^2", "poisson2d", 150, 0, 4 },
+            { "NAS-CG-like n=50k bw=350", "nascg", 50000, 350, 4 },
+        };
+        s_bench_tsirm (tsirm_cases, 3);
+        return 0;
+    }
+    if (strcmp (mode, "overlap") == 0) {
+        const bench_case_t overlap_cases [] = {
+            { "3D Poisson 30^3", "poisson3d", 30, 0, 4 },
+        };
+        s_bench_overlap (overlap_cases, 1);
         return 0;
     }
     bool quick = strcmp (mode, "quick") == 0;

@@ -1037,6 +1037,7 @@ static void
 s_iterate (worker_t *self)
 {
     int64_t start = zclock_usecs ();
+    int64_t waited = jace_task_waited_usecs (self->task);
     self->received_before = self->received;
     int rc = self->app->iterate (self->task, self->app_state);
     //  A collective may have been cut short by a STOP or ASSIGN (or
@@ -1063,7 +1064,10 @@ s_iterate (worker_t *self)
     if (state != self->reported_state
     ||  zclock_mono () - self->last_progress >= PROGRESS_MSEC)
         s_report_progress (self, state);
-    s_slow_down (self, zclock_usecs () - start);
+    //  A slower node computes slower; it does not wait longer for the
+    //  others in a collective (counting that would feed on itself).
+    s_slow_down (self, zclock_usecs () - start
+                       - (jace_task_waited_usecs (self->task) - waited));
 }
 
 //  Restart from the newest valid copy gathered, or from the initial

@@ -106,6 +106,13 @@ typedef struct {
     //  rows and needs one value from each rank neighbour.
     int (*describe) (void *problem, const int64_t *first_row, int64_t tasks,
                      jace_graph_t *graph);
+
+    //  Spawner side, may be NULL.  What to tell the user of a job whose
+    //  verified residual stopped falling (job/stall_snapshots): which
+    //  method does not converge on this problem and what to try, e.g.
+    //  "block Jacobi does not converge on this matrix; try solver/outer =
+    //  tsirm or solver/overlap".  Borrowed from the problem.
+    const char *(*stall_advice) (void *problem);
 } jace_app_t;
 
 //  This task's number, 0 .. jace_task_count () - 1.

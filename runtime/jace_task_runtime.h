@@ -118,7 +118,9 @@ bool
     jace_task_requests_complete (const jace_task_t *self);
 
 //  True when every task we asked for values has sent those of the
-//  previous iteration or newer (the synchronous mode's condition).
+//  previous iteration or newer (the synchronous mode's condition), or,
+//  for a task restored from a checkpoint (jace_task_set_iteration), while
+//  some of them has not sent to us yet: they wait for us to catch up.
 bool
     jace_task_sources_ready (const jace_task_t *self);
 
@@ -191,6 +193,11 @@ typedef int (jace_task_wait_fn) (void *arg, int msec);
 void
     jace_task_set_waiter (jace_task_t *self, jace_task_wait_fn *wait,
                           void *arg);
+
+//  Microseconds jace_task_alltoallv has spent waiting for its pieces so
+//  far: time in an iteration that is not computing.
+int64_t
+    jace_task_waited_usecs (const jace_task_t *self);
 
 //  The timed part of the exchange under way (the set-up exchange: the
 //  daemon calls it while it waits for request lists).  Returns msec

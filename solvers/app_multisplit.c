@@ -13,6 +13,7 @@
 #include "mmio.h"
 #include "multisplit.h"
 #include "problems.h"
+#include "tsirm.h"
 
 #include <errno.h>
 #include <math.h>
@@ -40,6 +41,8 @@ typedef struct {
     uint64_t seed;              //  Random kinds
     int32_t overlap;            //  Rows of overlap each side
     multisplit_options_t options;   //  Inner solver
+    bool tsirm;                 //  solver/outer = tsirm
+    tsirm_options_t window;     //  Its least-squares step
 } spec_t;
 
 //  Spawner side: the whole system.
@@ -49,6 +52,24 @@ typedef struct {
     double *b;                  //  Right-hand side
     bool known_solution;        //  b = A * 1
 } problem_t;
+
+//  Daemon side: TSIRM's window (see s_minimise).  Windows are aligned on
+//  iteration numbers, the same on every task: window w ends at iteration
+//  w s + s - 1, where every task takes its least-squares step.
+typedef struct {
+    tsirm_options_t options;    //  s and the CGLS budget
+    int32_t rows;               //  Core rows
+    double *columns;            //  Core values of base and the s iterates,
+                                //  (s + 1) x rows: column 0 is the base
+    bool open;                  //  The base of the window under way is set
+    int64_t accept_from;        //  Neighbours' vectors older than our last
+                                //  step predate it and are not taken
+    double *external;           //  Neighbours' values of the s + 1 columns,
+                                //  (s + 1) x external_size
+    double *wr;                 //  Our rows of [A D | r0], rows x (s + 1)
+    double *factor;             //  Our share of the step
+    double *boundary;           //  Outgoing pieces, in one buffer
+} window_t;
 
 //  Daemon side: one task.
 typedef struct {
@@ -60,6 +81,7 @@ typedef struct {
     int32_t *requested_count;   //  Per task: entries in requested
     double *outgoing;           //  Values being sent, largest request
     bool requests_read;         //  requested[] filled from the runtime
+    window_t *window;           //  TSIRM's window, or NULL
 } task_state_t;
 
 
@@ -82,6 +104,35 @@ s_parse_kind (zhash_t *params, spec_t *spec, char *reason,
     return -1;
 }
 
+//  solver/outer and TSIRM's keys.
+static int
+s_parse_outer (zhash_t *params, spec_t *spec, char *reason,
+               size_t reason_size)
+{
+    const char *outer = (const char *) zhash_lookup (params, "solver/outer");
+    if (outer && !streq (outer, "multisplit") && !streq (outer, "tsirm")) {
+        snprintf (reason, reason_size, "solver/outer = '%s' is not one of "
+                  "multisplit, tsirm", outer);
+        return -1;
+    }
+    spec->tsirm = outer && streq (outer, "tsirm");
+    tsirm_options_defaults (&spec->window);
+    double size, iterations, tolerance;
+    if (jace_param_number (params, "solver/tsirm_size", spec->window.size, 2,
+                           TSIRM_SIZE_MAX, &size, reason, reason_size)
+    ||  jace_param_number (params, "solver/tsirm_max_iterations",
+                           spec->window.max_iterations, 1, 1000, &iterations,
+                           reason, reason_size)
+    ||  jace_param_number (params, "solver/tsirm_tolerance",
+                           spec->window.tolerance, 0, 1, &tolerance, reason,
+                           reason_size))
+        return -1;
+    spec->window.size = (int32_t) size;
+    spec->window.max_iterations = (int32_t) iterations;
+    spec->window.tolerance = tolerance;
+    return 0;
+}
+
 static int
 s_parse_solver (zhash_t *params, spec_t *spec, char *reason,
                 size_t reason_size)
@@ -93,6 +144,15 @@ s_parse_solver (zhash_t *params, spec_t *spec, char *reason,
                   "krylov, lu-banded, cg, bicgstab", inner);
         return -1;
     }
+    const char *pc = (const char *) zhash_lookup (params,
+                                                  "solver/preconditioner");
+    if (pc && !streq (pc, "jacobi") && !streq (pc, "ilu0")) {
+        snprintf (reason, reason_size, "solver/preconditioner = '%s' is not "
+                  "one of jacobi, ilu0", pc);
+        return -1;
+    }
+    if (pc && streq (pc, "ilu0"))
+        spec->options.preconditioner = MULTISPLIT_PC_ILU0;
     double tolerance, overlap;
     if (jace_param_number (params, "solver/inner_tolerance",
                            spec->options.inner_tolerance, 1e-300, 1,
@@ -102,7 +162,7 @@ s_parse_solver (zhash_t *params, spec_t *spec, char *reason,
         return -1;
     spec->options.inner_tolerance = tolerance;
     spec->overlap = (int32_t) overlap;
-    return 0;
+    return s_parse_outer (params, spec, reason, reason_size);
 }
 
 //  Sizes of the generated kinds; the matrix kind learns n from its file.
@@ -517,6 +577,38 @@ s_request_dependencies (task_state_t *self, jace_task_t *task)
 }
 
 static void
+s_window_destroy (window_t **window_p)
+{
+    window_t *window = *window_p;
+    if (window) {
+        free (window->columns);
+        free (window->external);
+        free (window->wr);
+        free (window->factor);
+        free (window->boundary);
+        free (window);
+        *window_p = NULL;
+    }
+}
+
+static window_t *
+s_window_new (const tsirm_options_t *options, const multisplit_t *split)
+{
+    window_t *window = (window_t *) zmalloc (sizeof *window);
+    window->options = *options;
+    window->rows = multisplit_row_end (split) - multisplit_row_begin (split);
+    size_t columns = (size_t) options->size + 1;
+    window->columns = (double *) zmalloc (columns * window->rows
+                                          * sizeof (double));
+    window->external = (double *) zmalloc (columns
+        * ((size_t) multisplit_external_size (split) + 1) * sizeof (double));
+    window->wr = (double *) zmalloc (columns * window->rows * sizeof (double));
+    window->factor = (double *) zmalloc (tsirm_factor_length (options->size)
+                                         * sizeof (double));
+    return window;
+}
+
+static void
 s_destroy (void **state_p)
 {
     task_state_t *self = (task_state_t *) *state_p;
@@ -528,6 +620,7 @@ s_destroy (void **state_p)
         free (self->requested_count);
         free (self->outgoing);
         free (self->x_ext);
+        s_window_destroy (&self->window);
         free (self);
         *state_p = NULL;
     }
@@ -568,6 +661,8 @@ s_setup (jace_task_t *task, char *reason, size_t reason_size)
     self->x_ext = (double *) zmalloc (
         (multisplit_external_size (self->split) + 1) * sizeof (double));
     s_request_dependencies (self, task);
+    if (spec.tsirm)
+        self->window = s_window_new (&spec.window, self->split);
     return self;
 }
 
@@ -608,21 +703,270 @@ s_read_requests (task_state_t *self, jace_task_t *task)
     self->requests_read = true;
 }
 
+//  The newest values of each neighbour, unless they were computed
+//  before iteration `from` (TSIRM's last step: older values would mix
+//  the iterates the step replaced with its answer).
 static void
-s_take_newest (task_state_t *self, jace_task_t *task)
+s_take_newest (task_state_t *self, jace_task_t *task, int64_t from)
 {
     for (int32_t t = 0; t < self->tasks; t++) {
         int32_t needed = multisplit_dependency_count (self->split, t);
         if (t == self->rank || needed == 0)
             continue;
         size_t count = 0;
+        int64_t iteration = -1;
         const double *values = jace_task_newest (task, t, &count, NULL,
-                                                 NULL);
-        if (values && count == (size_t) needed)
+                                                 &iteration);
+        if (values && count == (size_t) needed && iteration >= from)
             memcpy (self->x_ext + multisplit_dependency_offset (self->split,
                                                                 t),
                     values, count * sizeof (double));
     }
+}
+
+//  --------------------------------------------------------------------------
+//  Daemon side: TSIRM
+//
+//  Every task keeps its core rows of the window's base x0 and of the s
+//  iterates.  At the window's last iteration every task, in the same
+//  iteration number, runs two total exchanges (jace_task_alltoallv):
+//
+//  1. each task gives each task that reads its values those values of
+//     the s + 1 columns; every task then holds, for its rows, exactly the
+//     vectors the other tasks hold (not the older values it iterated
+//     with), and computes its rows of [A D | r0] and their R factor;
+//  2. each task gives every task its factor; every task stacks them in
+//     rank order and solves the same small problem (tsirm.h).
+//
+//  Every task then continues from x = x0 + D beta, on its rows and on the
+//  values it reads from the others, which it computes itself from round
+//  1: no vector from before the step is used again (s_take_newest).  The
+//  exchanges are the runtime's: a task replaced during a window restarts
+//  from its checkpoint (its iterate and its exchange count) and opens the
+//  window there; its k-th exchange meets everybody's k-th.
+
+//  Open the window at `position` (iterations of it already run): the base
+//  is the present iterate, and so are the iterates missed by a task that
+//  starts mid-window (set up, or restored): its rows add no direction for
+//  them.
+static void
+s_window_open (window_t *window, const double *x_core, int32_t position)
+{
+    size_t bytes = (size_t) window->rows * sizeof (double);
+    for (int32_t c = 0; c <= position; c++)
+        memcpy (window->columns + (size_t) c * window->rows, x_core, bytes);
+    window->open = true;
+}
+
+//  Round 1: our values of the s + 1 columns to each task that reads them;
+//  theirs into window->external.  Returns 0, or -1.
+static int
+s_exchange_columns (task_state_t *self, jace_task_t *task)
+{
+    window_t *window = self->window;
+    int32_t columns = window->options.size + 1;
+    int32_t begin = multisplit_row_begin (self->split);
+    if (!window->boundary) {
+        size_t total = 0;
+        for (int32_t t = 0; t < self->tasks; t++)
+            total += (size_t) self->requested_count [t];
+        window->boundary = (double *) zmalloc ((total * columns + 1)
+                                               * sizeof (double));
+    }
+    const void **buffers = (const void **) zmalloc (self->tasks
+                                                    * sizeof (void *));
+    size_t *sizes = (size_t *) zmalloc (self->tasks * sizeof (size_t));
+    const void **received = (const void **) zmalloc (self->tasks
+                                                     * sizeof (void *));
+    size_t *received_sizes = (size_t *) zmalloc (self->tasks
+                                                 * sizeof (size_t));
+    double *piece = window->boundary;
+    for (int32_t t = 0; t < self->tasks; t++) {
+        int32_t count = self->requested_count [t];
+        if (count == 0)
+            continue;
+        for (int32_t c = 0; c < columns; c++)
+            for (int32_t k = 0; k < count; k++)
+                piece [c * count + k] = window->columns [
+                    (size_t) c * window->rows + self->requested [t][k] - begin];
+        buffers [t] = piece;
+        sizes [t] = (size_t) count * columns * sizeof (double);
+        piece += (size_t) count * columns;
+    }
+    int rc = jace_task_alltoallv (task, buffers, sizes, received,
+                                  received_sizes);
+    int32_t external = multisplit_external_size (self->split);
+    for (int32_t t = 0; rc == 0 && t < self->tasks; t++) {
+        int32_t needed = multisplit_dependency_count (self->split, t);
+        if (t == self->rank || needed == 0)
+            continue;
+        if (received_sizes [t] != (size_t) needed * columns * sizeof (double)) {
+            zsys_error ("task %d: TSIRM columns of task %d are %zu bytes, "
+                        "not %d x %d values", self->rank, t,
+                        received_sizes [t], columns, needed);
+            rc = -1;
+            break;
+        }
+        int32_t offset = multisplit_dependency_offset (self->split, t);
+        const char *bytes = (const char *) received [t];
+        for (int32_t c = 0; c < columns; c++)
+            memcpy (window->external + (size_t) c * external + offset,
+                    bytes + (size_t) c * needed * sizeof (double),
+                    (size_t) needed * sizeof (double));
+    }
+    free (buffers);
+    free (sizes);
+    free (received);
+    free (received_sizes);
+    return rc;
+}
+
+//  Our rows of [A D | r0], column-major, into window->wr, and their R
+//  factor into window->factor.  x_ext is the workspace for the
+//  neighbours' part of each difference.
+static void
+s_local_factor (task_state_t *self)
+{
+    window_t *window = self->window;
+    int32_t s = window->options.size, rows = window->rows;
+    int32_t external = multisplit_external_size (self->split);
+    const double *base = window->columns;
+    const double *base_ext = window->external;
+    double *scratch = window->wr + (size_t) s * rows;
+    for (int32_t j = 1; j <= s; j++) {
+        const double *column = window->columns + (size_t) j * rows;
+        const double *column_ext = window->external + (size_t) j * external;
+        for (int32_t i = 0; i < rows; i++)
+            scratch [i] = column [i] - base [i];
+        for (int32_t e = 0; e < external; e++)
+            self->x_ext [e] = column_ext [e] - base_ext [e];
+        multisplit_multiply (self->split, scratch, self->x_ext,
+                             window->wr + (size_t) (j - 1) * rows);
+    }
+    multisplit_residual_of (self->split, base, base_ext, scratch);
+    tsirm_local_factor (window->wr, rows, s, window->factor);
+}
+
+//  Round 2: every task's factor, and the small problem.  Returns 0 with
+//  beta, or -1.
+static int
+s_exchange_factors (task_state_t *self, jace_task_t *task, double *beta,
+                    tsirm_result_t *result)
+{
+    window_t *window = self->window;
+    size_t length = tsirm_factor_length (window->options.size);
+    const void **buffers = (const void **) zmalloc (self->tasks
+                                                    * sizeof (void *));
+    size_t *sizes = (size_t *) zmalloc (self->tasks * sizeof (size_t));
+    const void **received = (const void **) zmalloc (self->tasks
+                                                     * sizeof (void *));
+    size_t *received_sizes = (size_t *) zmalloc (self->tasks
+                                                 * sizeof (size_t));
+    for (int32_t t = 0; t < self->tasks; t++) {
+        buffers [t] = window->factor;
+        sizes [t] = length * sizeof (double);
+    }
+    double *factors = (double *) zmalloc (self->tasks * length
+                                          * sizeof (double));
+    const double **pieces = (const double **) zmalloc (self->tasks
+                                                       * sizeof (double *));
+    int rc = jace_task_alltoallv (task, buffers, sizes, received,
+                                  received_sizes);
+    for (int32_t t = 0; rc == 0 && t < self->tasks; t++) {
+        if (received_sizes [t] != length * sizeof (double)) {
+            zsys_error ("task %d: TSIRM factor of task %d is %zu bytes, "
+                        "not %zu values", self->rank, t, received_sizes [t],
+                        length);
+            rc = -1;
+            break;
+        }
+        //  Copied: a received piece need not be aligned for doubles.
+        memcpy (factors + t * length, received [t], length * sizeof (double));
+        pieces [t] = factors + t * length;
+    }
+    if (rc == 0)
+        rc = tsirm_solve (pieces, self->tasks, &window->options, beta,
+                          result);
+    free (pieces);
+    free (factors);
+    free (buffers);
+    free (sizes);
+    free (received);
+    free (received_sizes);
+    return rc;
+}
+
+//  Continue from x = x0 + D beta, on our rows and on the values we read
+//  from others.  Returns the largest change from the window's last
+//  iterate.
+static double
+s_apply_step (task_state_t *self, const double *beta)
+{
+    window_t *window = self->window;
+    int32_t s = window->options.size, rows = window->rows;
+    int32_t external = multisplit_external_size (self->split);
+    double *x = window->wr;     //  Free again: the factor is taken
+    const double *last = window->columns + (size_t) s * rows;
+    double jump = 0;
+    for (int32_t i = 0; i < rows; i++) {
+        double base = window->columns [i], value = base;
+        for (int32_t j = 1; j <= s; j++)
+            value += beta [j - 1]
+                   * (window->columns [(size_t) j * rows + i] - base);
+        x [i] = value;
+        jump = fmax (jump, fabs (value - last [i]));
+    }
+    multisplit_set_solution (self->split, x);
+    for (int32_t e = 0; e < external; e++) {
+        double base = window->external [e], value = base;
+        for (int32_t j = 1; j <= s; j++)
+            value += beta [j - 1]
+                   * (window->external [(size_t) j * external + e] - base);
+        self->x_ext [e] = value;
+    }
+    return jump;
+}
+
+//  The window's least-squares step.  Returns 0 and raises *change to the
+//  step's jump, or -1 (an exchange failed, or the step is not finite).
+static int
+s_minimise (task_state_t *self, jace_task_t *task, double *change)
+{
+    double beta [TSIRM_SIZE_MAX];
+    tsirm_result_t result;
+    if (s_exchange_columns (self, task))
+        return -1;
+    s_local_factor (self);
+    if (s_exchange_factors (self, task, beta, &result))
+        return -1;
+    *change = fmax (*change, s_apply_step (self, beta));
+    return isfinite (*change) ? 0 : -1;
+}
+
+//  One iteration of TSIRM: a multisplitting iteration kept in the window,
+//  and at its end the step.
+static int
+s_iterate_tsirm (task_state_t *self, jace_task_t *task, double *change)
+{
+    window_t *window = self->window;
+    int32_t s = window->options.size;
+    int64_t iteration = jace_task_iteration (task);
+    int32_t position = (int32_t) (iteration % s);
+    if (!window->open || position == 0)
+        s_window_open (window, multisplit_solution (self->split), position);
+    s_take_newest (self, task, window->accept_from);
+    multisplit_step_t step;
+    if (multisplit_iterate (self->split, self->x_ext, &step))
+        return -1;
+    memcpy (window->columns + (size_t) (position + 1) * window->rows,
+            multisplit_solution (self->split),
+            (size_t) window->rows * sizeof (double));
+    *change = step.change;
+    if (position < s - 1)
+        return 0;
+    window->open = false;
+    window->accept_from = iteration;
+    return s_minimise (self, task, change);
 }
 
 static int
@@ -631,11 +975,19 @@ s_iterate (jace_task_t *task, void *state)
     task_state_t *self = (task_state_t *) state;
     if (!self->requests_read)
         s_read_requests (self, task);
-    s_take_newest (self, task);
-    multisplit_step_t step;
-    if (multisplit_iterate (self->split, self->x_ext, &step))
-        return -1;
-    jace_task_set_change (task, step.change);
+    double change;
+    if (self->window) {
+        if (s_iterate_tsirm (self, task, &change))
+            return -1;
+    }
+    else {
+        s_take_newest (self, task, 0);
+        multisplit_step_t step;
+        if (multisplit_iterate (self->split, self->x_ext, &step))
+            return -1;
+        change = step.change;
+    }
+    jace_task_set_change (task, change);
     for (int32_t t = 0; t < self->tasks; t++) {
         int32_t count = self->requested_count [t];
         if (count == 0)
@@ -689,6 +1041,19 @@ s_restore (jace_task_t *task, void *state, const void *bytes, size_t size,
     return 0;
 }
 
+//  The method that stalled, and what else to try.
+static const char *
+s_stall_advice (void *raw)
+{
+    problem_t *problem = (problem_t *) raw;
+    if (problem->spec.tsirm)
+        return "TSIRM does not converge on this matrix; try a larger "
+               "solver/tsirm_size, solver/overlap or a smaller "
+               "solver/inner_tolerance";
+    return "block Jacobi (multisplitting) does not converge on this matrix; "
+           "try solver/outer = tsirm or solver/overlap";
+}
+
 const jace_app_t app_multisplit = {
     .name = "multisplit",
     .load = s_load,
@@ -704,6 +1069,7 @@ const jace_app_t app_multisplit = {
     .checkpoint = s_checkpoint,
     .restore = s_restore,
     .describe = s_describe,
+    .stall_advice = s_stall_advice,
     //  Each iteration solves the local block (to the inner tolerance):
     //  without a newer neighbour vector it would find the same answer.
     .idle_without_news = true

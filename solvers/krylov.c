@@ -1,5 +1,5 @@
 /*  =========================================================================
-    krylov - Jacobi-preconditioned CG and BiCGStab on a CSR matrix
+    krylov - preconditioned CG and BiCGStab on a CSR matrix
 
     Vector kernels are plain loops (the compiler vectorises them); the cost
     of an iteration is dominated by the SpMV, which is memory bound.
@@ -19,6 +19,9 @@ struct _krylov_t {
     const csr_t *A;             //  Borrowed; the matrix being solved
     int32_t n;                  //  Order of A
     double *inverse_diagonal;   //  Jacobi preconditioner, 1 / a_ii
+    double *factors;            //  ILU(0): L (unit, strict lower) and U
+                                //  in A's pattern, or NULL for Jacobi
+    int64_t *diagonal;          //  ILU(0): position of a_ii in each row
     double *work;               //  KRYLOV_VECTORS x n workspace
     double reduction;           //  Least gain of a solve, 1 for none
 };
@@ -56,6 +59,8 @@ krylov_destroy (krylov_t **self_p)
     if (*self_p) {
         krylov_t *self = *self_p;
         free (self->inverse_diagonal);
+        free (self->factors);
+        free (self->diagonal);
         free (self->work);
         free (self);
         *self_p = NULL;
@@ -71,12 +76,84 @@ s_dot (int32_t n, const double *x, const double *y)
     return sum;
 }
 
-//  z = M^-1 r with the Jacobi preconditioner
+//  z = M^-1 r: Jacobi, or the two triangular solves of ILU(0)
 static void
 s_precondition (const krylov_t *self, const double *r, double *z)
 {
-    for (int32_t i = 0; i < self->n; i++)
-        z [i] = self->inverse_diagonal [i] * r [i];
+    if (!self->factors) {
+        for (int32_t i = 0; i < self->n; i++)
+            z [i] = self->inverse_diagonal [i] * r [i];
+        return;
+    }
+    const csr_t *A = self->A;
+    const double *lu = self->factors;
+    for (int32_t i = 0; i < self->n; i++) {
+        double sum = r [i];
+        for (int64_t k = A->row_ptr [i]; k < self->diagonal [i]; k++)
+            sum -= lu [k] * z [A->col_idx [k]];
+        z [i] = sum;
+    }
+    for (int32_t i = self->n - 1; i >= 0; i--) {
+        double sum = z [i];
+        for (int64_t k = self->diagonal [i] + 1; k < A->row_ptr [i + 1]; k++)
+            sum -= lu [k] * z [A->col_idx [k]];
+        z [i] = sum / lu [self->diagonal [i]];
+    }
+}
+
+//  ILU(0) of A in its own pattern (Saad, algorithm 10.4, IKJ order).
+//  Returns false if a row has no diagonal entry or a pivot is zero or not
+//  finite.
+static bool
+s_factor_ilu0 (krylov_t *self)
+{
+    const csr_t *A = self->A;
+    int32_t n = self->n;
+    double *lu = solvers_malloc ((size_t) (A->nnz + 1) * sizeof (double));
+    int64_t *diagonal = solvers_malloc (((size_t) n + 1) * sizeof (int64_t));
+    int64_t *position = solvers_malloc (((size_t) n + 1) * sizeof (int64_t));
+    memcpy (lu, A->values, (size_t) A->nnz * sizeof (double));
+    for (int32_t j = 0; j < n; j++)
+        position [j] = -1;
+    bool ok = true;
+    for (int32_t i = 0; i < n && ok; i++) {
+        diagonal [i] = -1;
+        for (int64_t k = A->row_ptr [i]; k < A->row_ptr [i + 1]; k++) {
+            position [A->col_idx [k]] = k;
+            if (A->col_idx [k] == i)
+                diagonal [i] = k;
+        }
+        for (int64_t k = A->row_ptr [i]; ok && k < A->row_ptr [i + 1]
+                                        && A->col_idx [k] < i; k++) {
+            int32_t row = A->col_idx [k];
+            lu [k] /= lu [diagonal [row]];
+            for (int64_t e = diagonal [row] + 1; e < A->row_ptr [row + 1]; e++)
+                if (position [A->col_idx [e]] >= 0)
+                    lu [position [A->col_idx [e]]] -= lu [k] * lu [e];
+        }
+        ok = diagonal [i] >= 0 && lu [diagonal [i]] != 0.0
+          && isfinite (lu [diagonal [i]]);
+        for (int64_t k = A->row_ptr [i]; k < A->row_ptr [i + 1]; k++)
+            position [A->col_idx [k]] = -1;
+    }
+    free (position);
+    if (!ok) {
+        free (lu);
+        free (diagonal);
+        return false;
+    }
+    self->factors = lu;
+    self->diagonal = diagonal;
+    return true;
+}
+
+int
+krylov_set_ilu0 (krylov_t *self)
+{
+    assert (self);
+    if (self->factors)
+        return 0;
+    return s_factor_ilu0 (self) ? 0 : -1;
 }
 
 void
@@ -140,9 +217,9 @@ s_cg (krylov_t *self, const double *b, double *x, double tolerance,
         for (int32_t i = 0; i < n; i++) {
             x [i] += alpha * p [i];
             r [i] -= alpha * q [i];
-            z [i] = self->inverse_diagonal [i] * r [i];
             rr += r [i] * r [i];
         }
+        s_precondition (self, r, z);
         double rz_next = s_dot (n, r, z);
         double beta = rz_next / rz;
         for (int32_t i = 0; i < n; i++)

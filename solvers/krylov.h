@@ -1,5 +1,5 @@
 /*  =========================================================================
-    krylov - Jacobi-preconditioned CG and BiCGStab on a CSR matrix
+    krylov - preconditioned CG and BiCGStab on a CSR matrix
 
     CG (Hestenes and Stiefel 1952) for symmetric positive definite matrices
     and BiCGStab (van der Vorst 1992) for general ones, both with the
@@ -64,6 +64,13 @@ void
 //  iteration stalls.  1, the default, turns it off.
 void
     krylov_set_reduction (krylov_t *self, double factor);
+
+//  Precondition with ILU(0) (the incomplete LU in A's own pattern; for a
+//  symmetric A it is symmetric, L D L', so CG may use it) instead of the
+//  diagonal.  Factors once: nnz doubles and n offsets.  Returns 0, or -1
+//  (Jacobi is kept) if a row has no diagonal entry or a pivot is zero.
+int
+    krylov_set_ilu0 (krylov_t *self);
 
 //  Solve A x = b starting from x, for at most max_iterations iterations,
 //  until ||b - Ax|| <= tolerance ||b|| (and the reduction above, if set).

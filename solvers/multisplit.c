@@ -56,6 +56,7 @@ multisplit_options_defaults (multisplit_options_t *options)
     options->inner = MULTISPLIT_INNER_KRYLOV;
     options->inner_tolerance = MULTISPLIT_INNER_TOLERANCE;
     options->inner_max_iterations = MULTISPLIT_INNER_MAX_ITERATIONS;
+    options->preconditioner = MULTISPLIT_PC_JACOBI;
     options->banded_lu_max_bytes = MULTISPLIT_LU_MAX_BYTES;
 }
 
@@ -285,6 +286,9 @@ s_setup_inner (multisplit_t *self, const multisplit_options_t *options,
         //  the block as it was and stall the outer iteration: each inner
         //  solve gains at least a digit.
         krylov_set_reduction (self->krylov, MULTISPLIT_INNER_REDUCTION);
+        //  A block ILU(0) cannot factor keeps the diagonal.
+        if (options->preconditioner == MULTISPLIT_PC_ILU0)
+            krylov_set_ilu0 (self->krylov);
         return 0;
     }
     int rc = banded_lu_factor (self->local, options->banded_lu_max_bytes,
@@ -577,28 +581,54 @@ multisplit_iterate (multisplit_t *self, const double *x_ext,
 //  --------------------------------------------------------------------------
 //  The task's share of the true residual.
 
-void
-multisplit_residual (const multisplit_t *self, const double *x_ext, double *r)
+//  y = (A x) on the core rows, or b - A x when `b` is set, with x_core on
+//  the core columns and the owners' values x_ext on every other one
+//  (overlap columns take the owner's value, not our own).
+static void
+s_core_product (const multisplit_t *self, const double *b,
+                const double *x_core, const double *x_ext, double *y)
 {
-    assert (self);
     const csr_t *local = self->local;
     const csr_t *external = self->external;
     int32_t core_size = self->core_end - self->core_begin;
     for (int32_t k = 0; k < core_size; k++) {
         int32_t i = self->core_offset + k;
-        double sum = self->b [i];
+        double sum = 0;
         for (int64_t e = local->row_ptr [i]; e < local->row_ptr [i + 1]; e++) {
             int32_t c = local->col_idx [e];
             int32_t position = self->overlap_position [c];
-            //  Overlap columns take the owner's value, not our own.
-            double value = position < 0 ? self->x [c] : x_ext [position];
-            sum -= local->values [e] * value;
+            double value = position < 0 ? x_core [c - self->core_offset]
+                                        : x_ext [position];
+            sum += local->values [e] * value;
         }
         for (int64_t e = external->row_ptr [i]; e < external->row_ptr [i + 1];
              e++)
-            sum -= external->values [e] * x_ext [external->col_idx [e]];
-        r [k] = sum;
+            sum += external->values [e] * x_ext [external->col_idx [e]];
+        y [k] = b ? b [i] - sum : sum;
     }
+}
+
+void
+multisplit_residual (const multisplit_t *self, const double *x_ext, double *r)
+{
+    assert (self);
+    s_core_product (self, self->b, self->x + self->core_offset, x_ext, r);
+}
+
+void
+multisplit_multiply (const multisplit_t *self, const double *x_core,
+                     const double *x_ext, double *y)
+{
+    assert (self && x_core && y);
+    s_core_product (self, NULL, x_core, x_ext, y);
+}
+
+void
+multisplit_residual_of (const multisplit_t *self, const double *x_core,
+                        const double *x_ext, double *r)
+{
+    assert (self && x_core && r);
+    s_core_product (self, self->b, x_core, x_ext, r);
 }
 
 //  --------------------------------------------------------------------------

@@ -55,9 +55,18 @@ typedef enum {
     MULTISPLIT_INNER_BICGSTAB   //  Warm-started Jacobi-BiCGStab (bicgstab)
 } multisplit_inner_t;
 
+//  Preconditioner of the inner Krylov solves (job key
+//  solver/preconditioner)
+typedef enum {
+    MULTISPLIT_PC_JACOBI,       //  The diagonal (jacobi)
+    MULTISPLIT_PC_ILU0          //  ILU(0) of the block (ilu0; on a
+                                //  symmetric block it is IC(0), L D L')
+} multisplit_preconditioner_t;
+
 //  How the local block is solved
 typedef struct {
     multisplit_inner_t inner;   //  Inner solver
+    multisplit_preconditioner_t preconditioner;  //  Of Krylov solves
     double inner_tolerance;     //  Krylov: relative residual to reach
     int32_t inner_max_iterations;   //  Krylov: iteration budget per solve
     size_t banded_lu_max_bytes; //  LU: refuse band storage above (0: none)
@@ -189,6 +198,18 @@ int
 void
     multisplit_residual (const multisplit_t *self, const double *x_ext,
                          double *r);
+
+//  y = A x on the core rows for any vector x: x_core on the core rows,
+//  x_ext (multisplit_external_size entries, laid out as for iterating)
+//  for every other component.  TSIRM's products A (x_j - x0).
+void
+    multisplit_multiply (const multisplit_t *self, const double *x_core,
+                         const double *x_ext, double *y);
+
+//  r = b - A x on the core rows for any vector x, as multisplit_multiply.
+void
+    multisplit_residual_of (const multisplit_t *self, const double *x_core,
+                            const double *x_ext, double *r);
 
 //  The inner solver actually running: MULTISPLIT_INNER_KRYLOV resolves to
 //  MULTISPLIT_INNER_CG or MULTISPLIT_INNER_BICGSTAB at set-up.

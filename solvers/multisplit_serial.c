@@ -17,6 +17,10 @@ typedef struct {
     int32_t *boundaries;        //  tasks + 1 core boundaries
     multisplit_t **states;      //  One state per task
     double **external;          //  x_ext of each task
+    int32_t n;                  //  Unknowns
+    tsirm_options_t tsirm;      //  Window; size 0: none
+    double *base;               //  TSIRM: the window's base x0 (n)
+    double *columns;            //  TSIRM: the window's iterates (n x s)
 } serial_run_t;
 
 static void
@@ -29,6 +33,8 @@ s_run_destroy (serial_run_t *run)
     free (run->states);
     free (run->external);
     free (run->boundaries);
+    free (run->base);
+    free (run->columns);
 }
 
 //  Partition A and set every task up from its extended rows.
@@ -38,6 +44,14 @@ s_run_setup (serial_run_t *run, const csr_t *A, const double *b,
              size_t error_size)
 {
     run->tasks = options->tasks > 0 ? options->tasks : 0;
+    run->n = A->nrows;
+    run->tsirm = options->tsirm;
+    if (run->tsirm.size > 0) {
+        run->base = solvers_calloc ((size_t) A->nrows, sizeof (double));
+        run->columns = solvers_calloc ((size_t) A->nrows
+                                       * (size_t) run->tsirm.size,
+                                       sizeof (double));
+    }
     run->boundaries = solvers_malloc (((size_t) run->tasks + 1)
                                       * sizeof (int32_t));
     run->states = solvers_calloc ((size_t) run->tasks, sizeof (multisplit_t *));
@@ -87,6 +101,72 @@ s_sweep (serial_run_t *run, double *x, int64_t *inner_iterations)
     return change;
 }
 
+//  One task's rows of [A D | r0] for the window (D = columns - base),
+//  column-major, into wr; d is a workspace of n values.
+static void
+s_task_rows (serial_run_t *run, int32_t t, double *d, double *wr)
+{
+    multisplit_t *state = run->states [t];
+    int32_t begin = multisplit_row_begin (state);
+    int32_t rows = multisplit_row_end (state) - begin;
+    int32_t s = run->tsirm.size;
+    for (int32_t j = 0; j < s; j++) {
+        const double *column = run->columns + (size_t) j * run->n;
+        for (int32_t i = 0; i < run->n; i++)
+            d [i] = column [i] - run->base [i];
+        multisplit_external_from_global (state, d, run->external [t]);
+        multisplit_multiply (state, d + begin, run->external [t],
+                             wr + (size_t) j * rows);
+    }
+    multisplit_external_from_global (state, run->base, run->external [t]);
+    multisplit_residual_of (state, run->base + begin, run->external [t],
+                            wr + (size_t) s * rows);
+}
+
+//  The least-squares step at the end of a window: x = base + D beta,
+//  which becomes the next window's base.  Returns 0, or -1 if a value is
+//  not finite.
+static int
+s_minimise (serial_run_t *run, double *x)
+{
+    int32_t s = run->tsirm.size;
+    size_t length = tsirm_factor_length (s);
+    double *factors = solvers_malloc ((size_t) run->tasks * length
+                                      * sizeof (double));
+    const double **pieces = solvers_malloc ((size_t) run->tasks
+                                            * sizeof (double *));
+    double *d = solvers_malloc ((size_t) run->n * sizeof (double));
+    for (int32_t t = 0; t < run->tasks; t++) {
+        int32_t rows = multisplit_row_end (run->states [t])
+                     - multisplit_row_begin (run->states [t]);
+        double *wr = solvers_malloc ((size_t) rows * (size_t) (s + 1)
+                                     * sizeof (double));
+        s_task_rows (run, t, d, wr);
+        tsirm_local_factor (wr, rows, s, factors + (size_t) t * length);
+        pieces [t] = factors + (size_t) t * length;
+        free (wr);
+    }
+    double beta [TSIRM_SIZE_MAX];
+    tsirm_result_t result;
+    int rc = tsirm_solve (pieces, run->tasks, &run->tsirm, beta, &result);
+    for (int32_t i = 0; rc == 0 && i < run->n; i++) {
+        double value = run->base [i];
+        for (int32_t j = 0; j < s; j++)
+            value += beta [j] * (run->columns [(size_t) j * run->n + i]
+                                 - run->base [i]);
+        x [i] = value;
+        run->base [i] = value;
+    }
+    for (int32_t t = 0; rc == 0 && t < run->tasks; t++) {
+        int32_t begin = multisplit_row_begin (run->states [t]);
+        multisplit_set_solution (run->states [t], x + begin);
+    }
+    free (d);
+    free (pieces);
+    free (factors);
+    return rc;
+}
+
 //  True relative residual from the tasks' shares, as the distributed
 //  verification computes it on a consistent snapshot.
 static double
@@ -122,6 +202,18 @@ s_iterate (serial_run_t *run, const csr_t *A, const double *b,
         if (change < 0.0) {
             status = MULTISPLIT_INNER_FAILED;
             break;
+        }
+        if (run->tsirm.size > 0) {
+            int32_t column = (result->iterations - 1) % run->tsirm.size;
+            memcpy (run->columns + (size_t) column * run->n, x,
+                    (size_t) run->n * sizeof (double));
+            if (column == run->tsirm.size - 1) {
+                if (s_minimise (run, x)) {
+                    status = MULTISPLIT_DIVERGED;
+                    break;
+                }
+                result->minimisations++;
+            }
         }
         result->change = change;
         best = fmin (best, change);

@@ -2,7 +2,10 @@
     multisplit_serial - reference driver: every task in one process
 
     Runs the synchronous multisplitting iteration (block Jacobi with
-    optional overlap) over all the blocks of a partition, in one process,
+    optional overlap), plain or accelerated by TSIRM (tsirm.h: every s
+    iterations, the least-squares step over the window, with each block's
+    factor computed from its own rows as a distributed task computes it),
+    over all the blocks of a partition, in one process,
     with exactly the calls a distributed task makes: multisplit_new on the
     extended rows, x_ext filled from the owners' values through the
     dependency lists, multisplit_iterate, multisplit_residual.  It checks
@@ -20,6 +23,7 @@
 
 #include "csr.h"
 #include "multisplit.h"
+#include "tsirm.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,6 +47,7 @@ typedef struct {
     double tolerance;           //  Largest change that counts as converged
     double residual_tolerance;  //  Relative residual to verify
     int32_t max_iterations;     //  Outer iteration cap
+    tsirm_options_t tsirm;      //  TSIRM window; size 0: plain iteration
 } multisplit_serial_options_t;
 
 //  What a serial run did
@@ -52,6 +57,7 @@ typedef struct {
     double change;              //  Largest change of the last iteration
     double residual;            //  Last verified relative residual
     int64_t inner_iterations;   //  Krylov iterations over all tasks
+    int32_t minimisations;      //  TSIRM least-squares steps
 } multisplit_serial_result_t;
 
 //  Solve A x = b (square A, global) by multisplitting, starting from x = 0.

@@ -60,5 +60,6 @@ void
 #include "krylov.h"
 #include "multisplit.h"
 #include "multisplit_serial.h"
+#include "tsirm.h"
 
 #endif

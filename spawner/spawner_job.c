@@ -26,6 +26,7 @@ struct _spawner_job_t {
     int64_t heartbeat_timeout;  //  job/heartbeat_timeout, msec
     int64_t spares;             //  job/spares
     double sample_seconds;      //  report/sample_seconds, 0 = none
+    int64_t stall_snapshots;    //  job/stall_snapshots, 0 = never
     spawner_faults_t *faults;   //  Crashes the job schedules
     const spawner_replacement_t *replacement;   //  job/replacement
     const char *mapping;        //  job/mapping (static string)
@@ -160,7 +161,7 @@ static int
 s_check_recovery_sections (spawner_job_t *self, const char *path,
                            char *reason, size_t reason_size)
 {
-    double copies, iterations, seconds, spares;
+    double copies, iterations, seconds, spares, stall;
     if (s_number (self, "checkpoint/copies", 0, 16, 2, &copies, path,
                   reason, reason_size)
     ||  s_number (self, "checkpoint/every_iterations", 0, 1e15, 0,
@@ -170,8 +171,11 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
     ||  s_number (self, "job/spares", 0, JACE_NODES_MAX, 0, &spares, path,
                   reason, reason_size)
     ||  s_number (self, "report/sample_seconds", 0, 1e6, 0,
-                  &self->sample_seconds, path, reason, reason_size))
+                  &self->sample_seconds, path, reason, reason_size)
+    ||  s_number (self, "job/stall_snapshots", 0, 1e6, 20, &stall, path,
+                  reason, reason_size))
         return -1;
+    self->stall_snapshots = (int64_t) stall;
     if (copies != floor (copies) || spares != floor (spares)
     ||  iterations != floor (iterations)) {
         snprintf (reason, reason_size, "%s: checkpoint/copies, "
@@ -352,6 +356,8 @@ int64_t spawner_job_spares (spawner_job_t *self)
     { assert (self); return self->spares; }
 double spawner_job_sample_seconds (spawner_job_t *self)
     { assert (self); return self->sample_seconds; }
+int64_t spawner_job_stall_snapshots (spawner_job_t *self)
+    { assert (self); return self->stall_snapshots; }
 spawner_faults_t *spawner_job_faults (spawner_job_t *self)
     { assert (self); return self->faults; }
 const spawner_replacement_t *spawner_job_replacement (spawner_job_t *self)

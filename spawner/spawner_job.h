@@ -14,6 +14,9 @@
             max_seconds = 300         #  wall-time cap of the whole job
             reserve_timeout = 30      #  seconds to wait for daemons
             heartbeat_timeout = 3000  #  ms of silence before a daemon is dead
+            stall_snapshots = 20      #  end the job when its verified
+                                      #  residual has not fallen 1% over
+                                      #  this many snapshots (0: never)
             spares = 0                #  daemons leased beforehand for
                                       #  replacements
             mapping = maheve          #  spawner_plan.h: maheve,
@@ -87,6 +90,7 @@ double spawner_job_reserve_timeout (spawner_job_t *self);
 int64_t spawner_job_heartbeat_timeout (spawner_job_t *self);
 int64_t spawner_job_spares (spawner_job_t *self);
 double spawner_job_sample_seconds (spawner_job_t *self);
+int64_t spawner_job_stall_snapshots (spawner_job_t *self);
 
 //  The crashes the job file schedules (never NULL); borrowed.
 spawner_faults_t *spawner_job_faults (spawner_job_t *self);

@@ -43,6 +43,10 @@
 #define DAEMON_HEARTBEAT_MSEC 1000
 //  Progress events (one per task) this often.
 #define PROGRESS_EVENT_MSEC 1000
+//  Residual samples of a job that never settles and has no
+//  report/sample_seconds, so that a stall shows (job/stall_snapshots):
+//  rare enough that gathering a large answer costs little
+#define STALL_SAMPLE_SECONDS 5
 //  Tasks' data prepared and not yet acknowledged, in all.
 #define STREAM_BUDGET (64LL * 1024 * 1024)
 //  Receive limits.  A daemon reports a PROGRESS every 100 ms at most and
@@ -1770,6 +1774,28 @@ s_begin_snapshot (server_t *self)
     s_send_all (self, JACE_MSG_COLLECT, snapshot, NULL);
 }
 
+//  A job whose verified residual stopped falling ends now, saying what
+//  was seen and what to try, rather than at its time cap.
+static void
+s_check_stall (server_t *self)
+{
+    int64_t window = spawner_job_stall_snapshots (self->job);
+    double mark;
+    bool growing;
+    if (!spawner_verify_stalled (self->verify, window, &mark, &growing))
+        return;
+    const jace_app_t *app = spawner_job_app (self->job);
+    const char *advice = app->stall_advice
+        ? app->stall_advice (spawner_job_problem (self->job)) : NULL;
+    s_fail (self, "%s: the verified residual %s over the last %" PRId64
+            " snapshots (now %.1e, %.1e before them; tolerance %.1e, "
+            "job/stall_snapshots = %" PRId64 ")",
+            advice ? advice : "the iteration does not converge on this "
+            "problem", growing ? "grows" : "stopped falling", window,
+            spawner_verify_residual (self->verify), mark,
+            spawner_job_tolerance (self->job), window);
+}
+
 static void
 s_check_snapshot (server_t *self, int64_t now)
 {
@@ -1795,6 +1821,8 @@ s_check_snapshot (server_t *self, int64_t now)
     else
     if (!isfinite (residual))
         s_fail (self, "the iteration diverges: the residual is not finite");
+    else
+        s_check_stall (self);
 }
 
 //  Snapshots: when every task converged locally (after the back-off of a
@@ -1809,7 +1837,11 @@ s_step_verification (server_t *self, int64_t now)
     }
     if (!s_all_iterating (self))
         return;
+    //  Without report/sample_seconds, a job that never settles is still
+    //  sampled (STALL_SAMPLE_SECONDS) so that a stall is seen.
     double period = spawner_job_sample_seconds (self->job);
+    if (period == 0 && spawner_job_stall_snapshots (self->job) > 0)
+        period = STALL_SAMPLE_SECONDS;
     bool sample = period > 0 && now >= self->next_sample;
     bool settled = s_all_settled (self)
                 && spawner_verify_may_begin (self->verify, now);

@@ -9,6 +9,8 @@
 #define VERIFY_BACKOFF_MIN_MSEC 100
 #define VERIFY_BACKOFF_MAX_MSEC 2000
 #define VERIFY_PROGRESS 0.75    //  Residual ratio that keeps checks frequent
+#define STALL_PROGRESS 0.99     //  Residual ratio a job must beat to count
+                                //  as still converging
 
 struct _spawner_verify_t {
     spawner_job_t *job;         //  Borrowed
@@ -23,6 +25,10 @@ struct _spawner_verify_t {
     int64_t next_allowed;       //  Earliest next snapshot (msec)
     int64_t backoff;            //  Current back-off (msec)
     double residual;            //  Residual of the last snapshot checked
+    int64_t checked;            //  Snapshots checked
+    double mark;                //  Residual of the last snapshot that
+                                //  beat the one before it by 1%
+    int64_t mark_at;            //  Its number among the checked ones
 };
 
 
@@ -43,6 +49,7 @@ spawner_verify_new (spawner_job_t *job, size_t tasks,
     self->x = (double *) zmalloc ((size_t) self->unknowns * sizeof (double));
     self->backoff = VERIFY_BACKOFF_MIN_MSEC;
     self->residual = INFINITY;
+    self->mark = INFINITY;
     return self;
 }
 
@@ -147,11 +154,28 @@ spawner_verify_check (spawner_verify_t *self, int64_t now)
     self->residual = app->residual (spawner_job_problem (self->job), self->x,
                                     self->unknowns);
     self->snapshot = 0;
+    self->checked++;
+    if (!isfinite (self->mark)
+    ||  self->residual <= STALL_PROGRESS * self->mark) {
+        self->mark = self->residual;
+        self->mark_at = self->checked;
+    }
     bool passed = isfinite (self->residual)
                && self->residual <= spawner_job_tolerance (self->job);
     if (!passed)
         s_back_off (self, now, previous);
     return passed;
+}
+
+bool
+spawner_verify_stalled (spawner_verify_t *self, int64_t window,
+                        double *mark, bool *growing)
+{
+    assert (self && mark && growing);
+    *mark = self->mark;
+    *growing = self->residual > self->mark;
+    return window > 0 && isfinite (self->mark)
+        && self->checked - self->mark_at >= window;
 }
 
 double

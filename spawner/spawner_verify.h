@@ -10,7 +10,9 @@
     falls by a quarter or more from one to the next, else after a back-off
     doubling up to VERIFY_BACKOFF_MAX_MSEC, so a job closing in is checked
     often and a stuck one never floods its daemons.  The vector kept is
-    exactly the one verified.
+    exactly the one verified.  The residuals checked also say when a job
+    stopped converging: no snapshot beating the one before it by 1% over
+    job/stall_snapshots of them.
     =========================================================================
 */
 #ifndef SPAWNER_VERIFY_H_INCLUDED
@@ -65,6 +67,14 @@ bool
 //  time otherwise.
 bool
     spawner_verify_check (spawner_verify_t *self, int64_t now);
+
+//  True if the last `window` snapshots checked (0: never true) have not
+//  beaten the residual before them by 1% (STALL_PROGRESS): the iteration
+//  stagnates, or grows.  *mark is that residual, *growing whether the
+//  last one is above it.
+bool
+    spawner_verify_stalled (spawner_verify_t *self, int64_t window,
+                            double *mark, bool *growing);
 
 //  Residual of the last snapshot checked (INFINITY before any).
 double
