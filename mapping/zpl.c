@@ -242,3 +242,57 @@ zpl_locate (zpl_t *self, const char *name)
             return child;
     return NULL;
 }
+
+//  --------------------------------------------------------------------------
+//  Edit distance (Levenshtein) between a and b, stopping at limit + 1:
+//  names are short, so one row of the table is enough.
+
+static size_t
+s_distance (const char *a, const char *b, size_t limit)
+{
+    size_t width = strlen (b);
+    if (width > 255)
+        return limit + 1;
+    size_t row [256];
+    for (size_t j = 0; j <= width; j++)
+        row [j] = j;
+    for (size_t i = 1; a [i - 1]; i++) {
+        size_t diagonal = row [0];
+        row [0] = i;
+        size_t best = row [0];
+        for (size_t j = 1; j <= width; j++) {
+            size_t above = row [j];
+            size_t cost = diagonal + (a [i - 1] != b [j - 1]);
+            if (row [j] + 1 < cost)
+                cost = row [j] + 1;
+            if (row [j - 1] + 1 < cost)
+                cost = row [j - 1] + 1;
+            row [j] = cost;
+            diagonal = above;
+            if (cost < best)
+                best = cost;
+        }
+        if (best > limit)
+            return limit + 1;
+    }
+    return row [width];
+}
+
+const char *
+zpl_nearest (const char *name, const char *const *known)
+{
+    assert (name && known);
+    size_t limit = strlen (name) / 3;
+    if (limit < 2)
+        limit = 2;
+    const char *nearest = NULL;
+    size_t best = limit + 1;
+    for (size_t index = 0; known [index]; index++) {
+        size_t distance = s_distance (name, known [index], limit);
+        if (distance < best) {
+            best = distance;
+            nearest = known [index];
+        }
+    }
+    return nearest;
+}

@@ -50,4 +50,11 @@ zpl_t *
 zpl_t *
     zpl_locate (zpl_t *self, const char *name);
 
+//  The entry of known (NULL-terminated) nearest to name, for "did you
+//  mean" hints about mistyped names: the one fewest single-character
+//  edits away, if that is at most a third of name's length (at least 2);
+//  NULL when none is that near.  Borrowed from known.
+const char *
+    zpl_nearest (const char *name, const char *const *known);
+
 #endif

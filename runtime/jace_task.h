@@ -106,6 +106,13 @@ typedef struct {
     //  rows and needs one value from each rank neighbour.
     int (*describe) (void *problem, const int64_t *first_row, int64_t tasks,
                      jace_graph_t *graph);
+
+    //  Every job key the application reads, "section/key", NULL-terminated
+    //  (e.g. { "problem/n", NULL }).  The spawner refuses a job file or a
+    //  --set that names a key nobody reads, so a typo is an error, not a
+    //  silently ignored setting.  NULL: the application declares nothing,
+    //  and keys outside the runtime's sections are not checked.
+    const char *const *keys;
 } jace_app_t;
 
 //  This task's number, 0 .. jace_task_count () - 1.
