@@ -689,6 +689,14 @@ s_restore (jace_task_t *task, void *state, const void *bytes, size_t size,
     return 0;
 }
 
+//  Every key the application reads
+static const char *const s_keys [] = {
+    "problem/kind", "problem/n", "problem/per_row", "problem/dominance",
+    "problem/shift", "problem/seed", "problem/bandwidth", "problem/matrix",
+    "problem/rhs", "solver/inner", "solver/inner_tolerance",
+    "solver/overlap", NULL
+};
+
 const jace_app_t app_multisplit = {
     .name = "multisplit",
     .load = s_load,
@@ -706,5 +714,6 @@ const jace_app_t app_multisplit = {
     .describe = s_describe,
     //  Each iteration solves the local block (to the inner tolerance):
     //  without a newer neighbour vector it would find the same answer.
-    .idle_without_news = true
+    .idle_without_news = true,
+    .keys = s_keys
 };
