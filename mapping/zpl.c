@@ -179,6 +179,61 @@ zpl_parse (const char *text, char *error, size_t error_size)
 }
 
 //  --------------------------------------------------------------------------
+//  Read and parse a ZPL file
+
+zpl_t *
+zpl_load (const char *path, char *error, size_t error_size)
+{
+    assert (path);
+    char none [1];
+    if (!error) {
+        error = none;
+        error_size = sizeof none;
+    }
+    FILE *file = fopen (path, "rb");
+    if (!file) {
+        snprintf (error, error_size, "%s: %s", path, strerror (errno));
+        return NULL;
+    }
+    size_t size = 0, capacity = 4096;
+    char *text = (char *) malloc (capacity);
+    assert (text);
+    size_t got;
+    while ((got = fread (text + size, 1, capacity - size - 1, file)) > 0) {
+        size += got;
+        if (size + 1 == capacity) {
+            capacity *= 2;
+            text = (char *) realloc (text, capacity);
+            assert (text);
+        }
+    }
+    bool failed = ferror (file);
+    fclose (file);
+    text [size] = 0;
+    if (failed || strlen (text) != size) {
+        snprintf (error, error_size, "%s: %s", path, failed
+                  ? "cannot be read" : "holds a NUL byte: not a ZPL file");
+        free (text);
+        return NULL;
+    }
+    char reason [512] = "";
+    zpl_t *tree = zpl_parse (text, reason, sizeof reason);
+    free (text);
+    if (!tree) {
+        //  "line N: why" becomes "PATH:N: why", as compilers write it
+        size_t line = 0;
+        int consumed = 0;
+        if (sscanf (reason, "line %zu: %n", &line, &consumed) == 1
+        &&  consumed > 0)
+            snprintf (error, error_size, "%s:%zu: %s", path, line,
+                      reason + consumed);
+        else
+            snprintf (error, error_size, "%s: %s", path, reason);
+    }
+    return tree;
+}
+
+//  --------------------------------------------------------------------------
 //  Destroy a tree
 
 void

@@ -22,6 +22,11 @@ typedef struct _zpl_t zpl_t;
 zpl_t *
     zpl_parse (const char *text, char *error, size_t error_size);
 
+//  Read and parse a ZPL file.  Returns NULL and writes "PATH:LINE: reason"
+//  (or "PATH: reason" when it cannot be read) into error on failure.
+zpl_t *
+    zpl_load (const char *path, char *error, size_t error_size);
+
 //  Destroy a tree; nullifies the reference.  Safe on NULL.
 void
     zpl_destroy (zpl_t **self_p);
