@@ -52,8 +52,8 @@ spawner_console_iteration_range (const spawner_task_t *tasks, size_t count,
     }
 }
 
-static const char *
-s_state_name (const spawner_task_t *task)
+const char *
+spawner_console_state_name (const spawner_task_t *task)
 {
     if (task->phase != SPAWNER_TASK_RUNNING)
         return task->phase == SPAWNER_TASK_WAITING ? "placing" : "starting";
@@ -83,7 +83,7 @@ s_draw_table (spawner_console_t *self, int64_t now,
         fprintf (stderr, "\033[2K%5zu  %-16s %-10s %12" PRId64 " %12.3e  "
                  "%s\n", i, tasks [i].daemon.id, tasks [i].daemon.cluster,
                  tasks [i].iteration, tasks [i].change,
-                 s_state_name (&tasks [i]));
+                 spawner_console_state_name (&tasks [i]));
     self->table_lines = count + 2;
 }
 

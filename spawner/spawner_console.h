@@ -52,6 +52,11 @@ void
                                      size_t count, int64_t *min,
                                      int64_t *max);
 
+//  A task's state as the table shows it: placing, starting, restoring,
+//  running, converged, at cap.
+const char *
+    spawner_console_state_name (const spawner_task_t *task);
+
 //  Print the summary of a verified job on stdout.
 void
     spawner_console_summary (const spawner_summary_t *summary,

@@ -1240,6 +1240,16 @@ s_status_reply (server_t *self, jace_msg_t *request)
         node.task = (int64_t) i;
         node.state = self->tasks [i].state;
         jace_msg_add_node (reply, &node);
+        //  What the live table shows, for `jace-spawner status`: one
+        //  param per task, as many as the params map holds beside ours
+        if (i + 16 < JACE_PARAMS_MAX) {
+            char key [64], text [96];
+            snprintf (key, sizeof key, "task/%zu", i);
+            snprintf (text, sizeof text, "%" PRId64 " %.6e %s",
+                      self->tasks [i].iteration, self->tasks [i].change,
+                      spawner_console_state_name (&self->tasks [i]));
+            jace_msg_set_param (reply, key, text);
+        }
     }
     jace_msg_set_param (reply, "job", self->id);
     jace_msg_set_param (reply, "state", *self->failure && self->state
