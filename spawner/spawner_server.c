@@ -1875,8 +1875,14 @@ s_step (server_t *self, int64_t now)
         s_refresh_listing (self, now);
     }
     switch (self->state) {
-        case JOB_LEASING:
+        case JOB_LEASING: {
             s_lease_step (self, now);
+            char silent [1024];
+            if (self->state == JOB_LEASING
+            &&  spawner_lease_unanswered (self->lease, self->started, now,
+                                          silent, sizeof silent))
+                s_fail (self, "%s", silent);
+            else
             if (self->state == JOB_LEASING && now > self->lease_deadline)
                 s_fail (self, "not enough daemons for job %s after %.0f s "
                         "(%zu held; %s): start more daemons, or lower "
@@ -1886,6 +1892,7 @@ s_step (server_t *self, int64_t now)
                         *self->plan_failure ? self->plan_failure
                         : "the planned daemons were not all granted");
             return;
+        }
         case JOB_ASSIGNING:
             s_stream_data (self);
             s_check_liveness (self, now);
