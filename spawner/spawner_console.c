@@ -146,19 +146,52 @@ s_frame_row (zchunk_t *frame, int row, int columns, const char *format, ...)
     if ((int) strlen (text) >= columns)
         text [columns - 1] = 0;
     char move [32];
-    int length = snprintf (move, sizeof move, "\033[%d;1H\033[2K", row);
+    int length = row ? snprintf (move, sizeof move, "\033[%d;1H\033[2K", row)
+                     : snprintf (move, sizeof move, "\033[2K");
     zchunk_extend (frame, move, length);
     zchunk_extend (frame, text, strlen (text));
+    if (!row)
+        zchunk_extend (frame, "\n", 1);
+}
+
+//  The table's rows from screen row `top` down, or at the cursor as
+//  lines when top is 0
+static void
+s_frame_table (zchunk_t *frame, int top, int columns, const char *heading,
+               const spawner_task_t *tasks, size_t count,
+               const char *final_state)
+{
+    int next = top ? 1 : 0;
+    s_frame_row (frame, top, columns, "%s", heading);
+    s_frame_row (frame, top + next, columns,
+                 "%5s  %-16s %-10s %12s %12s  %s", "TASK", "DAEMON",
+                 "CLUSTER", "ITERATION", "CHANGE", "STATE");
+    for (size_t i = 0; i < count; i++)
+        s_frame_row (frame, top ? top + 2 + (int) i : 0, columns,
+                     "%5zu  %-16s %-10s %12" PRId64 " %12.3e  %s", i,
+                     tasks [i].daemon.id, tasks [i].daemon.cluster,
+                     tasks [i].iteration, tasks [i].change,
+                     final_state ? final_state
+                                 : spawner_console_state_name (&tasks [i]));
+}
+
+//  Write a frame in one go, under the stream's lock, and free it
+static void
+s_frame_write (zchunk_t **frame_p)
+{
+    flockfile (stderr);
+    fwrite (zchunk_data (*frame_p), 1, zchunk_size (*frame_p), stderr);
+    fflush (stderr);
+    funlockfile (stderr);
+    zchunk_destroy (frame_p);
 }
 
 //  Draw the table in the reserved rows: a heading line, the column names,
-//  a row per task.  `heading` is the first line; `final_state`, when not
-//  NULL, replaces every task's state (the job is over).  Returns false
-//  when the screen is too small for it (the caller prints lines instead).
+//  a row per task.  Returns false when the screen is too small for it
+//  (the caller prints lines instead).
 static bool
 s_draw_table (spawner_console_t *self, const char *heading,
-              const spawner_task_t *tasks, size_t count,
-              const char *final_state)
+              const spawner_task_t *tasks, size_t count)
 {
     int rows, columns;
     int table_rows = (int) count + 2;
@@ -169,24 +202,10 @@ s_draw_table (spawner_console_t *self, const char *heading,
     if (rows != self->screen_rows || table_rows != self->table_rows)
         s_reserve_screen (self, frame, rows, table_rows);
     zchunk_extend (frame, "\0337", 2);
-    int top = rows - table_rows + 1;
-    s_frame_row (frame, top, columns, "%s", heading);
-    s_frame_row (frame, top + 1, columns, "%5s  %-16s %-10s %12s %12s  %s",
-                 "TASK", "DAEMON", "CLUSTER", "ITERATION", "CHANGE",
-                 "STATE");
-    for (size_t i = 0; i < count; i++)
-        s_frame_row (frame, top + 2 + (int) i, columns,
-                     "%5zu  %-16s %-10s %12" PRId64 " %12.3e  %s", i,
-                     tasks [i].daemon.id, tasks [i].daemon.cluster,
-                     tasks [i].iteration, tasks [i].change,
-                     final_state ? final_state
-                                 : spawner_console_state_name (&tasks [i]));
+    s_frame_table (frame, rows - table_rows + 1, columns, heading, tasks,
+                   count, NULL);
     zchunk_extend (frame, "\0338", 2);
-    flockfile (stderr);
-    fwrite (zchunk_data (frame), 1, zchunk_size (frame), stderr);
-    fflush (stderr);
-    funlockfile (stderr);
-    zchunk_destroy (&frame);
+    s_frame_write (&frame);
     return true;
 }
 
@@ -222,7 +241,7 @@ spawner_console_update (spawner_console_t *self, int64_t now,
                   "  last residual %.2e", self->job, now / 1000.0,
                   snapshots, residual);
         if (self->live_table
-        &&  s_draw_table (self, heading, tasks, count, NULL))
+        &&  s_draw_table (self, heading, tasks, count))
             self->next_print = now + LIVE_TABLE_MSEC;
         else {
             s_release_screen (self);
@@ -251,8 +270,18 @@ spawner_console_finish (spawner_console_t *self, int64_t now,
         snprintf (heading, sizeof heading, "%s  %.1f s  verified: residual "
                   "%.2e (tolerance %.1e)", self->job, now / 1000.0,
                   residual, tolerance);
-    s_draw_table (self, heading, tasks, count, failure ? "stopped" : "done");
-    s_release_screen (self);
+    //  Drawn right below the last log line, the whole screen given back:
+    //  what follows (the summary) comes next, nothing scrolls away
+    int rows, columns;
+    if (!s_screen_size (&rows, &columns))
+        columns = 80;
+    zchunk_t *frame = zchunk_new (NULL, 4096);
+    const char *release = "\0337\033[r\0338\033[J";
+    zchunk_extend (frame, release, strlen (release));
+    s_frame_table (frame, 0, columns, heading, tasks, count,
+                   failure ? "stopped" : "done");
+    s_frame_write (&frame);
+    self->screen_rows = 0;
 }
 
 void
