@@ -185,10 +185,15 @@ s_check_tree (known_t *known, zpl_t *tree, const char *path, char *reason,
          section = zpl_next (section)) {
         snprintf (origin, sizeof origin, "%s:%zu", path,
                   zpl_line (section));
-        if (zpl_value (section) && !zpl_child (section)) {
-            snprintf (reason, reason_size, "%s: '%s = %s' is outside any "
-                      "section (write it under job, problem, ...)", origin,
-                      zpl_name (section), zpl_value (section));
+        if (zpl_value (section)) {
+            if (zpl_child (section))
+                snprintf (reason, reason_size, "%s: section '%s' has a "
+                          "value; sections hold keys only", origin,
+                          zpl_name (section));
+            else
+                snprintf (reason, reason_size, "%s: '%s = %s' is outside "
+                          "any section (write it under job, problem, ...)",
+                          origin, zpl_name (section), zpl_value (section));
             return -1;
         }
         if (s_known_check (known, zpl_name (section), true, origin, reason,
