@@ -36,9 +36,10 @@ jq -e --arg id "$id" '.job == $id and .tasks == 2 and .state == "running"
     and ([.table[].task] | sort == [0, 1])
     and ([.table[].daemon] | sort == ["d1", "d2"])
     and ([.table[].cluster] | sort == ["A", "B"])
-    and ([.table[] | select(.state == "running")] | length == 2)' \
+    and ([.table[] | select(.state == "running" or .state == "converged")]
+         | length == 2)' \
     "$RUN/status.json" >/dev/null
-ok $? "one row per task: its daemon, cluster and state, in a running job"
+ok $? "one row per task: its daemon, cluster and state (iterating), in a running job"
 
 timeout 10 "$BIN/jace-spawner" status "$id" --supernode "$SN_sn" \
     >"$RUN/status.txt"
