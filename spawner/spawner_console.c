@@ -236,10 +236,11 @@ spawner_console_update (spawner_console_t *self, int64_t now,
         return INT64_MAX / 4;
     if (now >= self->next_print) {
         //  A table taller than the terminal: progress lines instead
-        char heading [256];
+        char heading [256], last [64] = "no residual verified yet";
+        if (snapshots > 0 && isfinite (residual))
+            snprintf (last, sizeof last, "last residual %.2e", residual);
         snprintf (heading, sizeof heading, "%s  %.1f s  snapshots %" PRId64
-                  "  last residual %.2e", self->job, now / 1000.0,
-                  snapshots, residual);
+                  "  %s", self->job, now / 1000.0, snapshots, last);
         if (self->live_table
         &&  s_draw_table (self, heading, tasks, count))
             self->next_print = now + LIVE_TABLE_MSEC;
