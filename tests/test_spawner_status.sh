@@ -32,7 +32,9 @@ iterating () {
 }
 check "status --json shows both tasks iterating" wait_for 30 iterating
 status_json >"$RUN/status.json"
-jq -e --arg id "$id" '.job == $id and .tasks == 2 and .state == "running"
+#  The job runs, or checks a snapshot (verifying) between two stretches
+jq -e --arg id "$id" '.job == $id and .tasks == 2
+    and (.state == "running" or .state == "verifying")
     and ([.table[].task] | sort == [0, 1])
     and ([.table[].daemon] | sort == ["d1", "d2"])
     and ([.table[].cluster] | sort == ["A", "B"])
@@ -43,7 +45,8 @@ ok $? "one row per task: its daemon, cluster and state (iterating), in a running
 
 timeout 10 "$BIN/jace-spawner" status "$id" --supernode "$SN_sn" \
     >"$RUN/status.txt"
-[ $? -eq 0 ] && head -n 1 "$RUN/status.txt" | grep -q "^$id  running" \
+[ $? -eq 0 ] && head -n 1 "$RUN/status.txt" \
+    | grep -qE "^$id  (running|verifying)  " \
     && grep -q "TASK  DAEMON" "$RUN/status.txt" \
     && [ "$(grep -c -E '^ +[01]  d[12] ' "$RUN/status.txt")" -eq 2 ]
 ok $? "the text table has the job's line, a header and a row per task"
