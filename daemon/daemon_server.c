@@ -48,6 +48,9 @@
 
 #define FAILOVER_HEARTBEATS 3
 #define FAILOVER_MIN_MSEC 1500
+//  A silent super-node with none to fail over to is logged after the same
+//  delay, then again this often while it stays silent (not every beat)
+#define SILENCE_REPORT_MSEC 60000
 //  How long the start-up benchmark runs.
 #define POWER_BUDGET_MSEC 200
 //  Silence of a spawner after which its job is abandoned, by default.
@@ -86,6 +89,7 @@ typedef struct {
     int heartbeat_msec;         //  HELLO / HEARTBEAT period
     int64_t last_welcome;       //  When the super-node last answered
     bool registered;            //  The current super-node answered once
+    int64_t silence_reported;   //  When we last logged its silence, or 0
     int64_t next_heartbeat;     //  When to send the next HELLO
     zframe_t *spawner;          //  Routing id of our spawner, or NULL
     char job [JACE_ID_MAX];     //  Job we work for, or ""
@@ -470,6 +474,7 @@ s_recv_supernode (server_t *self)
                          self->current);
         self->registered = true;
         self->last_welcome = zclock_mono ();
+        self->silence_reported = 0;
     }
     else
     if (jace_msg_type (msg) == JACE_MSG_PING)
@@ -1029,9 +1034,22 @@ s_heartbeat (server_t *self)
     int64_t failover = FAILOVER_HEARTBEATS * self->heartbeat_msec;
     if (failover < FAILOVER_MIN_MSEC)
         failover = FAILOVER_MIN_MSEC;
-    if (now - self->last_welcome > failover
-    &&  zlist_size (self->supernodes) > 1)
-        s_connect_supernode (self);
+    if (now - self->last_welcome > failover) {
+        if (zlist_size (self->supernodes) > 1)
+            s_connect_supernode (self);
+        else
+        if (!self->silence_reported
+        ||  now - self->silence_reported >= SILENCE_REPORT_MSEC) {
+            zsys_warning ("daemon %s: super-node %s does not answer "
+                          "(nothing heard in %.0f s): is it running, at "
+                          "that endpoint%s? Still trying",
+                          self->self_node.id, self->current,
+                          (now - self->last_welcome) / 1000.0,
+                          jace_security_enabled (self->security)
+                          ? ", and does it accept our certificate" : "");
+            self->silence_reported = now;
+        }
+    }
     s_send_hello (self);
     s_check_orphan (self);
     if (*self->job) {

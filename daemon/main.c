@@ -50,7 +50,8 @@ s_usage (FILE *out)
 "                        declaring more is refused, for another daemon\n"
 "                        (default: half the physical memory)\n"
 "  -v, --verbose         log every message\n"
-"  -h, --help            this help\n");
+"  -h, --help            this help\n"
+"  -V, --version         print the version and exit\n");
 }
 
 static int
@@ -75,11 +76,12 @@ s_parse (int argc, char *argv [], daemon_config_t *config,
         { "max-task-memory", required_argument, 0, 'T' },
         { "verbose", no_argument, 0, 'v' },
         { "help", no_argument, 0, 'h' },
+        { "version", no_argument, 0, 'V' },
         { 0, 0, 0, 0 }
     };
     long number;
     int option;
-    while ((option = getopt_long (argc, argv, "s:C:b:k:c:vh", options,
+    while ((option = getopt_long (argc, argv, "s:C:b:k:c:vhV", options,
                                   NULL)) != -1) {
         switch (option) {
             case 's':
@@ -129,6 +131,7 @@ s_parse (int argc, char *argv [], daemon_config_t *config,
                 break;
             case 'v': config->verbose = true; break;
             case 'h': s_usage (stdout); exit (0);
+            case 'V': printf (PROGRAM " %s\n", PACKAGE_VERSION); exit (0);
             default: s_usage (stderr); return 2;
         }
     }

@@ -128,9 +128,13 @@ s_check_names (parser_t *parser, zpl_t *parent, const char *what,
         size_t index = 0;
         while (known [index] && !streq (known [index], zpl_name (item)))
             index++;
-        if (!known [index])
-            return s_fail (parser, item, "unknown item '%s' in %s",
-                           zpl_name (item), what);
+        if (!known [index]) {
+            const char *nearest = zpl_nearest (zpl_name (item), known);
+            return s_fail (parser, item, "unknown item '%s' in %s%s%s%s",
+                           zpl_name (item), what,
+                           nearest ? " (did you mean " : "",
+                           nearest ? nearest : "", nearest ? "?)" : "");
+        }
     }
     return 0;
 }
@@ -375,8 +379,11 @@ platform_parse (const char *text, char *error, size_t error_size)
         return NULL;
     platform_t *self = (platform_t *) calloc (1, sizeof (platform_t));
     assert (self);
+    static const char *const known [] = { "platform", NULL };
     zpl_t *root = zpl_locate (tree, "platform");
-    int rc = root ? s_parse_platform (&parser, self, root)
+    int rc = s_check_names (&parser, tree, "the file", known);
+    if (rc == 0)
+        rc = root ? s_parse_platform (&parser, self, root)
                   : s_fail (&parser, NULL, "no 'platform' item");
     if (rc == 0 && zpl_next (root))
         rc = s_fail (&parser, zpl_next (root), "unexpected item '%s' after "

@@ -179,6 +179,61 @@ zpl_parse (const char *text, char *error, size_t error_size)
 }
 
 //  --------------------------------------------------------------------------
+//  Read and parse a ZPL file
+
+zpl_t *
+zpl_load (const char *path, char *error, size_t error_size)
+{
+    assert (path);
+    char none [1];
+    if (!error) {
+        error = none;
+        error_size = sizeof none;
+    }
+    FILE *file = fopen (path, "rb");
+    if (!file) {
+        snprintf (error, error_size, "%s: %s", path, strerror (errno));
+        return NULL;
+    }
+    size_t size = 0, capacity = 4096;
+    char *text = (char *) malloc (capacity);
+    assert (text);
+    size_t got;
+    while ((got = fread (text + size, 1, capacity - size - 1, file)) > 0) {
+        size += got;
+        if (size + 1 == capacity) {
+            capacity *= 2;
+            text = (char *) realloc (text, capacity);
+            assert (text);
+        }
+    }
+    bool failed = ferror (file);
+    fclose (file);
+    text [size] = 0;
+    if (failed || strlen (text) != size) {
+        snprintf (error, error_size, "%s: %s", path, failed
+                  ? "cannot be read" : "holds a NUL byte: not a ZPL file");
+        free (text);
+        return NULL;
+    }
+    char reason [512] = "";
+    zpl_t *tree = zpl_parse (text, reason, sizeof reason);
+    free (text);
+    if (!tree) {
+        //  "line N: why" becomes "PATH:N: why", as compilers write it
+        size_t line = 0;
+        int consumed = 0;
+        if (sscanf (reason, "line %zu: %n", &line, &consumed) == 1
+        &&  consumed > 0)
+            snprintf (error, error_size, "%s:%zu: %s", path, line,
+                      reason + consumed);
+        else
+            snprintf (error, error_size, "%s: %s", path, reason);
+    }
+    return tree;
+}
+
+//  --------------------------------------------------------------------------
 //  Destroy a tree
 
 void
@@ -241,4 +296,58 @@ zpl_locate (zpl_t *self, const char *name)
         if (streq (child->name, name))
             return child;
     return NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Edit distance (Levenshtein) between a and b, stopping at limit + 1:
+//  names are short, so one row of the table is enough.
+
+static size_t
+s_distance (const char *a, const char *b, size_t limit)
+{
+    size_t width = strlen (b);
+    if (width > 255)
+        return limit + 1;
+    size_t row [256];
+    for (size_t j = 0; j <= width; j++)
+        row [j] = j;
+    for (size_t i = 1; a [i - 1]; i++) {
+        size_t diagonal = row [0];
+        row [0] = i;
+        size_t best = row [0];
+        for (size_t j = 1; j <= width; j++) {
+            size_t above = row [j];
+            size_t cost = diagonal + (a [i - 1] != b [j - 1]);
+            if (row [j] + 1 < cost)
+                cost = row [j] + 1;
+            if (row [j - 1] + 1 < cost)
+                cost = row [j - 1] + 1;
+            row [j] = cost;
+            diagonal = above;
+            if (cost < best)
+                best = cost;
+        }
+        if (best > limit)
+            return limit + 1;
+    }
+    return row [width];
+}
+
+const char *
+zpl_nearest (const char *name, const char *const *known)
+{
+    assert (name && known);
+    size_t limit = strlen (name) / 3;
+    if (limit < 2)
+        limit = 2;
+    const char *nearest = NULL;
+    size_t best = limit + 1;
+    for (size_t index = 0; known [index]; index++) {
+        size_t distance = s_distance (name, known [index], limit);
+        if (distance < best) {
+            best = distance;
+            nearest = known [index];
+        }
+    }
+    return nearest;
 }

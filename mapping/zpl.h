@@ -22,6 +22,11 @@ typedef struct _zpl_t zpl_t;
 zpl_t *
     zpl_parse (const char *text, char *error, size_t error_size);
 
+//  Read and parse a ZPL file.  Returns NULL and writes "PATH:LINE: reason"
+//  (or "PATH: reason" when it cannot be read) into error on failure.
+zpl_t *
+    zpl_load (const char *path, char *error, size_t error_size);
+
 //  Destroy a tree; nullifies the reference.  Safe on NULL.
 void
     zpl_destroy (zpl_t **self_p);
@@ -49,5 +54,12 @@ zpl_t *
 //  First child with this name, or NULL
 zpl_t *
     zpl_locate (zpl_t *self, const char *name);
+
+//  The entry of known (NULL-terminated) nearest to name, for "did you
+//  mean" hints about mistyped names: the one fewest single-character
+//  edits away, if that is at most a third of name's length (at least 2);
+//  NULL when none is that near.  Borrowed from known.
+const char *
+    zpl_nearest (const char *name, const char *const *known);
 
 #endif

@@ -110,6 +110,22 @@ struct _jace_task_t {
     int64_t waited_usecs;       //  Time jace_task_alltoallv spent waiting
 };
 
+const char *const jace_task_runtime_keys [] = {
+    "job/mode",                     //  daemon_worker: async or sync
+    "job/tolerance",                //  daemon_worker: local convergence
+    "job/local_tolerance",          //  daemon_worker: overrides it
+    "job/converge_iterations",      //  daemon_worker
+    "job/max_iterations",           //  daemon_worker
+    "job/orphan_timeout",           //  daemon_server
+    "checkpoint/copies",            //  daemon_worker
+    "checkpoint/every_iterations",  //  daemon_worker
+    "checkpoint/every_seconds",     //  daemon_worker
+    "exchange/algorithm",           //  daemon_worker
+    "exchange/fallback_seconds",    //  here
+    "exchange/log_mib",             //  here
+    "scatter/root",                 //  daemon_server
+    NULL
+};
 
 //  --------------------------------------------------------------------------
 //  Row ownership comes in the params: "block/rows" rows in the job, and

@@ -113,6 +113,13 @@ typedef struct {
     //  "block Jacobi does not converge on this matrix; try solver/outer =
     //  tsirm or solver/overlap".  Borrowed from the problem.
     const char *(*stall_advice) (void *problem);
+
+    //  Every job key the application reads, "section/key", NULL-terminated
+    //  (e.g. { "problem/n", NULL }).  The spawner refuses a job file or a
+    //  --set that names a key nobody reads, so a typo is an error, not a
+    //  silently ignored setting.  NULL: the application declares nothing,
+    //  and keys outside the runtime's sections are not checked.
+    const char *const *keys;
 } jace_app_t;
 
 //  This task's number, 0 .. jace_task_count () - 1.

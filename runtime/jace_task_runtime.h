@@ -16,6 +16,12 @@
 #include "jace_exchange.h"
 #include "jace_task.h"
 
+//  The job keys the daemon's side of every task reads (the worker, the
+//  server and this runtime), NULL-terminated.  Declared here, beside the
+//  runtime the spawner links too, so that the spawner can refuse a job
+//  key nobody reads.  A new key read on the daemon side goes here.
+extern const char *const jace_task_runtime_keys [];
+
 //  Create the task an ASSIGN describes, taking the message (its payloads
 //  are the task's blocks); security is borrowed (keys for the links to
 //  neighbours).  The ASSIGN's `key` is the job key (Z85): every DATA and

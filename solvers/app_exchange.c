@@ -456,6 +456,13 @@ s_restore (jace_task_t *task, void *state, const void *bytes, size_t size,
     return 0;
 }
 
+//  Every key the application reads (s_read_settings; job/mode and
+//  job/tasks belong to the runtime and the spawner)
+static const char *const s_keys [] = {
+    "exchange/rounds", "exchange/bytes", "exchange/seed", "exchange/warmup",
+    "exchange/pause_ms", "exchange/sizes", NULL
+};
+
 const jace_app_t app_exchange = {
     .name = "exchange",
     .load = s_load,
@@ -467,5 +474,6 @@ const jace_app_t app_exchange = {
     .solution = s_solution,
     .destroy = s_destroy,
     .checkpoint = s_checkpoint,
-    .restore = s_restore
+    .restore = s_restore,
+    .keys = s_keys
 };

@@ -40,6 +40,13 @@ s_grid_side (zhash_t *params)
 static void *
 s_load (zhash_t *params, char *reason, size_t reason_size)
 {
+    //  The one problem this application solves; job files may say so
+    const char *kind = (const char *) zhash_lookup (params, "problem/kind");
+    if (kind && !streq (kind, "poisson2d")) {
+        snprintf (reason, reason_size, "problem/kind = '%s' is unknown to "
+                  "jacobi2d (known: poisson2d)", kind);
+        return NULL;
+    }
     int64_t n = s_grid_side (params);
     if (n < 2 || n > JACOBI2D_N_MAX) {
         snprintf (reason, reason_size,
@@ -277,6 +284,9 @@ s_restore (jace_task_t *task, void *state, const void *bytes, size_t size,
     return 0;
 }
 
+//  Every key the application reads
+static const char *const s_keys [] = { "problem/n", "problem/kind", NULL };
+
 const jace_app_t app_jacobi2d = {
     .name = "jacobi2d",
     .load = s_load,
@@ -289,5 +299,6 @@ const jace_app_t app_jacobi2d = {
     .destroy = s_destroy,
     .checkpoint = s_checkpoint,
     .restore = s_restore,
-    .describe = s_describe
+    .describe = s_describe,
+    .keys = s_keys
 };

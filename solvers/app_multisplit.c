@@ -1054,6 +1054,16 @@ s_stall_advice (void *raw)
            "try solver/outer = tsirm or solver/overlap";
 }
 
+//  Every key the application reads
+static const char *const s_keys [] = {
+    "problem/kind", "problem/n", "problem/per_row", "problem/dominance",
+    "problem/shift", "problem/seed", "problem/bandwidth", "problem/matrix",
+    "problem/rhs", "solver/inner", "solver/inner_tolerance",
+    "solver/overlap", "solver/outer", "solver/preconditioner",
+    "solver/tsirm_size", "solver/tsirm_max_iterations",
+    "solver/tsirm_tolerance", NULL
+};
+
 const jace_app_t app_multisplit = {
     .name = "multisplit",
     .load = s_load,
@@ -1072,5 +1082,6 @@ const jace_app_t app_multisplit = {
     .stall_advice = s_stall_advice,
     //  Each iteration solves the local block (to the inner tolerance):
     //  without a newer neighbour vector it would find the same answer.
-    .idle_without_news = true
+    .idle_without_news = true,
+    .keys = s_keys
 };

@@ -24,6 +24,7 @@ s_usage (FILE *out)
 "       " PROGRAM " resume JOBID --supernode EP [options]\n"
 "       " PROGRAM " nodes --supernode EP [--json] [--keys DIR]\n"
 "       " PROGRAM " jobs --supernode EP [--json] [--keys DIR]\n"
+"       " PROGRAM " status JOBID --supernode EP [--json] [--keys DIR]\n"
 "       " PROGRAM " cancel JOBID --supernode EP [--keys DIR] [--secrets DIR]\n"
 "       " PROGRAM " drain JOBID --cluster NAME --supernode EP [--keys DIR]\n"
 "                    [--secrets DIR]\n"
@@ -40,6 +41,8 @@ s_usage (FILE *out)
 "nodes    list the daemons a super-node and its peers know\n"
 "jobs     list the jobs running on the grid: daemons, state, age, owner\n"
 "         spawner (\"orphaned\" when no spawner answers for a job)\n"
+"status   the task table of a running job, from its spawner: each task's\n"
+"         daemon, cluster and state, and the job's state and residual\n"
 "cancel   end a running job: its spawner stops its daemons and exits\n"
 "         non-zero; with no spawner, its daemons are told to stop\n"
 "         (resume, cancel and kill need the job's secret: only the user\n"
@@ -77,8 +80,8 @@ s_usage (FILE *out)
 "  -b, --bind EP          job status endpoint (default tcp://127.0.0.1:*)\n"
 "      --insecure         allow a non-loopback status endpoint without keys\n"
 "  -q, --quiet            no progress lines\n"
-"      --json             (nodes) print a JSON array\n"
-"      --timeout MS       (nodes, jobs, cancel) how long to wait for an\n"
+"      --json             (nodes, jobs, status) print JSON\n"
+"      --timeout MS       (nodes, jobs, status, cancel) how long to wait for an\n"
 "                         answer (5000)\n"
 "  -j, --job JOBID        (kill) the job whose daemons to crash\n"
 "  -t, --task K           (kill) crash the daemon of task K\n"
@@ -90,7 +93,8 @@ s_usage (FILE *out)
 "      --run DIR          (kill) jace-grid run folder: SIGKILL by pid\n"
 "      --crash-supernode  (kill) crash the super-node --supernode names\n"
 "      --cluster NAME     (drain) the cluster to move the tasks off\n"
-"  -h, --help             this help\n");
+"  -h, --help             this help (also after a command)\n"
+"  -V, --version          print the version and exit\n");
 }
 
 typedef struct {
@@ -315,6 +319,10 @@ s_dispatch (const char *command, const char *operand, arguments_t *args)
         return spawner_kill (&args->kill);
     if (streq (command, "report"))
         return s_report (args, operand);
+    if (streq (command, "status"))
+        return spawner_jobs_status (operand, args->run.supernode,
+                                    args->run.keys_dir, args->run.cert,
+                                    args->json, (int) args->timeout_msec);
     if (streq (command, "jobs"))
         return spawner_jobs_list (args->run.supernode, args->run.keys_dir,
                                   args->run.cert, args->json,
@@ -338,15 +346,27 @@ int
 main (int argc, char *argv [])
 {
     jace_process_init ("spawner");
-    if (argc < 2 || streq (argv [1], "-h") || streq (argv [1], "--help")) {
-        s_usage (argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        s_usage (stderr);
+        return 2;
+    }
+    //  --help and --version win wherever they are, as users type them
+    //  after the command they are stuck on
+    for (int i = 1; i < argc && !streq (argv [i], "--"); i++) {
+        if (streq (argv [i], "-h") || streq (argv [i], "--help")) {
+            s_usage (stdout);
+            return 0;
+        }
+        if (streq (argv [i], "-V") || streq (argv [i], "--version")) {
+            printf (PROGRAM " %s\n", PACKAGE_VERSION);
+            return 0;
+        }
     }
     const char *command = argv [1];
     static const char *with_operand [] = { "submit", "resume", "report",
-                                           "cancel", "drain" };
+                                           "cancel", "drain", "status" };
     static const char *operand_name [] = { "JOBFILE", "JOBID", "EVENTS",
-                                           "JOBID", "JOBID" };
+                                           "JOBID", "JOBID", "JOBID" };
     const char *operand = NULL;
     bool known = streq (command, "nodes") || streq (command, "kill")
               || streq (command, "jobs");
@@ -363,7 +383,7 @@ main (int argc, char *argv [])
         }
     if (!known) {
         fprintf (stderr, PROGRAM ": unknown command '%s' (submit, resume, "
-                 "nodes, jobs, cancel, drain, kill, report)\n", command);
+                 "nodes, jobs, status, cancel, drain, kill, report)\n", command);
         return 2;
     }
     arguments_t args = { .overrides = zlist_new (), .timeout_msec = 5000,

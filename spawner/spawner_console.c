@@ -4,21 +4,33 @@
 */
 #include "spawner_console.h"
 
+#include <stdarg.h>
 #include <math.h>
+#include <sys/ioctl.h>
 
 #define PROGRESS_PRINT_MSEC 2000
 #define LIVE_TABLE_MSEC 250
+//  Rows left above the table for log lines, at least
+#define LOG_ROWS_MIN 4
+//  Longest frame: header, column names and this many task rows
+#define FRAME_TASKS_MAX 60
 
 struct _spawner_console_t {
     char job [JACE_ID_MAX];     //  Job id
     bool quiet;                 //  Print nothing while running
     bool live_table;            //  stderr is a terminal: redraw a table
-    size_t table_lines;         //  Lines of the table drawn last time
+    int screen_rows;            //  Terminal rows the region was set for,
+                                //  0 when no region is set
+    int table_rows;             //  Rows the table keeps at the bottom
     int64_t next_print;         //  Next refresh (msec since submission)
 };
 
-
-//  --------------------------------------------------------------------------
+//  The live table lives in the bottom rows of the terminal, below a
+//  scrolling region (DECSTBM) that holds everything else written to
+//  stderr: log lines from any thread scroll above it and stay visible,
+//  and the table is redrawn at absolute rows, so nothing stacks however
+//  many lines were logged between two frames.  Each frame is one write
+//  under the stderr lock, so a log line never lands inside it.
 
 spawner_console_t *
 spawner_console_new (const char *job, bool quiet)
@@ -31,10 +43,25 @@ spawner_console_new (const char *job, bool quiet)
     return self;
 }
 
+//  Give the terminal its whole screen back, the cursor below the table
+static void
+s_release_screen (spawner_console_t *self)
+{
+    if (!self->screen_rows)
+        return;
+    flockfile (stderr);
+    fprintf (stderr, "\0337\033[r\0338\033[%d;1H\n", self->screen_rows);
+    fflush (stderr);
+    funlockfile (stderr);
+    self->screen_rows = 0;
+}
+
 void
 spawner_console_destroy (spawner_console_t **self_p)
 {
     assert (self_p);
+    if (*self_p)
+        s_release_screen (*self_p);
     free (*self_p);
     *self_p = NULL;
 }
@@ -52,8 +79,8 @@ spawner_console_iteration_range (const spawner_task_t *tasks, size_t count,
     }
 }
 
-static const char *
-s_state_name (const spawner_task_t *task)
+const char *
+spawner_console_state_name (const spawner_task_t *task)
 {
     if (task->phase != SPAWNER_TASK_RUNNING)
         return task->phase == SPAWNER_TASK_WAITING ? "placing" : "starting";
@@ -67,24 +94,119 @@ s_state_name (const spawner_task_t *task)
     }
 }
 
-//  Redraw the task table in place (ANSI: cursor up, clear line).
-static void
-s_draw_table (spawner_console_t *self, int64_t now,
-              const spawner_task_t *tasks, size_t count, int64_t snapshots,
-              double residual)
+//  The terminal's size, or false when stderr has none
+static bool
+s_screen_size (int *rows, int *columns)
 {
-    if (self->table_lines)
-        fprintf (stderr, "\033[%zuA", self->table_lines);
-    fprintf (stderr, "\033[2K%s  %.1f s  snapshots %" PRId64 "  last "
-             "residual %.2e\n", self->job, now / 1000.0, snapshots, residual);
-    fprintf (stderr, "\033[2K%5s  %-16s %-10s %12s %12s  %s\n", "TASK",
-             "DAEMON", "CLUSTER", "ITERATION", "CHANGE", "STATE");
+    struct winsize size;
+    if (ioctl (STDERR_FILENO, TIOCGWINSZ, &size) || size.ws_row == 0
+    ||  size.ws_col == 0)
+        return false;
+    *rows = size.ws_row;
+    *columns = size.ws_col;
+    return true;
+}
+
+//  Reserve the bottom `table_rows` rows of a `rows`-row screen: make room
+//  below the cursor (so nothing already written is covered), then confine
+//  scrolling to the rows above.  DECSTBM homes the cursor: save and
+//  restore it around.
+static void
+s_reserve_screen (spawner_console_t *self, zchunk_t *frame, int rows,
+                  int table_rows)
+{
+    if (self->screen_rows) {
+        //  Resized: clear the old table, set the region again
+        zchunk_extend (frame, "\0337", 2);
+        char move [32];
+        int length = snprintf (move, sizeof move, "\033[%d;1H\033[J",
+                               self->screen_rows - self->table_rows + 1);
+        zchunk_extend (frame, move, length);
+        zchunk_extend (frame, "\0338", 2);
+    }
+    for (int row = 0; row < table_rows; row++)
+        zchunk_extend (frame, "\n", 1);
+    char text [64];
+    int length = snprintf (text, sizeof text, "\033[%dA\0337\033[1;%dr\0338",
+                           table_rows, rows - table_rows);
+    zchunk_extend (frame, text, length);
+    self->screen_rows = rows;
+    self->table_rows = table_rows;
+}
+
+//  Append one table row at screen row `row`, cut to the screen's width
+static void
+s_frame_row (zchunk_t *frame, int row, int columns, const char *format, ...)
+{
+    char text [512];
+    va_list args;
+    va_start (args, format);
+    vsnprintf (text, sizeof text, format, args);
+    va_end (args);
+    if ((int) strlen (text) >= columns)
+        text [columns - 1] = 0;
+    char move [32];
+    int length = row ? snprintf (move, sizeof move, "\033[%d;1H\033[2K", row)
+                     : snprintf (move, sizeof move, "\033[2K");
+    zchunk_extend (frame, move, length);
+    zchunk_extend (frame, text, strlen (text));
+    if (!row)
+        zchunk_extend (frame, "\n", 1);
+}
+
+//  The table's rows from screen row `top` down, or at the cursor as
+//  lines when top is 0
+static void
+s_frame_table (zchunk_t *frame, int top, int columns, const char *heading,
+               const spawner_task_t *tasks, size_t count,
+               const char *final_state)
+{
+    int next = top ? 1 : 0;
+    s_frame_row (frame, top, columns, "%s", heading);
+    s_frame_row (frame, top + next, columns,
+                 "%5s  %-16s %-10s %12s %12s  %s", "TASK", "DAEMON",
+                 "CLUSTER", "ITERATION", "CHANGE", "STATE");
     for (size_t i = 0; i < count; i++)
-        fprintf (stderr, "\033[2K%5zu  %-16s %-10s %12" PRId64 " %12.3e  "
-                 "%s\n", i, tasks [i].daemon.id, tasks [i].daemon.cluster,
-                 tasks [i].iteration, tasks [i].change,
-                 s_state_name (&tasks [i]));
-    self->table_lines = count + 2;
+        s_frame_row (frame, top ? top + 2 + (int) i : 0, columns,
+                     "%5zu  %-16s %-10s %12" PRId64 " %12.3e  %s", i,
+                     tasks [i].daemon.id, tasks [i].daemon.cluster,
+                     tasks [i].iteration, tasks [i].change,
+                     final_state ? final_state
+                                 : spawner_console_state_name (&tasks [i]));
+}
+
+//  Write a frame in one go, under the stream's lock, and free it
+static void
+s_frame_write (zchunk_t **frame_p)
+{
+    flockfile (stderr);
+    fwrite (zchunk_data (*frame_p), 1, zchunk_size (*frame_p), stderr);
+    fflush (stderr);
+    funlockfile (stderr);
+    zchunk_destroy (frame_p);
+}
+
+//  Draw the table in the reserved rows: a heading line, the column names,
+//  a row per task.  Returns false when the screen is too small for it
+//  (the caller prints lines instead).
+static bool
+s_draw_table (spawner_console_t *self, const char *heading,
+              const spawner_task_t *tasks, size_t count)
+{
+    int rows, columns;
+    int table_rows = (int) count + 2;
+    if (!s_screen_size (&rows, &columns)
+    ||  count > FRAME_TASKS_MAX || rows < table_rows + LOG_ROWS_MIN)
+        return false;
+    zchunk_t *frame = zchunk_new (NULL, 4096);
+    if (rows != self->screen_rows || table_rows != self->table_rows)
+        s_reserve_screen (self, frame, rows, table_rows);
+    zchunk_extend (frame, "\0337", 2);
+    s_frame_table (frame, rows - table_rows + 1, columns, heading, tasks,
+                   count, NULL);
+    zchunk_extend (frame, "\0338", 2);
+    s_frame_write (&frame);
+    return true;
 }
 
 static void
@@ -113,17 +235,54 @@ spawner_console_update (spawner_console_t *self, int64_t now,
     if (self->quiet)
         return INT64_MAX / 4;
     if (now >= self->next_print) {
-        //  A table taller than a terminal scrolls instead of redrawing.
-        if (self->live_table && count <= 60) {
-            s_draw_table (self, now, tasks, count, snapshots, residual);
+        //  A table taller than the terminal: progress lines instead
+        char heading [256], last [64] = "no residual verified yet";
+        if (snapshots > 0 && isfinite (residual))
+            snprintf (last, sizeof last, "last residual %.2e", residual);
+        snprintf (heading, sizeof heading, "%s  %.1f s  snapshots %" PRId64
+                  "  %s", self->job, now / 1000.0, snapshots, last);
+        if (self->live_table
+        &&  s_draw_table (self, heading, tasks, count))
             self->next_print = now + LIVE_TABLE_MSEC;
-        }
         else {
+            s_release_screen (self);
             s_print_line (self, now, tasks, count);
             self->next_print = now + PROGRESS_PRINT_MSEC;
         }
     }
     return self->next_print - now;
+}
+
+void
+spawner_console_finish (spawner_console_t *self, int64_t now,
+                        const spawner_task_t *tasks, size_t count,
+                        double residual, double tolerance,
+                        const char *failure)
+{
+    assert (self);
+    if (!self->screen_rows)
+        return;
+    //  The last frame says how the job ended, not what it was doing
+    char heading [512];
+    if (failure)
+        snprintf (heading, sizeof heading, "%s  %.1f s  FAILED: %s",
+                  self->job, now / 1000.0, failure);
+    else
+        snprintf (heading, sizeof heading, "%s  %.1f s  verified: residual "
+                  "%.2e (tolerance %.1e)", self->job, now / 1000.0,
+                  residual, tolerance);
+    //  Drawn right below the last log line, the whole screen given back:
+    //  what follows (the summary) comes next, nothing scrolls away
+    int rows, columns;
+    if (!s_screen_size (&rows, &columns))
+        columns = 80;
+    zchunk_t *frame = zchunk_new (NULL, 4096);
+    const char *release = "\0337\033[r\0338\033[J";
+    zchunk_extend (frame, release, strlen (release));
+    s_frame_table (frame, 0, columns, heading, tasks, count,
+                   failure ? "stopped" : "done");
+    s_frame_write (&frame);
+    self->screen_rows = 0;
 }
 
 void

@@ -2,8 +2,9 @@
     spawner_console - what the user watching a job sees
 
     On a terminal, a live table of the tasks redrawn in place (4 times a
-    second); otherwise, or when it would not fit, one progress line every
-    2 s on stderr; nothing with --quiet.  At the end, the summary of a
+    second) in the bottom rows, log lines scrolling above it; its last
+    frame shows how the job ended.  Otherwise, or when it would not fit,
+    one progress line every 2 s on stderr; nothing with --quiet.  At the end, the summary of a
     verified job on stdout.  Printing costs one pass over the tasks per
     refresh, never per message.
     =========================================================================
@@ -46,11 +47,25 @@ int64_t
                             const spawner_task_t *tasks, size_t count,
                             int64_t snapshots, double residual);
 
+//  The job is over: the live table's last frame shows how it ended (the
+//  verified residual, or failure), every task done or stopped, and gives
+//  the terminal back below it.  Nothing without a live table.
+void
+    spawner_console_finish (spawner_console_t *self, int64_t now,
+                            const spawner_task_t *tasks, size_t count,
+                            double residual, double tolerance,
+                            const char *failure);
+
 //  Lowest and highest iteration among the tasks.
 void
     spawner_console_iteration_range (const spawner_task_t *tasks,
                                      size_t count, int64_t *min,
                                      int64_t *max);
+
+//  A task's state as the table shows it: placing, starting, restoring,
+//  running, converged, at cap.
+const char *
+    spawner_console_state_name (const spawner_task_t *task);
 
 //  Print the summary of a verified job on stdout.
 void

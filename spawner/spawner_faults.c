@@ -70,6 +70,11 @@ s_read_tasks (spawner_faults_t *self, const char *text, int64_t tasks,
     return 0;
 }
 
+const char *const spawner_faults_keys [] = {
+    "faults/every", "faults/count", "faults/first", "faults/first_iteration",
+    "faults/rounds", "faults/seed", "faults/tasks", NULL
+};
+
 spawner_faults_t *
 spawner_faults_new (zhash_t *params, int64_t tasks, char *reason,
                     size_t reason_size)

@@ -28,6 +28,10 @@
 
 typedef struct _spawner_faults_t spawner_faults_t;
 
+//  The keys of the faults section, NULL-terminated (spawner_job checks
+//  a job file against them).
+extern const char *const spawner_faults_keys [];
+
 //  The schedule in params ("faults/..." keys) for a job of `tasks` tasks.
 //  Returns NULL with the reason when a key is malformed.  A job without a
 //  faults section gets an empty schedule.

@@ -9,13 +9,16 @@
 #include "spawner_scatter.h"
 #include "app_table.h"
 #include "jace_msg.h"
+#include "jace_task_runtime.h"
+#include "zpl.h"
 
 #include <errno.h>
 #include <math.h>
 
 struct _spawner_job_t {
-    zconfig_t *root;            //  The job file with overrides applied
     zhash_t *params;            //  Flattened "section/key" -> value
+    zhash_t *origins;           //  "section/key" -> "FILE:LINE" or
+                                //  "--set ARG", where the user set it
     const jace_app_t *app;      //  Application to run
     void *problem;              //  The application's problem, loaded
     int64_t tasks;              //  job/tasks
@@ -40,31 +43,193 @@ struct _spawner_job_t {
     double checkpoint_seconds;  //  checkpoint/every_seconds, or 0
 };
 
+//  The keys this module reads.  With the runtime's (jace_task_runtime_keys),
+//  the faults and scatter sections' and the application's, they are every
+//  key a job may set: anything else is a typo, refused with the nearest.
+static const char *const s_keys [] = {
+    "job/application", "job/tasks", "job/tolerance", "job/max_iterations",
+    "job/max_seconds", "job/reserve_timeout", "job/heartbeat_timeout",
+    "job/orphan_timeout", "job/spares", "job/replacement", "job/mapping",
+    "job/detector", "checkpoint/copies", "checkpoint/every_iterations",
+    "checkpoint/every_seconds", "report/sample_seconds",
+    "job/stall_snapshots", "drain/schedule", NULL
+};
+
+//  Most keys a job may know: ours, the runtime's, faults, scatter, app
+#define KEYS_MAX 256
+
+//  The keys a job of application app may set (app may be NULL), and the
+//  sections they live in, as NULL-terminated arrays of borrowed strings.
+//  Sections keep their "/" so that prefixes compare whole.
+typedef struct {
+    const char *keys [KEYS_MAX + 1];
+    char sections [32][32];
+    const char *section_names [33];
+    size_t key_count;
+    size_t section_count;
+    bool open;                  //  The app declares no keys: its sections
+                                //  are not checked
+} known_t;
+
+static void
+s_known_add (known_t *known, const char *const *keys)
+{
+    for (size_t index = 0; keys && keys [index]; index++) {
+        const char *key = keys [index];
+        assert (known->key_count < KEYS_MAX);
+        known->keys [known->key_count++] = key;
+        const char *slash = strchr (key, '/');
+        assert (slash && slash - key < 32);
+        size_t section = 0;
+        while (section < known->section_count
+           &&  (strlen (known->sections [section]) != (size_t) (slash - key)
+            ||  strncmp (known->sections [section], key, slash - key)))
+            section++;
+        if (section == known->section_count && section < 32) {
+            snprintf (known->sections [section], 32, "%.*s",
+                      (int) (slash - key), key);
+            known->section_names [section] = known->sections [section];
+            known->section_count++;
+        }
+    }
+}
+
+static void
+s_known_fill (known_t *known, const jace_app_t *app)
+{
+    memset (known, 0, sizeof *known);
+    s_known_add (known, s_keys);
+    s_known_add (known, jace_task_runtime_keys);
+    s_known_add (known, spawner_faults_keys);
+    s_known_add (known, spawner_scatter_keys);
+    if (app)
+        s_known_add (known, app->keys);
+    known->open = app && !app->keys;
+}
+
+static bool
+s_listed (const char *const *names, const char *name)
+{
+    for (size_t index = 0; names [index]; index++)
+        if (streq (names [index], name))
+            return true;
+    return false;
+}
+
+//  Check one name the user wrote at `origin`: a key (section/key) or,
+//  with is_section, a section.  Returns 0, or -1 with the reason.
+static int
+s_known_check (known_t *known, const char *name, bool is_section,
+               const char *origin, char *reason, size_t reason_size)
+{
+    const char *const *names = is_section ? known->section_names
+                                          : known->keys;
+    if (s_listed (names, name))
+        return 0;
+    const char *slash = strchr (name, '/');
+    if (known->open && !is_section && slash && !strchr (slash + 1, '/')) {
+        //  A section of an application that declares no keys
+        char section [32];
+        snprintf (section, sizeof section, "%.*s", (int) (slash - name),
+                  name);
+        if (!s_listed (known->section_names, section))
+            return 0;
+    }
+    if (known->open && is_section)
+        return 0;
+    const char *nearest = zpl_nearest (name, names);
+    snprintf (reason, reason_size, "%s: unknown %s '%s'%s%s%s", origin,
+              is_section ? "section" : "key", name,
+              nearest ? " (did you mean " : "", nearest ? nearest : "",
+              nearest ? "?)" : "");
+    return -1;
+}
+
 //  --------------------------------------------------------------------------
 
+//  Read the job file into params, remembering where each key was written.
 //  File names in a job file are relative to the job file's folder, so a
 //  job runs from anywhere; names given with --set stay relative to the
 //  current folder, as the shell would take them.
 static void
-s_resolve_paths (zconfig_t *root, const char *job_path)
+s_flatten (spawner_job_t *self, zpl_t *tree, const char *path)
 {
-    static const char *keys [] = { "problem/matrix", "problem/rhs" };
-    const char *slash = strrchr (job_path, '/');
-    if (!slash)
-        return;
-    for (size_t i = 0; i < sizeof keys / sizeof keys [0]; i++) {
-        char *value = zconfig_get (root, keys [i], NULL);
-        if (!value || !*value || *value == '/')
-            continue;
-        char *resolved = zsys_sprintf ("%.*s/%s", (int) (slash - job_path),
-                                       job_path, value);
-        zconfig_put (root, keys [i], resolved);
-        zstr_free (&resolved);
-    }
+    const char *slash = strrchr (path, '/');
+    for (zpl_t *section = zpl_child (tree); section;
+         section = zpl_next (section))
+        for (zpl_t *item = zpl_child (section); item;
+             item = zpl_next (item)) {
+            const char *value = zpl_value (item);
+            if (!value || !*value)
+                continue;
+            char *key = zsys_sprintf ("%s/%s", zpl_name (section),
+                                      zpl_name (item));
+            char *origin = zsys_sprintf ("%s:%zu", path, zpl_line (item));
+            bool is_file = streq (key, "problem/matrix")
+                        || streq (key, "problem/rhs");
+            if (is_file && slash && *value != '/') {
+                char *resolved = zsys_sprintf ("%.*s/%s",
+                    (int) (slash - path), path, value);
+                zhash_update (self->params, key, resolved);
+                zstr_free (&resolved);
+            }
+            else
+                zhash_update (self->params, key, (void *) value);
+            zhash_update (self->origins, key, origin);
+            zstr_free (&key);
+            zstr_free (&origin);
+        }
 }
 
+//  Check every name the job file uses against the known keys: sections
+//  at the top, keys under them, nothing deeper.
 static int
-s_apply_overrides (zconfig_t *root, zlist_t *overrides, char *reason,
+s_check_tree (known_t *known, zpl_t *tree, const char *path, char *reason,
+              size_t reason_size)
+{
+    char origin [1024];
+    for (zpl_t *section = zpl_child (tree); section;
+         section = zpl_next (section)) {
+        snprintf (origin, sizeof origin, "%s:%zu", path,
+                  zpl_line (section));
+        if (zpl_value (section)) {
+            if (zpl_child (section))
+                snprintf (reason, reason_size, "%s: section '%s' has a "
+                          "value; sections hold keys only", origin,
+                          zpl_name (section));
+            else
+                snprintf (reason, reason_size, "%s: '%s = %s' is outside "
+                          "any section (write it under job, problem, ...)",
+                          origin, zpl_name (section), zpl_value (section));
+            return -1;
+        }
+        if (s_known_check (known, zpl_name (section), true, origin, reason,
+                           reason_size))
+            return -1;
+        for (zpl_t *item = zpl_child (section); item;
+             item = zpl_next (item)) {
+            char key [256];
+            snprintf (key, sizeof key, "%s/%s", zpl_name (section),
+                      zpl_name (item));
+            snprintf (origin, sizeof origin, "%s:%zu", path,
+                      zpl_line (item));
+            if (zpl_child (item)) {
+                snprintf (reason, reason_size, "%s: '%s' has items under "
+                          "it; job files have sections and keys only",
+                          origin, key);
+                return -1;
+            }
+            if (s_known_check (known, key, false, origin, reason,
+                               reason_size))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+//  Apply --set overrides; an empty value removes the key.
+static int
+s_apply_overrides (spawner_job_t *self, zlist_t *overrides, char *reason,
                    size_t reason_size)
 {
     for (char *item = overrides ? (char *) zlist_first (overrides) : NULL;
@@ -75,27 +240,47 @@ s_apply_overrides (zconfig_t *root, zlist_t *overrides, char *reason,
                       "SECTION/KEY=VALUE, e.g. job/tasks=8", item);
             return -1;
         }
-        char *path = strndup (item, equals - item);
-        zconfig_put (root, path, equals + 1);
-        free (path);
+        char *key = strndup (item, equals - item);
+        char *origin = zsys_sprintf ("--set %s", item);
+        if (equals [1]) {
+            zhash_update (self->params, key, equals + 1);
+            zhash_update (self->origins, key, origin);
+        }
+        else {
+            zhash_delete (self->params, key);
+            zhash_delete (self->origins, key);
+        }
+        free (key);
+        zstr_free (&origin);
     }
     return 0;
 }
 
-//  Walk the tree, recording every item that has a value under its path.
-static void
-s_flatten (zconfig_t *config, const char *prefix, zhash_t *params)
+//  Every --set names a known key (the file's were checked on the tree)
+static int
+s_check_overrides (known_t *known, zlist_t *overrides, char *reason,
+                   size_t reason_size)
 {
-    for (zconfig_t *child = zconfig_child (config); child;
-         child = zconfig_next (child)) {
-        char *path = *prefix
-                   ? zsys_sprintf ("%s/%s", prefix, zconfig_name (child))
-                   : strdup (zconfig_name (child));
-        if (zconfig_value (child) && *zconfig_value (child))
-            zhash_update (params, path, zconfig_value (child));
-        s_flatten (child, path, params);
-        free (path);
+    for (char *item = overrides ? (char *) zlist_first (overrides) : NULL;
+         item; item = (char *) zlist_next (overrides)) {
+        char key [256];
+        snprintf (key, sizeof key, "%.*s", (int) (strchr (item, '=') - item),
+                  item);
+        char origin [512];
+        snprintf (origin, sizeof origin, "--set %s", item);
+        if (s_known_check (known, key, false, origin, reason, reason_size))
+            return -1;
     }
+    return 0;
+}
+
+//  Where key was set, for reasons: "FILE:LINE", "--set ARG", or the job
+static const char *
+s_origin (spawner_job_t *self, const char *key, const char *path)
+{
+    const char *origin = self->origins
+        ? (const char *) zhash_lookup (self->origins, key) : NULL;
+    return origin ? origin : path;
 }
 
 //  A number from the job section, with the job file in the reason.
@@ -108,13 +293,15 @@ s_number (spawner_job_t *self, const char *key, double min, double max,
     if (jace_param_number (self->params, key, fallback, min, max, value,
                            why, sizeof why) == 0)
         return 0;
-    snprintf (reason, reason_size, "%s: %s", path, why);
+    snprintf (reason, reason_size, "%s: %s", s_origin (self, key, path), why);
     return -1;
 }
 
+//  Find the application before the keys are checked: which keys are
+//  known depends on it.
 static int
-s_check_job_section (spawner_job_t *self, const char *path, char *reason,
-                     size_t reason_size)
+s_find_app (spawner_job_t *self, const char *path, char *reason,
+            size_t reason_size)
 {
     const char *name = (const char *) zhash_lookup (self->params,
                                                     "job/application");
@@ -126,9 +313,20 @@ s_check_job_section (spawner_job_t *self, const char *path, char *reason,
     self->app = app_table_find (name);
     if (!self->app) {
         snprintf (reason, reason_size, "%s: job/application = '%s' is "
-                  "unknown (known: %s)", path, name, app_table_names ());
+                  "unknown (known: %s)", s_origin (self, "job/application",
+                                                    path),
+                  name, app_table_names ());
         return -1;
     }
+    return 0;
+}
+
+static int
+s_check_job_section (spawner_job_t *self, const char *path, char *reason,
+                     size_t reason_size)
+{
+    if (!self->app && s_find_app (self, path, reason, reason_size))
+        return -1;
     double tasks, max_iterations, heartbeat_timeout, orphan_timeout;
     if (s_number (self, "job/tasks", 1, JACE_NODES_MAX, 1, &tasks, path,
                   reason, reason_size)
@@ -276,27 +474,31 @@ spawner_job_load (const char *path, zlist_t *overrides, char *reason,
         snprintf (reason, reason_size, "%s: no such job file", path);
         return NULL;
     }
-    zconfig_t *root = zconfig_load (path);
-    if (!root) {
-        snprintf (reason, reason_size, "%s: not a valid ZPL file (check "
-                  "indentation: 4 spaces per level, 'key = value')", path);
+    zpl_t *tree = zpl_load (path, reason, reason_size);
+    if (!tree)
         return NULL;
-    }
     spawner_job_t *self = (spawner_job_t *) zmalloc (sizeof *self);
-    self->root = root;
     self->params = zhash_new ();
     zhash_autofree (self->params);
-    s_resolve_paths (root, path);
-    if (s_apply_overrides (root, overrides, reason, reason_size))
+    self->origins = zhash_new ();
+    zhash_autofree (self->origins);
+    s_flatten (self, tree, path);
+    known_t known;
+    if (s_apply_overrides (self, overrides, reason, reason_size)
+    ||  s_find_app (self, path, reason, reason_size))
         goto out_fail;
-    s_flatten (root, "", self->params);
-    if (s_check_job_section (self, path, reason, reason_size)
+    s_known_fill (&known, self->app);
+    if (s_check_tree (&known, tree, path, reason, reason_size)
+    ||  s_check_overrides (&known, overrides, reason, reason_size)
+    ||  s_check_job_section (self, path, reason, reason_size)
     ||  s_check_recovery_sections (self, path, reason, reason_size)
     ||  s_check_problem (self, path, reason, reason_size))
         goto out_fail;
+    zpl_destroy (&tree);
     return self;
 
 out_fail:
+    zpl_destroy (&tree);
     spawner_job_destroy (&self);
     return NULL;
 }
@@ -325,7 +527,7 @@ spawner_job_destroy (spawner_job_t **self_p)
         if (self->problem)
             self->app->unload (&self->problem);
         spawner_faults_destroy (&self->faults);
-        zconfig_destroy (&self->root);
+        zhash_destroy (&self->origins);
         zhash_destroy (&self->params);
         free (self);
         *self_p = NULL;

@@ -15,6 +15,9 @@
 #include "spawner_jobs.h"
 #include "spawner_nodes.h"
 #include "spawner_secret.h"
+#include "spawner_events.h"
+
+#include <math.h>
 
 //  Longest wait for an owner spawner's answer: a live one answers at once.
 #define OWNER_WAIT_MSEC 1000
@@ -374,6 +377,121 @@ spawner_jobs_drain (const char *job_id, const char *cluster,
     }
     jace_msg_destroy (&registry);
     jace_key_wipe (&job_key);
+    jace_security_destroy (&security);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  `jace-spawner status JOBID`
+
+//  Print the task table a spawner's STATUS_REPLY carries
+static void
+s_print_status (jace_msg_t *reply, bool json)
+{
+    const char *state = jace_msg_param (reply, "state");
+    const char *age = jace_msg_param (reply, "age_ms");
+    const char *snapshots = jace_msg_param (reply, "snapshots");
+    const char *residual = jace_msg_param (reply, "residual");
+    size_t count = jace_msg_node_count (reply);
+    char job [256];
+    spawner_events_escape (job, sizeof job, jace_msg_param (reply, "job"));
+    //  (the caller checked that "job" is there)
+    if (json)
+        printf ("{\"job\":\"%s\",\"state\":\"%s\",\"tasks\":%zu,"
+                "\"age_seconds\":%.1f,\"snapshots\":%s,\"residual\":%s,"
+                "\"table\":[", job, state ? state : "", count,
+                age ? atoll (age) / 1000.0 : 0.0,
+                snapshots ? snapshots : "0",
+                residual && isfinite (atof (residual)) ? residual : "null");
+    else
+        printf ("%s  %s  %.1f s  snapshots %s  last residual %s\n"
+                "%5s  %-16s %-10s %12s %12s  %s\n", job, state ? state : "",
+                age ? atoll (age) / 1000.0 : 0.0, snapshots ? snapshots : "0",
+                residual ? residual : "-", "TASK", "DAEMON", "CLUSTER",
+                "ITERATION", "CHANGE", "STATE");
+    for (size_t i = 0; i < count; i++) {
+        const jace_node_t *node = jace_msg_node (reply, i);
+        char key [64], word [32] = "-";
+        long long iteration = -1;
+        double change = NAN;
+        snprintf (key, sizeof key, "task/%" PRId64, node->task);
+        const char *row = jace_msg_param (reply, key);
+        if (!row || sscanf (row, "%lld %lf %31[^\n]", &iteration, &change,
+                            word) != 3) {
+            iteration = -1;
+            change = NAN;
+            snprintf (word, sizeof word, "-");
+        }
+        char id [256], cluster [256], endpoint [1024];
+        spawner_events_escape (id, sizeof id, node->id);
+        spawner_events_escape (cluster, sizeof cluster, node->cluster);
+        spawner_events_escape (endpoint, sizeof endpoint, node->endpoint);
+        if (json) {
+            char changed [32] = "null";
+            if (isfinite (change))
+                snprintf (changed, sizeof changed, "%.6e", change);
+            printf ("%s{\"task\":%" PRId64 ",\"daemon\":\"%s\","
+                    "\"cluster\":\"%s\",\"endpoint\":\"%s\","
+                    "\"iteration\":%lld,\"change\":%s,\"state\":\"%s\"}",
+                    i ? "," : "", node->task, id, cluster, endpoint,
+                    iteration, changed, word);
+        }
+        else
+            printf ("%5" PRId64 "  %-16s %-10s %12lld %12.3e  %s\n",
+                    node->task, *id ? id : "-", *cluster ? cluster : "-",
+                    iteration, change, word);
+    }
+    if (json)
+        printf ("]}\n");
+}
+
+int
+spawner_jobs_status (const char *job_id, const char *supernode,
+                     const char *keys_dir, const char *cert, bool json,
+                     int timeout_msec)
+{
+    assert (job_id && supernode);
+    jace_security_t *security = spawner_nodes_security (keys_dir, cert);
+    if (!security)
+        return 1;
+    jace_msg_t *registry = spawner_nodes_query (supernode, security,
+                                                timeout_msec);
+    if (!registry) {
+        jace_security_destroy (&security);
+        return 1;
+    }
+    int rc = 1;
+    const char *owner = s_lease_param (registry, job_id, "owner");
+    const char *owner_key = s_lease_param (registry, job_id, "owner_key");
+    if (!owner || !*owner)
+        fprintf (stderr, "jace-spawner: no running job %s on %s (see "
+                 "jace-spawner jobs)\n", job_id, supernode);
+    else {
+        jace_msg_t *status = jace_msg_new (JACE_MSG_STATUS);
+        jace_msg_set_sender (status, "jace-spawner-status");
+        jace_msg_t *reply = spawner_nodes_ask (owner,
+            s_owner_key (owner_key, security), security, &status,
+            JACE_MSG_STATUS_REPLY, timeout_msec);
+        const char *job = reply ? jace_msg_param (reply, "job") : NULL;
+        if (!reply)
+            fprintf (stderr, "jace-spawner: the spawner of %s (%s) does not "
+                     "answer: it may be gone (jace-spawner resume %s)\n",
+                     job_id, owner, job_id);
+        else
+        if (jace_msg_type (reply) == JACE_MSG_ERROR)
+            fprintf (stderr, "jace-spawner: the spawner of %s refused: %s\n",
+                     job_id, jace_msg_reason (reply));
+        else
+        if (!job || !streq (job, job_id))
+            fprintf (stderr, "jace-spawner: %s answers for another job, not "
+                     "%s\n", owner, job_id);
+        else {
+            s_print_status (reply, json);
+            rc = 0;
+        }
+        jace_msg_destroy (&reply);
+    }
+    jace_msg_destroy (&registry);
     jace_security_destroy (&security);
     return rc;
 }

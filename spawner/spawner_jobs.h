@@ -48,4 +48,14 @@ int
                         const char *cert, const char *secrets_dir,
                         int timeout_msec);
 
+//  `jace-spawner status JOBID`: ask the job's spawner (found through the
+//  super-node's lease) for its task table and print it, or with json one
+//  object: job, state, tasks, age_seconds, snapshots, residual and a
+//  "table" array (task, daemon, cluster, endpoint, state).  Returns 0, or
+//  1 with the reason on stderr (no such job, its spawner does not answer).
+int
+    spawner_jobs_status (const char *job_id, const char *supernode,
+                         const char *keys_dir, const char *cert, bool json,
+                         int timeout_msec);
+
 #endif

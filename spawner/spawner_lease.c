@@ -15,6 +15,11 @@
 #define LEASE_MSEC 5000
 #define GRANT_WAIT_MSEC 2000
 #define GRANT_RETRY_MSEC 200
+//  A super-node that has not said a word this long after we first asked
+//  (per super-node given: each gets its GRANT_WAIT_MSEC turn) is not
+//  there, or not reachable with our keys: say so, rather than wait for
+//  job/reserve_timeout and blame the daemons.
+#define SILENT_MSEC 4000
 
 //  What the lease knows of a daemon id.
 #define KNOWN_SPARE "spare"
@@ -46,6 +51,7 @@ struct _spawner_lease_t {
     int64_t next_request;       //  When to send the next RESERVE, or 0
     int64_t next_renewal;       //  When to renew the lease
     char *failed_over_from;     //  Super-node given up, not yet reported
+    bool answered;              //  Some super-node has answered us
 };
 
 
@@ -334,6 +340,7 @@ spawner_lease_recv (spawner_lease_t *self)
                       spawner_lease_endpoint (self), reason);
         return -1;
     }
+    self->answered = true;
     int kept = 0;
     if (jace_msg_type (msg) == JACE_MSG_GRANT
     &&  streq (jace_msg_job (msg), self->job)) {
@@ -598,4 +605,26 @@ spawner_lease_is_held (spawner_lease_t *self, const char *id)
 {
     assert (self && id);
     return zhash_lookup (self->known, id) != NULL;
+}
+
+bool
+spawner_lease_unanswered (spawner_lease_t *self, int64_t since, int64_t now,
+                          char *reason, size_t reason_size)
+{
+    assert (self);
+    int64_t limit = SILENT_MSEC
+                  + (int64_t) (self->endpoint_count - 1) * GRANT_WAIT_MSEC;
+    if (self->answered || now - since < limit)
+        return false;
+    char names [1024] = "";
+    for (size_t i = 0; i < self->endpoint_count; i++)
+        snprintf (names + strlen (names), sizeof names - strlen (names),
+                  "%s%s", i ? ", " : "", self->endpoints [i]);
+    snprintf (reason, reason_size, "%s %s does not answer (nothing heard "
+              "in %.0f s): is it running, at that endpoint%s?",
+              self->endpoint_count > 1 ? "no super-node of" : "super-node",
+              names, limit / 1000.0,
+              jace_security_enabled (self->security)
+              ? ", and does it accept our certificate" : "");
+    return true;
 }

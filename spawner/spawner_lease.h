@@ -45,6 +45,13 @@ zsock_t *
 const char *
     spawner_lease_endpoint (spawner_lease_t *self);
 
+//  True when no super-node has said anything to us in the few seconds
+//  since `since` (msec, zclock_mono) that a live one takes to answer,
+//  with the reason naming them.
+bool
+    spawner_lease_unanswered (spawner_lease_t *self, int64_t since,
+                              int64_t now, char *reason, size_t reason_size);
+
 //  Read one message from the super-node (the socket had input).  Returns
 //  the number of daemons newly held, or -1 for a malformed message.
 int

@@ -881,11 +881,21 @@ s_print_totals (report_t *self, FILE *out)
 //  ---------------------------------------------------------------------
 //  The plot, drawn by gnuplot from a script we pipe to it
 
+//  True if the log ends with the job's failure
+static bool
+s_job_failed (report_t *self)
+{
+    cJSON *name = self->ending
+        ? cJSON_GetObjectItemCaseSensitive (self->ending, "event") : NULL;
+    return cJSON_IsString (name) && streq (name->valuestring, "failure");
+}
+
 //  Colours and dash types of the three kinds of marks
 #define REPORT_CRASH    "lc rgb '#d62728' dt 2"
 #define REPORT_DEAD     "lc rgb '#ff7f0e' dt 3"
 #define REPORT_RESTORED "lc rgb '#2ca02c' dt 1"
 #define REPORT_LOST     "#fde0dd"
+#define REPORT_FAILED   "lc rgb '#7f0000' dt 1"
 
 //  True if plot_path names an SVG, false for a PNG; -1 for anything else
 static int
@@ -967,46 +977,167 @@ s_plot_setup (report_t *self, FILE *gnuplot, const char *plot_path,
              self->end > 0 ? self->end * 1.02 : 1);
 }
 
-//  A vertical line at time, with a label at the top (or the bottom, so
-//  that a detection's label does not cover a crash's nearby)
-static void
-s_plot_mark (FILE *gnuplot, double time, const char *style,
-             const char *label, int task, bool bottom)
+//  Marks of one kind closer than this share one label (fraction of the
+//  time axis: about two lines of the label font on a 1000-pixel plot)
+#define REPORT_MARK_WINDOW 0.02
+//  Tasks a shared label names before it only counts them
+#define REPORT_LABEL_TASKS 6
+
+//  The kinds of marks, each with its own lane so that labels of events
+//  at the same time never cover each other: crashes at the top, left of
+//  their line; restorations at the top, right of theirs; detections at
+//  the bottom
+typedef enum { MARK_CRASH, MARK_DEAD, MARK_RESTORED, MARK_KINDS } mark_kind_t;
+
+static const struct {
+    const char *style;          //  Line colour and dashes
+    const char *word;           //  Label
+    const char *place;          //  Label position, alignment and offset
+} s_mark_kinds [MARK_KINDS] = {
+    { REPORT_CRASH, "crash",
+      "graph 0.98 rotate by 90 right offset character -0.8, 0" },
+    { REPORT_DEAD, "dead",
+      "graph 0.02 rotate by 90 left offset character -0.8, 0" },
+    { REPORT_RESTORED, "restored",
+      "graph 0.98 rotate by 90 right offset character 1.6, 0" }
+};
+
+//  One vertical mark
+typedef struct {
+    double time;                //  Seconds since submission
+    mark_kind_t kind;
+    int task;
+} mark_t;
+
+static int
+s_mark_compare (const void *a, const void *b)
 {
-    if (isnan (time))
-        return;
-    fprintf (gnuplot, "set arrow from first %.9g, graph 0 to first %.9g, "
-             "graph 1 nohead %s lw 1.5\n", time, time, style);
-    fprintf (gnuplot, "set label '%s %d' at first %.9g, graph %s "
-             "rotate by 90 %s offset character -0.8, 0 font ',8' "
-             "textcolor rgb '#444444'\n", label, task, time,
-             bottom ? "0.02" : "0.98", bottom ? "left" : "right");
+    const mark_t *left = (const mark_t *) a, *right = (const mark_t *) b;
+    if (left->kind != right->kind)
+        return left->kind < right->kind ? -1 : 1;
+    if (left->time != right->time)
+        return left->time < right->time ? -1 : 1;
+    return left->task - right->task;
+}
+
+//  The label of marks [first, last): "crash 3", "crash 1 4 7", or
+//  "crash x9" when too many tasks to name
+static void
+s_plot_group (FILE *gnuplot, const mark_t *marks, size_t first,
+              size_t last)
+{
+    const mark_t *head = &marks [first];
+    char label [128];
+    int length = snprintf (label, sizeof label, "%s",
+                           s_mark_kinds [head->kind].word);
+    if (last - first > REPORT_LABEL_TASKS)
+        snprintf (label + length, sizeof label - length, " x%zu",
+                  last - first);
+    else
+        for (size_t index = first; index < last; index++)
+            length += snprintf (label + length, sizeof label - length,
+                                " %d", marks [index].task);
+    fprintf (gnuplot, "set label '%s' at first %.9g, %s font ',8' "
+             "textcolor rgb '#444444'\n", label, head->time,
+             s_mark_kinds [head->kind].place);
+}
+
+//  A vertical line per mark; one label per group of marks of a kind
+//  within REPORT_MARK_WINDOW of the group's first
+static void
+s_plot_marks (report_t *self, FILE *gnuplot, mark_t *marks, size_t count)
+{
+    qsort (marks, count, sizeof *marks, s_mark_compare);
+    double window = REPORT_MARK_WINDOW * (self->end > 0 ? self->end : 1);
+    size_t first = 0;
+    for (size_t index = 0; index < count; index++) {
+        fprintf (gnuplot, "set arrow from first %.9g, graph 0 to first "
+                 "%.9g, graph 1 nohead %s lw 1.5\n", marks [index].time,
+                 marks [index].time, s_mark_kinds [marks [index].kind].style);
+        bool last_of_group = index + 1 == count
+            || marks [index + 1].kind != marks [first].kind
+            || marks [index + 1].time - marks [first].time > window;
+        if (last_of_group) {
+            s_plot_group (gnuplot, marks, first, index + 1);
+            first = index + 1;
+        }
+    }
+}
+
+//  The time lost to each failure, shaded; labels of neighbouring shades
+//  take turns at three heights
+static void
+s_plot_lost (report_t *self, FILE *gnuplot)
+{
+    static const double heights [] = { 0.5, 0.3, 0.7 };
+    double window = REPORT_MARK_WINDOW * (self->end > 0 ? self->end : 1);
+    double previous = -INFINITY;
+    size_t turn = 0;
+    for (size_t index = 0; index < self->failure_count; index++) {
+        const failure_t *failure = &self->failures [index];
+        double lost = s_time_lost (failure);
+        if (isnan (lost))
+            continue;
+        double failed_at = s_failed_at (failure);
+        double middle = (failed_at + failure->restored) / 2;
+        turn = fabs (middle - previous) <= window ? (turn + 1) % 3 : 0;
+        previous = middle;
+        fprintf (gnuplot, "set object rect from first %.9g, graph 0 "
+                 "to first %.9g, graph 1 behind fc rgb '"
+                 REPORT_LOST "' fs solid 1.0 noborder\n",
+                 failed_at, failure->restored);
+        fprintf (gnuplot, "set label 'lost %.2f s' at first %.9g, "
+                 "graph %.2f rotate by 90 center font ',8' "
+                 "textcolor rgb '#a03030'\n", lost, middle,
+                 heights [turn]);
+    }
 }
 
 static void
 s_plot_failures (report_t *self, FILE *gnuplot)
 {
+    s_plot_lost (self, gnuplot);
+    mark_t *marks = (mark_t *) calloc (3 * self->failure_count + 1,
+                                       sizeof (mark_t));
+    assert (marks);
+    size_t count = 0;
     for (size_t index = 0; index < self->failure_count; index++) {
         const failure_t *failure = &self->failures [index];
-        double lost = s_time_lost (failure);
-        if (!isnan (lost)) {
-            double failed_at = s_failed_at (failure);
-            fprintf (gnuplot, "set object rect from first %.9g, graph 0 "
-                     "to first %.9g, graph 1 behind fc rgb '"
-                     REPORT_LOST "' fs solid 1.0 noborder\n",
-                     failed_at, failure->restored);
-            fprintf (gnuplot, "set label 'lost %.2f s' at first %.9g, "
-                     "graph 0.5 rotate by 90 center font ',8' "
-                     "textcolor rgb '#a03030'\n", lost,
-                     (failed_at + failure->restored) / 2);
-        }
-        s_plot_mark (gnuplot, failure->crashed, REPORT_CRASH, "crash",
-                     failure->task, false);
-        s_plot_mark (gnuplot, failure->detected, REPORT_DEAD, "dead",
-                     failure->task, true);
-        s_plot_mark (gnuplot, failure->restored, REPORT_RESTORED,
-                     "restored", failure->task, false);
+        double times [MARK_KINDS] = {
+            failure->crashed, failure->detected, failure->restored
+        };
+        for (int kind = 0; kind < MARK_KINDS; kind++)
+            if (!isnan (times [kind]))
+                marks [count++] = (mark_t) { times [kind],
+                                             (mark_kind_t) kind,
+                                             failure->task };
     }
+    s_plot_marks (self, gnuplot, marks, count);
+    free (marks);
+}
+
+//  A failed job's end: a heavy line and why, so the curve's end is not
+//  taken for a pause
+static void
+s_plot_ending (report_t *self, FILE *gnuplot)
+{
+    if (!s_job_failed (self))
+        return;
+    cJSON *reason = cJSON_GetObjectItemCaseSensitive (self->ending,
+                                                      "reason");
+    char label [96];
+    snprintf (label, sizeof label, "job failed: %s", cJSON_IsString (reason)
+              ? reason->valuestring : "(no reason given)");
+    if (strlen (label) == sizeof label - 1)
+        memcpy (label + sizeof label - 4, "...", 3);
+    fprintf (gnuplot, "set arrow from first %.9g, graph 0 to first %.9g, "
+             "graph 1 nohead " REPORT_FAILED " lw 2.5 front\n",
+             self->ending_time, self->ending_time);
+    fputs ("set label ", gnuplot);
+    s_plot_quote (gnuplot, label);
+    fprintf (gnuplot, " at first %.9g, graph 0.5 rotate by 90 center "
+             "offset character -1.2, 0 font ',9' textcolor rgb '#7f0000' "
+             "front\n", self->ending_time);
 }
 
 static void
@@ -1069,6 +1200,9 @@ s_plot_command (report_t *self, FILE *gnuplot)
     if (restored)
         s_plot_element (gnuplot, &first, "NaN with boxes fs solid 1.0 "
                         "fc rgb '" REPORT_LOST "' title 'time lost'");
+    if (s_job_failed (self))
+        s_plot_element (gnuplot, &first, "NaN with lines " REPORT_FAILED
+                        " lw 2.5 title 'job failed'");
     fputs ("\n", gnuplot);
 }
 
@@ -1078,6 +1212,7 @@ s_plot_script (report_t *self, FILE *gnuplot, const char *plot_path,
 {
     s_plot_setup (self, gnuplot, plot_path, svg);
     s_plot_failures (self, gnuplot);
+    s_plot_ending (self, gnuplot);
     s_plot_data (gnuplot, "residual", &self->residuals);
     s_plot_data (gnuplot, "change", &self->changes);
     s_plot_command (self, gnuplot);

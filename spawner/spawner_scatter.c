@@ -65,6 +65,11 @@ s_choice (zhash_t *params, const char *key, const char **names,
     return 0;
 }
 
+const char *const spawner_scatter_keys [] = {
+    "scatter/distribution", "scatter/order", "scatter/iterations",
+    "scatter/root", NULL
+};
+
 int
 spawner_scatter_config (zhash_t *params, spawner_scatter_config_t *config,
                         char *reason, size_t reason_size)

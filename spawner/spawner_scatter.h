@@ -50,6 +50,10 @@ typedef struct {
     double iterations;          //  scatter/iterations the model counts
 } spawner_scatter_config_t;
 
+//  The keys of the scatter section, NULL-terminated (spawner_job checks
+//  a job file against them; the daemon reads scatter/root too).
+extern const char *const spawner_scatter_keys [];
+
 //  Read the scatter section of a job's flattened parameters.  Returns 0,
 //  or -1 with the reason (naming the key and what it accepts).
 int

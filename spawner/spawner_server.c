@@ -77,6 +77,15 @@ static const char *s_state_names [] = {
 };
 
 //  What a poll item belongs to.
+//  A line that would repeat with every message is logged the first time,
+//  then at most once every REPEAT_LOG_MSEC with the count held back.
+#define REPEAT_LOG_MSEC 10000
+
+typedef struct {
+    int64_t logged;             //  When the line was last logged, or 0
+    uint64_t held;              //  Occurrences since, not logged
+} repeat_t;
+
 #define ITEM_PIPE -1
 #define ITEM_SUPERNODE -2
 #define ITEM_STATUS -3
@@ -142,6 +151,10 @@ typedef struct {
     int64_t from_checkpoint;    //  Replacements restored from a copy
     int64_t from_initial;       //  Replacements that started over
     uint64_t malformed;         //  Bad messages dropped
+    repeat_t strangers;         //  Log of messages on a task's link from
+                                //  another daemon (a revived one reusing
+                                //  a dead one's port speaks every beat)
+    repeat_t garbled;           //  Log of malformed messages from daemons
     bool resumed;               //  We took over from a dead spawner
     bool convergence_reported;  //  Every task converged locally once
     bool mass_silence;          //  Most daemons were silent at once
@@ -394,6 +407,22 @@ s_send_all (server_t *self, jace_msg_type_t type, int64_t count,
             jace_msg_set_reason (msg, reason);
         s_send_job (self, &msg, task->link);
     }
+}
+
+//  True if a repeated line may be logged now; *held gets the occurrences
+//  not logged since the last one.
+static bool
+s_repeat_due (repeat_t *repeat, uint64_t *held)
+{
+    int64_t now = zclock_mono ();
+    if (repeat->logged && now - repeat->logged < REPEAT_LOG_MSEC) {
+        repeat->held++;
+        return false;
+    }
+    *held = repeat->held;
+    repeat->held = 0;
+    repeat->logged = now;
+    return true;
 }
 
 //  The daemon of `task` is no longer the task's: tell it to stop (it may
@@ -1144,9 +1173,13 @@ s_on_task_message (server_t *self, size_t rank, jace_msg_t *msg)
     if (*jace_msg_sender (msg)
     &&  !streq (jace_msg_sender (msg), task->daemon.id)) {
         self->malformed++;
-        zsys_warning ("spawner: %s answers on the link to %s (task %zu), "
-                      "ignored", jace_msg_sender (msg), task->daemon.id,
-                      rank);
+        uint64_t held;
+        if (s_repeat_due (&self->strangers, &held))
+            zsys_warning ("spawner: %s answers on the link to %s (task %zu),"
+                          " ignored (%" PRIu64 " such messages not logged "
+                          "in the last %d s)", jace_msg_sender (msg),
+                          task->daemon.id, rank, held,
+                          REPEAT_LOG_MSEC / 1000);
         return;
     }
     spawner_detector_heard (self->detector, rank, zclock_mono ());
@@ -1174,8 +1207,12 @@ s_recv_task (server_t *self, size_t rank)
                                      NULL, 0);
     if (!msg) {
         self->malformed++;
-        zsys_warning ("spawner: malformed message from daemon %s: %s",
-                      task->daemon.id, reason);
+        uint64_t held;
+        if (s_repeat_due (&self->garbled, &held))
+            zsys_warning ("spawner: malformed message from daemon %s: %s "
+                          "(%" PRIu64 " malformed messages not logged in the "
+                          "last %d s)", task->daemon.id, reason, held,
+                          REPEAT_LOG_MSEC / 1000);
         return;
     }
     //  What is not sealed with the job key did not come from the daemon
@@ -1251,6 +1288,16 @@ s_status_reply (server_t *self, jace_msg_t *request)
         node.task = (int64_t) i;
         node.state = self->tasks [i].state;
         jace_msg_add_node (reply, &node);
+        //  What the live table shows, for `jace-spawner status`: one
+        //  param per task, as many as the params map holds beside ours
+        if (i + 16 < JACE_PARAMS_MAX) {
+            char key [64], text [96];
+            snprintf (key, sizeof key, "task/%zu", i);
+            snprintf (text, sizeof text, "%" PRId64 " %.6e %s",
+                      self->tasks [i].iteration, self->tasks [i].change,
+                      spawner_console_state_name (&self->tasks [i]));
+            jace_msg_set_param (reply, key, text);
+        }
     }
     jace_msg_set_param (reply, "job", self->id);
     jace_msg_set_param (reply, "state", *self->failure && self->state
@@ -2059,8 +2106,14 @@ s_step (server_t *self, int64_t now)
         s_refresh_listing (self, now);
     }
     switch (self->state) {
-        case JOB_LEASING:
+        case JOB_LEASING: {
             s_lease_step (self, now);
+            char silent [1024];
+            if (self->state == JOB_LEASING
+            &&  spawner_lease_unanswered (self->lease, self->started, now,
+                                          silent, sizeof silent))
+                s_fail (self, "%s", silent);
+            else
             if (self->state == JOB_LEASING && now > self->lease_deadline)
                 s_fail (self, "not enough daemons for job %s after %.0f s "
                         "(%zu held; %s): start more daemons, or lower "
@@ -2070,6 +2123,7 @@ s_step (server_t *self, int64_t now)
                         *self->plan_failure ? self->plan_failure
                         : "the planned daemons were not all granted");
             return;
+        }
         case JOB_ASSIGNING:
             s_stream_data (self);
             s_check_liveness (self, now);
@@ -2182,6 +2236,11 @@ s_finish (server_t *self)
                                   reason, sizeof reason))
             s_fail (self, "%s", reason);
     }
+    spawner_console_finish (self->console, s_elapsed (self), self->tasks,
+                            self->task_count,
+                            spawner_verify_residual (self->verify),
+                            spawner_job_tolerance (self->job),
+                            *self->failure ? self->failure : NULL);
     int rc = 0;
     if (*self->failure) {
         char escaped [2048];

@@ -47,7 +47,8 @@ s_usage (FILE *out)
 "      --allow-crash        obey CRASH messages (jace-spawner kill\n"
 "                           --crash-supernode): for crash tests only\n"
 "  -v, --verbose            log every message\n"
-"  -h, --help               this help\n");
+"  -h, --help               this help\n"
+"  -V, --version            print the version and exit\n");
 }
 
 int
@@ -76,10 +77,11 @@ main (int argc, char *argv [])
         { "verbose", no_argument, 0, 'v' },
         { "allow-crash", no_argument, 0, 'X' },
         { "help", no_argument, 0, 'h' },
+        { "version", no_argument, 0, 'V' },
         { 0, 0, 0, 0 }
     };
     int option;
-    while ((option = getopt_long (argc, argv, "b:p:k:c:vh", options, NULL)) != -1) {
+    while ((option = getopt_long (argc, argv, "b:p:k:c:vhV", options, NULL)) != -1) {
         switch (option) {
             case 'b': config.bind = optarg; break;
             case 'p':
@@ -144,6 +146,7 @@ main (int argc, char *argv [])
             case 'v': config.verbose = true; break;
             case 'X': config.allow_crash = true; break;
             case 'h': s_usage (stdout); return 0;
+            case 'V': printf (PROGRAM " %s\n", PACKAGE_VERSION); return 0;
             default: s_usage (stderr); return 2;
         }
     }

@@ -126,6 +126,32 @@ static const char *interrupted_log =
         "\"epoch\":3,\"from\":\"checkpoint\",\"iteration\":20,\"holder\":0,"
         "\"fetch_ms\":100}\n";
 
+//  Three daemons crashed at once (a rack lost), detected together,
+//  restored close together; then the job fails.
+static const char *coincident_log =
+    EVENT ("progress", "1.000") ",\"task\":0,\"daemon\":\"d1\","
+        "\"iteration\":30,\"change\":1e-2,\"state\":0}\n"
+    EVENT ("crash", "2.000") ",\"task\":0,\"daemon\":\"d1\","
+        "\"how\":\"scheduled\"}\n"
+    EVENT ("crash", "2.000") ",\"task\":1,\"daemon\":\"d2\","
+        "\"how\":\"scheduled\"}\n"
+    EVENT ("crash", "2.010") ",\"task\":2,\"daemon\":\"d3\","
+        "\"how\":\"scheduled\"}\n"
+    EVENT ("dead", "3.000") ",\"task\":0,\"daemon\":\"d1\","
+        "\"silent_ms\":1000}\n"
+    EVENT ("dead", "3.000") ",\"task\":1,\"daemon\":\"d2\","
+        "\"silent_ms\":1000}\n"
+    EVENT ("dead", "3.000") ",\"task\":2,\"daemon\":\"d3\","
+        "\"silent_ms\":1000}\n"
+    EVENT ("restored", "3.500") ",\"task\":0,\"daemon\":\"d4\","
+        "\"epoch\":2,\"from\":\"initial\",\"iteration\":0,"
+        "\"holder\":-1,\"fetch_ms\":0}\n"
+    EVENT ("restored", "3.510") ",\"task\":1,\"daemon\":\"d5\","
+        "\"epoch\":2,\"from\":\"initial\",\"iteration\":0,"
+        "\"holder\":-1,\"fetch_ms\":0}\n"
+    EVENT ("failure", "8.000") ",\"reason\":\"no daemon for task 2: "
+        "the grid has none free\"}\n";
+
 //  One malformed log and the reason expected after its path
 typedef struct {
     const char *name;           //  What is wrong, as the check's name
@@ -547,6 +573,74 @@ test_plot_script (const char *dir)
     rmdir (bin);
 }
 
+//  Events at the same time share a label; a failed job's end is marked
+static void
+test_plot_coincident (const char *dir)
+{
+    char bin [512], plot [512], script_path [512], body [2048], reason [512];
+    snprintf (bin, sizeof bin, "%s/fake", dir);
+    mkdir (bin, 0755);
+    char *saved_path = strdup (getenv ("PATH"));
+    char fake_path [4096];
+    snprintf (fake_path, sizeof fake_path, "%s:%s", bin, saved_path);
+    snprintf (plot, sizeof plot, "%s/coincident.png", dir);
+    snprintf (script_path, sizeof script_path, "%s/script.gp", dir);
+    snprintf (body, sizeof body, "cat > '%s' && echo fake > \"%s\"",
+              script_path, plot);
+    s_fake_gnuplot (bin, body);
+    setenv ("PATH", fake_path, 1);
+    int rc;
+    char *text = s_report (dir, coincident_log, plot, &rc, reason,
+                           sizeof reason);
+    setenv ("PATH", saved_path, 1);
+    char *script = s_read (script_path);
+    is_int (s_count (script, "set arrow"), 9,
+            "a line per crash, detection and restoration, and the end");
+    is_int (s_count (script, "set label 'crash"), 1,
+            "crashes 10 ms apart share one label...");
+    has (script, "set label 'crash 0 1 2' at first 2,",
+         "...that names their tasks, at the first");
+    is_int (s_count (script, "set label 'dead"), 1,
+            "simultaneous detections share one label");
+    has (script, "set label 'dead 0 1 2' at first 3,", "naming the tasks");
+    has (script, "set label 'restored 0 1' at first 3.5,",
+         "restorations close together too");
+    ok (strstr (script, "graph 0.98 rotate by 90 right offset character "
+                "-0.8") && strstr (script, "graph 0.98 rotate by 90 right "
+                "offset character 1.6"), "crash and restoration labels "
+        "sit on either side of their lines, never over each other");
+    ok (strstr (script, "set label 'lost 1.50 s' at first 2.75, graph 0.50")
+        && strstr (script, "set label 'lost 1.51 s' at first 2.755, "
+                   "graph 0.30"), "labels of overlapping lost times are "
+        "staggered");
+    has (script, "set arrow from first 8, graph 0 to first 8, graph 1",
+         "a failed job's end is marked at its time");
+    has (script, "set label 'job failed: no daemon for task 2: the grid "
+         "has none free' at first 8,", "with why it failed");
+    has (script, "title 'job failed'", "and a key entry");
+    free (script);
+    free (text);
+    unlink (script_path);
+    unlink (plot);
+    //  A verified job has no such mark
+    s_fake_gnuplot (bin, body);
+    setenv ("PATH", fake_path, 1);
+    text = s_report (dir, recovered_log, plot, &rc, reason, sizeof reason);
+    setenv ("PATH", saved_path, 1);
+    script = s_read (script_path);
+    ok (!strstr (script, "job failed"), "a verified job's end is not "
+        "marked as a failure");
+    free (script);
+    free (text);
+    free (saved_path);
+    unlink (script_path);
+    unlink (plot);
+    char fake [600];
+    snprintf (fake, sizeof fake, "%s/gnuplot", bin);
+    unlink (fake);
+    rmdir (bin);
+}
+
 //  Without gnuplot, or with a gnuplot that fails
 static void
 test_plot_failures (const char *dir)
@@ -666,7 +760,7 @@ int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (96);
+    tap_plan (108);
     const char *base = getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp";
     char dir [256];
     snprintf (dir, sizeof dir, "%s/test_spawner_report.XXXXXX", base);
@@ -680,6 +774,7 @@ main (void)
     test_malformed_logs (dir);
     test_empty_log (dir);
     test_plot_script (dir);
+    test_plot_coincident (dir);
     test_plot_failures (dir);
     test_real_plots (dir, s_gnuplot_installed ());
     if (rmdir (dir) != 0)

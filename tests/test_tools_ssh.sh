@@ -9,7 +9,7 @@
 #  is given; a grid of loopback hosts starts bound to loopback.
 set -u
 
-launch="${JACE_SRCDIR:-.}/tools/jace-ssh-launch"
+launch="${JACE_BUILDDIR:-.}/tools/jace-ssh-launch"
 work=$(mktemp -d "${TMPDIR:-/tmp}/jace-ssh-test.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 trap 'exit 1' INT TERM HUP

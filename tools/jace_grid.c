@@ -72,7 +72,7 @@ static const char *s_usage =
 "          from A to B: 4000000 bytes in 3.215 s, 9.953 Mb/s\n"
 "\n"
 "Options:\n"
-"  --platform FILE   platform file (ZPL; see mapping/platform.h)\n"
+"  --platform FILE   platform file (ZPL; see jace-platform(5))\n"
 "  --netns           start the clusters in network namespaces\n"
 "  --run DIR         run folder: pids, supernodes, platform, logs/\n"
 "  --bin DIR         where jace-supernode, jace-daemon and jace-spawner\n"
@@ -83,7 +83,8 @@ static const char *s_usage =
 "                    extra argument for every super-node or daemon, e.g.\n"
 "                    --daemon-arg=--heartbeat --daemon-arg=200\n"
 "  --verbose         report each step on stderr\n"
-"  -h, --help        show this help\n"
+"  -h, --help        show this help (also after a command)\n"
+"  -V, --version     print the version and exit\n"
 "\n"
 "Processes are named CLUSTER-snK (super-nodes) and CLUSTER-N (daemons,\n"
 "also their --id); each logs to DIR/logs/NAME.log.  DIR/pids has one line\n"
@@ -615,6 +616,10 @@ main (int argc, char **argv)
     if (streq (argv [1], "--help") || streq (argv [1], "-h")
     ||  streq (argv [1], "help")) {
         fputs (s_usage, stdout);
+        return 0;
+    }
+    if (streq (argv [1], "--version") || streq (argv [1], "-V")) {
+        printf ("jace-grid %s\n", PACKAGE_VERSION);
         return 0;
     }
     const grid_command_t *command = NULL;

@@ -50,7 +50,8 @@ static const char *s_usage =
 "\n"
 "Options:\n"
 "  -f, --force   replace certificates that exist already\n"
-"  -h, --help    show this help\n";
+"  -h, --help    show this help\n"
+"  -V, --version print the version and exit\n";
 
 
 //  --------------------------------------------------------------------------
@@ -236,14 +237,19 @@ main (int argc, char **argv)
     static const struct option table [] = {
         { "force", no_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
     bool force = false;
     int code;
     opterr = 0;
-    while ((code = getopt_long (argc, argv, "fh", table, NULL)) != -1) {
+    while ((code = getopt_long (argc, argv, "fhV", table, NULL)) != -1) {
         if (code == 'h') {
             fputs (s_usage, stdout);
+            return 0;
+        }
+        if (code == 'V') {
+            printf ("jace-keygen %s\n", PACKAGE_VERSION);
             return 0;
         }
         if (code == 'f')

@@ -49,7 +49,10 @@ s_usage (FILE *stream)
         "scatter     optimal, heuristic and uniform scatter of N items over\n"
         "            the processors of FILE (lines 'NAME COMP COMM': seconds\n"
         "            per item to compute and to receive; the one with the\n"
-        "            smallest COMM holds the data and is the root)\n");
+        "            smallest COMM holds the data and is the root)\n"
+        "\n"
+        "  -h, --help     this help\n"
+        "  -V, --version  print the version and exit\n");
 }
 
 //  Read a whole file into lines; returns NULL and prints on failure
@@ -498,6 +501,7 @@ main (int argc, char *argv [])
                           .items = -1 };
     static const struct option longs [] = {
         { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
         { "json", no_argument, NULL, 'j' },
         { "direct", no_argument, NULL, 'd' },
         { "k", required_argument, NULL, 'k' },
@@ -510,7 +514,7 @@ main (int argc, char *argv [])
         { NULL, 0, NULL, 0 }
     };
     int option;
-    while ((option = getopt_long (argc, argv, "h", longs, NULL)) != -1) {
+    while ((option = getopt_long (argc, argv, "hV", longs, NULL)) != -1) {
         double value = 0;
         bool numeric = strchr ("kb12i", option) != NULL;
         if (numeric && !s_option_number (optarg, &value)) {
@@ -519,6 +523,7 @@ main (int argc, char *argv [])
         }
         switch (option) {
             case 'h': s_usage (stdout); return 0;
+            case 'V': printf ("jace-plan %s\n", PACKAGE_VERSION); return 0;
             case 'j': options.json = true; break;
             case 'd': options.direct = true; break;
             case 'k': options.k = value == floor (value) ? (long) value : -1;
