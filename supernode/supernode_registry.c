@@ -146,6 +146,15 @@ supernode_registry_refresh (supernode_registry_t *self,
     return is_new ? SUPERNODE_JOINED : SUPERNODE_REFRESHED;
 }
 
+bool
+supernode_registry_has_app (supernode_registry_t *self, const char *id,
+                            const char *app)
+{
+    assert (self && id && app);
+    entry_t *entry = (entry_t *) zhashx_lookup (self->entries, id);
+    return entry && jace_node_has_app (&entry->node, app);
+}
+
 int64_t
 supernode_registry_appeared_at (supernode_registry_t *self, const char *id)
 {

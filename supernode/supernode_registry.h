@@ -62,6 +62,12 @@ supernode_refresh_t
                                 const char *user_id, int64_t now,
                                 int64_t expires_at, int64_t newest_elsewhere);
 
+//  True if daemon id is registered here and its record advertises
+//  application app (jace_node_has_app).
+bool
+    supernode_registry_has_app (supernode_registry_t *self, const char *id,
+                                const char *app);
+
 //  When daemon id's record appeared here (msec), or -1 if not registered.
 int64_t
     supernode_registry_appeared_at (supernode_registry_t *self,
