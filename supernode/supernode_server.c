@@ -257,22 +257,6 @@ s_not_leasable (const char *id, int64_t appeared_at, void *arg)
         || supernode_overlay_is_busy (self->overlay, id);
 }
 
-//  What a RESERVE leases: daemons s_not_leasable allows that have the
-//  job's application (any daemon when the RESERVE names none).
-typedef struct {
-    server_t *server;
-    const char *app;            //  Borrowed from the RESERVE
-} reserve_filter_t;
-
-static bool
-s_not_for_job (const char *id, int64_t appeared_at, void *arg)
-{
-    reserve_filter_t *filter = (reserve_filter_t *) arg;
-    return s_not_leasable (id, appeared_at, filter->server)
-        || (*filter->app && !supernode_registry_has_app (
-                filter->server->registry, id, filter->app));
-}
-
 //  --------------------------------------------------------------------------
 //  Set-up
 
@@ -680,10 +664,9 @@ s_lease_ids (server_t *self, jace_msg_t *request, const char *owner_key,
         ids [i] = jace_msg_node (request, i)->id;
         zhashx_update (pending->wanted_ids, ids [i], (void *) "");
     }
-    reserve_filter_t filter = { self, jace_msg_app (request) };
     size_t leased = supernode_registry_lease_ids (self->registry,
-        pending->job, owner_key, ids, count, expires_at, s_not_for_job,
-        &filter, pending->grant);
+        pending->job, owner_key, jace_msg_app (request), ids, count,
+        expires_at, s_not_leasable, self, pending->grant);
     free (ids);
     return leased;
 }
@@ -807,13 +790,12 @@ s_on_reserve (server_t *self, jace_msg_t *msg)
     pending->lease_msec = lease_msec;
     pending->granted = zhashx_new ();
     bool by_id = jace_msg_node_count (msg) > 0;
-    reserve_filter_t filter = { self, jace_msg_app (msg) };
     size_t leased = by_id
         ? s_lease_ids (self, msg, owner_key, pending, now + lease_msec)
         : supernode_registry_lease (self->registry, job, owner_key,
-                                    (size_t) count, now + lease_msec,
-                                    jace_msg_cluster (msg), s_not_for_job,
-                                    &filter, pending->grant);
+                                    jace_msg_app (msg), (size_t) count,
+                                    now + lease_msec, jace_msg_cluster (msg),
+                                    s_not_leasable, self, pending->grant);
     s_note_granted (pending);
     //  A peer's part of a lease is listed only while it holds daemons.
     if (!forwarded || leased > 0)

@@ -14,7 +14,7 @@
 #  a plugin of another ABI, are refused with what was wrong.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 16
+plan 17
 
 trap '[ -n "${inst_bin:-}" ] && "$inst_bin/jace-grid" stop --run "$RUN/grid" \
     >/dev/null 2>&1; lib_cleanup' EXIT
@@ -100,6 +100,19 @@ jq -e '[.[] | select(.id != "noapp") | .apps | index("advdiff")] |
     jq -e '.[] | select(.id == "noapp") | .apps | index("advdiff") | not' \
         "$RUN/nodes.json" >/dev/null
 ok $? "the daemons advertise their applications: advdiff but on noapp"
+
+#  The super-node leases for an application only the daemons that have
+#  it: by count (noapp, the fastest, would come first) and by id.
+"$JACE_BUILDDIR/tests/snclient" --app advdiff "$sn" reserve probe 5 5000 \
+    >"$RUN/probe.out" 2>&1
+by_count=$?
+"$JACE_BUILDDIR/tests/snclient" "$sn" release probe $(cat "$RUN/probe.out") \
+    >/dev/null 2>&1
+"$JACE_BUILDDIR/tests/snclient" --app advdiff --ids noapp "$sn" reserve \
+    probe-id 1 5000 >"$RUN/probe-id.out" 2>&1
+[ $by_count -eq 0 ] && [ $? -eq 0 ] && [ "$(wc -l <"$RUN/probe.out")" -eq 4 ] &&
+    ! grep -q noapp "$RUN/probe.out" && [ ! -s "$RUN/probe-id.out" ]
+ok $? "a RESERVE for advdiff, by count or by id, never gets noapp"
 
 #  A job names an application; it never ships code.
 job=$RUN/advdiff/advdiff.job
