@@ -122,12 +122,19 @@ app_plugin_load_dir (const char *dir, bool required, char *reason,
     //  depend on the file system.
     char *names [APP_TABLE_MAX * 4];
     size_t count = 0;
+    size_t skipped = 0;
     for (struct dirent *entry = readdir (handle); entry;
          entry = readdir (handle))
-        if (s_is_plugin_name (entry->d_name)
-        &&  count < sizeof names / sizeof names [0])
-            names [count++] = strdup (entry->d_name);
+        if (s_is_plugin_name (entry->d_name)) {
+            if (count < sizeof names / sizeof names [0])
+                names [count++] = strdup (entry->d_name);
+            else
+                skipped++;
+        }
     closedir (handle);
+    if (skipped)
+        zsys_warning ("apps directory %s: %zu plugins beyond the first %zu "
+                      "are not even looked at", dir, skipped, count);
     qsort (names, count, sizeof names [0], s_by_name);
     size_t before = app_table_size ();
     int rc = 0;

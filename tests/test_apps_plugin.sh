@@ -14,7 +14,7 @@
 #  a plugin of another ABI, are refused with what was wrong.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 17
+plan 18
 
 trap '[ -n "${inst_bin:-}" ] && "$inst_bin/jace-grid" stop --run "$RUN/grid" \
     >/dev/null 2>&1; lib_cleanup' EXIT
@@ -40,6 +40,8 @@ ok $? "pkg-config --variable=appsdir jace names the installed apps folder"
 
 #  Build and install the example from a copy, outside the tree.
 cp -r "$JACE_SRCDIR/examples/apps" "$RUN/advdiff"
+chmod -R u+w "$RUN/advdiff"     #  make distcheck's sources are read-only
+rm -f "$RUN/advdiff/advdiff.so" #  one built in the sources is not ours
 make -C "$RUN/advdiff" PKG_CONFIG="$pkgconf" install >"$RUN/build.log" 2>&1 &&
     [ -f "$appsdir/advdiff.so" ]
 built=$?
@@ -70,6 +72,35 @@ ${CC:-cc} -shared -fPIC $($pkgconf --cflags jace) -o "$RUN/future/future.so" \
 refused=$?
 ok $refused "a plugin of another ABI is refused, with its file and both ABIs"
 [ $refused -eq 0 ] || cat "$RUN/future.out" "$RUN/future.log" >&2
+
+#  Other libraries that are no application, each refused naming what is
+#  wrong; a second plugin of a taken name is skipped, not an error.
+bad_plugin () {     #  bad_plugin NAME C-SOURCE
+    mkdir -p "$RUN/bad-$1"
+    echo "#include <jace.h>
+$2" >"$RUN/bad-$1/$1.c"
+    ${CC:-cc} -shared -fPIC $($pkgconf --cflags jace) \
+        -o "$RUN/bad-$1/$1.so" "$RUN/bad-$1/$1.c" 2>>"$RUN/future.log"
+    "$inst_bin/jace-daemon" --apps "$RUN/bad-$1" --list-apps \
+        >"$RUN/bad-$1.out" 2>&1
+}
+bad_plugin nosymbol "int jace_nothing (void); int jace_nothing (void) { return 0; }"
+[ $? -ne 0 ] && grep -q "nosymbol.so: not an application plugin: it exports no jace_app" \
+    "$RUN/bad-nosymbol.out"
+nosymbol=$?
+bad_plugin noiterate "static const jace_app_t s = { .abi = JACE_APP_ABI, .name = \"half\" };
+const jace_app_t *jace_app (void) { return &s; }"
+[ $? -ne 0 ] && grep -q "noiterate.so: application 'half' has no load callback" \
+    "$RUN/bad-noiterate.out"
+noiterate=$?
+mkdir "$RUN/twice"
+cp "$appsdir/advdiff.so" "$RUN/twice/another.so"
+"$inst_bin/jace-daemon" --apps "$RUN/twice" --list-apps >"$RUN/twice.out" 2>&1
+#  --apps comes first: the installed advdiff.so is the one skipped.
+[ $? -eq 0 ] && grep -q "advdiff.so: application 'advdiff' is already loaded ($RUN/twice/another.so)" \
+    "$RUN/twice.out" && [ "$(grep -c '^advdiff ' "$RUN/twice.out")" -eq 1 ]
+ok $(( nosymbol + noiterate + $? )) \
+    "no jace_app, a missing callback: refused; a taken name: skipped, said"
 
 cat >"$RUN/one.platform" <<EOC
 platform
