@@ -14,7 +14,7 @@
 #  a plugin of another ABI, are refused with what was wrong.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 18
+plan 19
 
 trap '[ -n "${inst_bin:-}" ] && "$inst_bin/jace-grid" stop --run "$RUN/grid" \
     >/dev/null 2>&1; lib_cleanup' EXIT
@@ -144,6 +144,11 @@ by_count=$?
 [ $by_count -eq 0 ] && [ $? -eq 0 ] && [ "$(wc -l <"$RUN/probe.out")" -eq 4 ] &&
     ! grep -q noapp "$RUN/probe.out" && [ ! -s "$RUN/probe-id.out" ]
 ok $? "a RESERVE for advdiff, by count or by id, never gets noapp"
+
+#  jace-map places a job of the plugin as the spawner would.
+"$inst_bin/jace-map" --job "$RUN/advdiff/advdiff.job" \
+    --platform "$RUN/one.platform" >"$RUN/map.out" 2>&1
+ok $? "jace-map maps a job of the plugin"
 
 #  A job names an application; it never ships code.
 job=$RUN/advdiff/advdiff.job
