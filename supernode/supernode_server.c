@@ -564,8 +564,10 @@ s_ask_peers (server_t *self, jace_msg_t *request, const char *owner_key,
     size_t asked = 0;
     for (peer_t *peer = (peer_t *) zlistx_first (self->peers);
          peer && missing > 0; peer = (peer_t *) zlistx_next (self->peers)) {
+        //  Only those that can run the job: a peer asked for daemons of
+        //  another application grants none, and the others are not asked.
         size_t available = supernode_overlay_free_count (self->overlay,
-                                                         peer->endpoint);
+            peer->endpoint, jace_msg_app (request));
         if (available == 0)
             continue;
         size_t count = available < missing ? available : missing;
