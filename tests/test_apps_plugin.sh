@@ -157,11 +157,12 @@ submit path "$job" "$sn" --set job/application="$appsdir/advdiff.so"
 ok $? "a job naming a path instead of an application is refused"
 
 #  The daemon of task 1 crashes (the spawner's CRASH: it exits at once)
-#  once a task has done 300 of its thousands of iterations: progress, not
-#  time, triggers it, so it hits the running job on any machine.
+#  once a task has done 1500 of its 3000 to 10000 iterations, after a few
+#  checkpoints (every 200): progress, not time, triggers both, so the crash
+#  hits the running job on any machine.
 submit advdiff "$job" "$sn" --set job/tasks=3 --set problem/n=80 \
-    --set job/tolerance=1e-10 --set checkpoint/every_seconds=0.5 \
-    --set job/heartbeat_timeout=1500 --set faults/first_iteration=300 \
+    --set job/tolerance=1e-10 --set checkpoint/every_iterations=200 \
+    --set job/heartbeat_timeout=1500 --set faults/first_iteration=1500 \
     --set faults/tasks=1 --set faults/rounds=1 &
 submitted=$!
 wait $submitted
@@ -180,8 +181,10 @@ ok $? "and the known solution, to $error in max-norm"
 ! grep -q '"noapp"' "$RUN/advdiff.events" &&
     ! grep -q "ASSIGN\|task" "$RUN/noapp.log"
 ok $? "the daemon without the plugin was never leased for the job"
-grep -q '"event":"dead"' "$RUN/advdiff.events"
+grep -q '"event":"dead"' "$RUN/advdiff.events" &&
+    grep -q '"event":"replace",.*"task":1' "$RUN/advdiff.events"
 ok $? "the crash was detected and the task replaced"
+diag "$(jq -r 'select(.event == "restored") | "task \(.task) restarted from \(.from), iteration \(.iteration)"' "$RUN/advdiff.events")"
 
 "$inst_bin/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1
 lib_finish
