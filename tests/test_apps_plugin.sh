@@ -14,7 +14,7 @@
 #  a plugin of another ABI, are refused with what was wrong.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 19
+plan 20
 
 trap '[ -n "${inst_bin:-}" ] && "$inst_bin/jace-grid" stop --run "$RUN/grid" \
     >/dev/null 2>&1; lib_cleanup' EXIT
@@ -187,4 +187,7 @@ ok $? "the crash was detected and the task replaced"
 diag "$(jq -r 'select(.event == "restored") | "task \(.task) restarted from \(.from), iteration \(.iteration)"' "$RUN/advdiff.events")"
 
 "$inst_bin/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1
+! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
+    "$RUN"/grid/logs/*.log >/dev/null 2>&1
+ok $? "no sanitizer report in the grid's logs"
 lib_finish
