@@ -40,6 +40,7 @@
 #include "daemon_worker.h"
 #include "daemon_power.h"
 #include "daemon_transfer.h"
+#include "app_table.h"
 #include "jace_msg.h"
 #include "jace_security.h"
 #include "jace_shaper.h"
@@ -209,6 +210,27 @@ s_bind_control (server_t *self, daemon_config_t *config, const char *bind,
     return 0;
 }
 
+//  The applications we can run, as our record advertises them (the
+//  super-nodes and spawners lease us only for those).
+static void
+s_describe_apps (server_t *self, jace_node_t *node)
+{
+    int rc = app_table_advertise (node->apps, sizeof node->apps);
+    size_t used = strlen (node->apps);
+    if (rc == 0 && self->extra_app) {
+        int wrote = snprintf (node->apps + used, sizeof node->apps - used,
+                              "%s%s", used ? " " : "", self->extra_app->name);
+        if (wrote < 0 || (size_t) wrote >= sizeof node->apps - used) {
+            node->apps [used] = 0;
+            rc = -1;
+        }
+    }
+    if (rc)
+        zsys_warning ("daemon: the names of our applications exceed %d "
+                      "bytes; advertising only '%s'", JACE_APPS_MAX,
+                      node->apps);
+}
+
 static void
 s_describe_node (server_t *self, daemon_config_t *config)
 {
@@ -231,6 +253,7 @@ s_describe_node (server_t *self, daemon_config_t *config)
                 : daemon_power_measure (POWER_BUDGET_MSEC) * self->speed;
     node->state = JACE_NODE_FREE;
     node->task = -1;
+    s_describe_apps (self, node);
 }
 
 static int
@@ -269,6 +292,8 @@ s_start (server_t *self, daemon_config_t *config)
                  "data %s", self->self_node.id, self->self_node.cluster,
                  self->self_node.power, self->self_node.endpoint,
                  self->self_node.data);
+    zsys_notice ("daemon %s: applications %s", self->self_node.id,
+                 self->self_node.apps);
     return 0;
 
 out_fail:

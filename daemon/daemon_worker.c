@@ -444,8 +444,10 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
                 && streq (self->extra_app->name, jace_msg_app (assign))
               ? self->extra_app : app_table_find (jace_msg_app (assign));
     if (!self->app) {
-        snprintf (reason, sizeof reason, "unknown application '%s' "
-                  "(known: %s)", jace_msg_app (assign), app_table_names ());
+        snprintf (reason, sizeof reason, "%s application '%s' (known: %s)",
+                  app_table_is_path (jace_msg_app (assign))
+                  ? "daemons load no code a message names: no" : "unknown",
+                  jace_msg_app (assign), app_table_names ());
         s_refuse (self, assign, JACE_REFUSE_FAILED, reason);
         return;
     }

@@ -3,12 +3,19 @@
     =========================================================================
 */
 #include "daemon_server.h"
+#include "app_plugin.h"
 #include "jace_process.h"
 
 #include <getopt.h>
 
 #define PROGRAM "jace-daemon"
 #define SUPERNODES_MAX 64
+#define APPS_DIRS_MAX 64
+
+//  --apps directories, and --list-apps.
+static const char *s_apps_dirs [APPS_DIRS_MAX];
+static size_t s_apps_dir_count;
+static bool s_list_apps;
 
 //  OpenBLAS starts its own thread pool; one task per daemon uses one core
 //  unless the job asks for more.
@@ -49,6 +56,10 @@ s_usage (FILE *out)
 "                        most task data (a matrix's rows) to accept; a task\n"
 "                        declaring more is refused, for another daemon\n"
 "                        (default: half the physical memory)\n"
+"      --apps DIR        load the application plugins (*.so) of DIR\n"
+"                        (repeatable; then those of the JACE_APPS path and\n"
+"                        of " JACE_APPSDIR ")\n"
+"      --list-apps       list the applications we can run, and exit\n"
 "  -v, --verbose         log every message\n"
 "  -h, --help            this help\n"
 "  -V, --version         print the version and exit\n");
@@ -74,6 +85,8 @@ s_parse (int argc, char *argv [], daemon_config_t *config,
         { "heartbeat", required_argument, 0, 'H' },
         { "checkpoint-memory", required_argument, 0, 'M' },
         { "max-task-memory", required_argument, 0, 'T' },
+        { "apps", required_argument, 0, 'a' },
+        { "list-apps", no_argument, 0, 'l' },
         { "verbose", no_argument, 0, 'v' },
         { "help", no_argument, 0, 'h' },
         { "version", no_argument, 0, 'V' },
@@ -129,13 +142,22 @@ s_parse (int argc, char *argv [], daemon_config_t *config,
                     return 2;
                 config->task_memory = (uint64_t) number << 20;
                 break;
+            case 'a':
+                if (s_apps_dir_count == APPS_DIRS_MAX) {
+                    fprintf (stderr, PROGRAM ": at most %d --apps\n",
+                             APPS_DIRS_MAX);
+                    return 2;
+                }
+                s_apps_dirs [s_apps_dir_count++] = optarg;
+                break;
+            case 'l': s_list_apps = true; break;
             case 'v': config->verbose = true; break;
             case 'h': s_usage (stdout); exit (0);
             case 'V': printf (PROGRAM " %s\n", PACKAGE_VERSION); exit (0);
             default: s_usage (stderr); return 2;
         }
     }
-    if (config->supernode_count == 0 || optind < argc) {
+    if ((config->supernode_count == 0 && !s_list_apps) || optind < argc) {
         fprintf (stderr, PROGRAM ": %s\n", optind < argc
                  ? "unexpected arguments" : "--supernode EP is required");
         s_usage (stderr);
@@ -167,6 +189,16 @@ main (int argc, char *argv [])
     int rc = s_parse (argc, argv, &config, supernodes);
     if (rc)
         return rc;
+    char reason [1024];
+    if (app_plugin_load_all (s_apps_dirs, s_apps_dir_count, reason,
+                             sizeof reason) < 0) {
+        fprintf (stderr, PROGRAM ": %s\n", reason);
+        return 1;
+    }
+    if (s_list_apps) {
+        app_plugin_print (stdout);
+        return 0;
+    }
     zactor_t *server = zactor_new (daemon_server_actor, &config);
     char *endpoint = daemon_server_endpoint (server);
     rc = endpoint && jace_process_wait (server) == 0 ? 0 : 1;

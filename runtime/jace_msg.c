@@ -47,7 +47,7 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
     [JACE_MSG_BYE] = { "BYE", { F_SENDER, F_TOKEN, F_END } },
     [JACE_MSG_RESERVE] = { "RESERVE",
         { F_SENDER, F_JOB, F_ENDPOINT, F_COUNT, F_INTERVAL, F_FORWARDED,
-          F_CLUSTER, F_PUBKEY, F_NODES, F_END } },
+          F_CLUSTER, F_PUBKEY, F_NODES, F_APP, F_END } },
     [JACE_MSG_GRANT] = { "GRANT",
         { F_SENDER, F_JOB, F_COUNT, F_NODES, F_PARAMS, F_END } },
     [JACE_MSG_RELEASE] = { "RELEASE",
@@ -104,7 +104,7 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
 };
 
 //  Fields of a node record on the wire, in order.
-#define NODE_FIELDS 13
+#define NODE_FIELDS 14
 
 //  One payload frame: descriptor and the frame itself (wire order).
 typedef struct {
@@ -242,6 +242,7 @@ s_pack_node (msgpack_packer *pk, const jace_node_t *node)
     msgpack_pack_int64 (pk, node->task);
     msgpack_pack_int64 (pk, node->epoch);
     s_pack_string (pk, node->job);
+    s_pack_string (pk, node->apps);
 }
 
 static void
@@ -482,6 +483,8 @@ s_read_node (const msgpack_object *obj, jace_node_t *node,
     ||  s_read_int (&f [11], &node->epoch, "node.epoch", reason,
                     reason_size)
     ||  s_read_string (&f [12], JACE_ID_MAX, node->job, "node.job",
+                       reason, reason_size)
+    ||  s_read_string (&f [13], JACE_APPS_MAX, node->apps, "node.apps",
                        reason, reason_size))
         return -1;
     return 0;
@@ -1357,6 +1360,21 @@ jace_name_plain (const char *text)
     return true;
 }
 
+//  True if text is plain names (jace_name_plain) each separated by one
+//  space, or empty.
+static bool
+s_names_plain (const char *text)
+{
+    if (*text == ' ')
+        return false;
+    for (const char *c = text; *c; c++)
+        if (*c == ' ' ? c [1] == ' ' || c [1] == 0
+                      : (unsigned char) *c < 0x21 || (unsigned char) *c > 0x7e
+                        || *c == '"' || *c == '\\')
+            return false;
+    return true;
+}
+
 bool
 jace_node_valid (const jace_node_t *node, char *reason, size_t reason_size)
 {
@@ -1378,10 +1396,30 @@ jace_node_valid (const jace_node_t *node, char *reason, size_t reason_size)
           ? "unknown state"
         : node->task < -1 || node->task > JACE_NODES_MAX
           ? "task out of range"
-        : node->epoch < 0 ? "negative epoch" : NULL;
+        : node->epoch < 0 ? "negative epoch"
+        : !s_names_plain (node->apps) ? "application names not separated "
+                                        "by single spaces, or unprintable"
+        : NULL;
     if (why && reason)
         snprintf (reason, reason_size, "%s", why);
     return why == NULL;
+}
+
+bool
+jace_node_has_app (const jace_node_t *node, const char *app)
+{
+    assert (node && app);
+    size_t length = strlen (app);
+    if (length == 0)
+        return false;
+    for (const char *name = node->apps; *name; ) {
+        const char *end = strchr (name, ' ');
+        size_t size = end ? (size_t) (end - name) : strlen (name);
+        if (size == length && memcmp (name, app, length) == 0)
+            return true;
+        name += size + (end != NULL);
+    }
+    return false;
 }
 
 //  --------------------------------------------------------------------------
@@ -1507,6 +1545,7 @@ s_sealed_node (sealed_bytes_t *bytes, const jace_node_t *node)
     s_sealed_int (bytes, node->task);
     s_sealed_int (bytes, node->epoch);
     s_sealed_string (bytes, node->job);
+    s_sealed_string (bytes, node->apps);
 }
 
 static void

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 //  Wire version; a message of another version is rejected.
-#define JACE_MSG_VERSION        4
+#define JACE_MSG_VERSION        5
 //  Largest header frame we accept (registry listings live here).
 #define JACE_MSG_HEADER_MAX     (4 * 1024 * 1024)
 //  Default largest frame of any kind, also set as ZMQ_MAXMSGSIZE.
@@ -41,6 +41,7 @@ extern "C" {
 #define JACE_TEXT_MAX           65536   //  reasons, application names
 #define JACE_PARAMS_MAX         1024    //  entries in a params map
 #define JACE_NODES_MAX          65536   //  records in a node list
+#define JACE_APPS_MAX           512     //  a daemon's application names
 
 //  Message types.  Numbers are part of the wire format: append only.
 typedef enum {
@@ -139,6 +140,8 @@ typedef struct {
     int64_t task;                       //  Task it runs, or -1
     int64_t epoch;                      //  Epoch of that task
     char job [JACE_ID_MAX];             //  Job of that task, or ""
+    char apps [JACE_APPS_MAX];          //  Applications it can run, names
+                                        //  separated by one space
 } jace_node_t;
 
 //  Bounds of a node record from the wire (jace_node_valid).
@@ -155,12 +158,17 @@ bool
 //  True if a node record from the wire is within bounds: non-empty plain
 //  id (jace_name_plain), plain cluster name, non-empty endpoint, power finite in (0, JACE_POWER_MAX], cores in 1..
 //  JACE_CORES_MAX, memory in 0..JACE_MEMORY_MAX MiB, a known state, task
-//  in -1..JACE_NODES_MAX, epoch >= 0.  Otherwise false, with what is
-//  wrong in reason (may be NULL).  Super-nodes check HELLO's and
-//  PEER_STATE's records with it, spawners GRANT's.
+//  in -1..JACE_NODES_MAX, epoch >= 0, apps plain names each separated by
+//  one space.  Otherwise false, with what is wrong in reason (may be
+//  NULL).  Super-nodes check HELLO's and PEER_STATE's records with it,
+//  spawners GRANT's.
 bool
     jace_node_valid (const jace_node_t *node, char *reason,
                      size_t reason_size);
+
+//  True if the daemon `node` advertises application `app` in its apps.
+bool
+    jace_node_has_app (const jace_node_t *node, const char *app);
 
 //  Opaque message.
 typedef struct _jace_msg_t jace_msg_t;

@@ -30,6 +30,10 @@ typedef struct _jace_task_t jace_task_t;
 //  An application.  Job parameters are the job file's keys flattened to
 //  "section/key" -> value strings (e.g. "problem/n" -> "64").
 typedef struct {
+    //  JACE_APP_ABI (jace.h) of the jace.h the application was built
+    //  with.  First, so that a plugin of any ABI can be read this far:
+    //  a plugin of another ABI is refused at load.
+    int abi;
     const char *name;           //  Name job files use (job/application)
 
     //  Spawner side.  Check the parameters and load what verifying an

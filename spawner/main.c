@@ -4,6 +4,7 @@
     =========================================================================
 */
 #include "spawner_job.h"
+#include "app_plugin.h"
 #include "spawner_jobs.h"
 #include "spawner_kill.h"
 #include "spawner_nodes.h"
@@ -15,6 +16,11 @@
 
 #define PROGRAM "jace-spawner"
 #define SUPERNODES_MAX 64
+#define APPS_DIRS_MAX 64
+
+//  --apps directories (submit, resume).
+static const char *s_apps_dirs [APPS_DIRS_MAX];
+static size_t s_apps_dir_count;
 
 static void
 s_usage (FILE *out)
@@ -79,6 +85,9 @@ s_usage (FILE *out)
 "                         ends; resume, cancel and kill need it\n"
 "  -b, --bind EP          job status endpoint (default tcp://127.0.0.1:*)\n"
 "      --insecure         allow a non-loopback status endpoint without keys\n"
+"      --apps DIR         (submit, resume) load the application plugins\n"
+"                         (*.so) of DIR (repeatable; then those of the\n"
+"                         JACE_APPS path and of " JACE_APPSDIR ")\n"
 "  -q, --quiet            no progress lines\n"
 "      --json             (nodes, jobs, status) print JSON\n"
 "      --timeout MS       (nodes, jobs, status, cancel) how long to wait for an\n"
@@ -174,6 +183,7 @@ s_parse (int argc, char *argv [], arguments_t *args)
         { "run", required_argument, 0, 'U' },
         { "crash-supernode", no_argument, 0, 'X' },
         { "cluster", required_argument, 0, 'L' },
+        { "apps", required_argument, 0, 'a' },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 }
     };
@@ -207,6 +217,14 @@ s_parse (int argc, char *argv [], arguments_t *args)
             case 'q': args->run.quiet = true; break;
             case 'J': args->json = true; break;
             case 'L': args->cluster = optarg; break;
+            case 'a':
+                if (s_apps_dir_count == APPS_DIRS_MAX) {
+                    fprintf (stderr, PROGRAM ": at most %d --apps\n",
+                             APPS_DIRS_MAX);
+                    return 2;
+                }
+                s_apps_dirs [s_apps_dir_count++] = optarg;
+                break;
             case 'T':
                 if (jace_process_parse_int (PROGRAM, "--timeout", optarg, 1,
                                             3600000, &args->timeout_msec))
@@ -308,9 +326,25 @@ s_report (arguments_t *args, const char *events)
     return 0;
 }
 
+//  The application plugins a job may name (submit and resume load and
+//  verify jobs).
+static int
+s_load_apps (void)
+{
+    char reason [1024];
+    if (app_plugin_load_all (s_apps_dirs, s_apps_dir_count, reason,
+                             sizeof reason) >= 0)
+        return 0;
+    fprintf (stderr, PROGRAM ": %s\n", reason);
+    return 1;
+}
+
 static int
 s_dispatch (const char *command, const char *operand, arguments_t *args)
 {
+    if ((streq (command, "submit") || streq (command, "resume"))
+    &&  s_load_apps ())
+        return 1;
     if (streq (command, "submit"))
         return s_submit (args);
     if (streq (command, "resume"))

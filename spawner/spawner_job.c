@@ -7,6 +7,7 @@
 #include "spawner_faults.h"
 #include "spawner_plan.h"
 #include "spawner_scatter.h"
+#include "app_plugin.h"
 #include "app_table.h"
 #include "jace_msg.h"
 #include "jace_task_runtime.h"
@@ -308,6 +309,14 @@ s_find_app (spawner_job_t *self, const char *path, char *reason,
     if (!name) {
         snprintf (reason, reason_size, "%s: job/application is missing "
                   "(known: %s)", path, app_table_names ());
+        return -1;
+    }
+    if (app_table_is_path (name)) {
+        snprintf (reason, reason_size, "%s: job/application = '%s' looks "
+                  "like a path: a job names an application and never loads "
+                  "code; put the plugin in an apps directory (--apps DIR, "
+                  "JACE_APPS or %s) and name it (known: %s)", path, name,
+                  app_plugin_installed_dir (), app_table_names ());
         return -1;
     }
     self->app = app_table_find (name);

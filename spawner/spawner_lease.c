@@ -47,6 +47,7 @@ struct _spawner_lease_t {
     int64_t listing_asked;      //  When the unanswered STATUS left, or 0
     size_t shortfall;           //  Daemons wanted beyond the spares
     char cluster [JACE_ID_MAX]; //  Cluster to prefer, or ""
+    char app [JACE_ID_MAX];     //  The job's application, or "" for any
     bool grant_heard;           //  The last RESERVE was answered
     int64_t next_request;       //  When to send the next RESERVE, or 0
     int64_t next_renewal;       //  When to renew the lease
@@ -142,6 +143,13 @@ spawner_lease_destroy (spawner_lease_t **self_p)
     *self_p = NULL;
 }
 
+void
+spawner_lease_set_app (spawner_lease_t *self, const char *app)
+{
+    assert (self && app);
+    snprintf (self->app, sizeof self->app, "%s", app);
+}
+
 zsock_t *
 spawner_lease_socket (spawner_lease_t *self)
 {
@@ -184,6 +192,7 @@ s_send_reserve (spawner_lease_t *self, int64_t now)
     jace_msg_t *reserve = s_lease_msg (self, JACE_MSG_RESERVE);
     jace_msg_set_endpoint (reserve, self->owner);
     jace_msg_set_interval (reserve, LEASE_MSEC);
+    jace_msg_set_app (reserve, self->app);
     self->ids_asked = zhashx_size (self->wanted);
     if (self->ids_asked > 0) {
         for (jace_node_t *node = (jace_node_t *) zhashx_first (self->wanted);
@@ -299,6 +308,14 @@ s_on_grant (spawner_lease_t *self, jace_msg_t *grant)
                           node->id, reason);
             continue;
         }
+        if (*self->app && !jace_node_has_app (node, self->app)) {
+            //  A super-node of ours filters by application too: this
+            //  one did not, and the daemon would refuse the task.
+            zsys_warning ("spawner: granted daemon '%s' has no application "
+                          "'%s', given back", node->id, self->app);
+            s_release_one (self, node);
+            continue;
+        }
         bool by_id = *node->id && zhashx_lookup (self->wanted, node->id);
         if (!by_id && (self->shortfall == 0 || !*node->id)) {
             s_release_one (self, node);
@@ -328,6 +345,33 @@ s_on_grant (spawner_lease_t *self, jace_msg_t *grant)
     return kept;
 }
 
+//  The listing as this job sees it: a daemon without the job's
+//  application is shown taken, so that no plan chooses it (it still
+//  counts in its cluster's links).  Consumes *listing_p.
+static jace_msg_t *
+s_listing_for_app (spawner_lease_t *self, jace_msg_t **listing_p)
+{
+    jace_msg_t *listing = *listing_p;
+    *listing_p = NULL;
+    if (!*self->app)
+        return listing;
+    jace_msg_t *seen = jace_msg_new (JACE_MSG_STATUS_REPLY);
+    jace_msg_set_sender (seen, jace_msg_sender (listing));
+    zhash_t *params = jace_msg_params (listing);
+    for (const char *value = (const char *) zhash_first (params); value;
+         value = (const char *) zhash_next (params))
+        jace_msg_set_param (seen, zhash_cursor (params), value);
+    for (size_t i = 0; i < jace_msg_node_count (listing); i++) {
+        jace_node_t node = *jace_msg_node (listing, i);
+        if (node.state == JACE_NODE_FREE
+        &&  !jace_node_has_app (&node, self->app))
+            node.state = JACE_NODE_LEASED;
+        jace_msg_add_node (seen, &node);
+    }
+    jace_msg_destroy (&listing);
+    return seen;
+}
+
 int
 spawner_lease_recv (spawner_lease_t *self)
 {
@@ -351,8 +395,7 @@ spawner_lease_recv (spawner_lease_t *self)
     if (jace_msg_type (msg) == JACE_MSG_STATUS_REPLY) {
         self->listing_asked = 0;
         jace_msg_destroy (&self->listing);
-        self->listing = msg;
-        msg = NULL;
+        self->listing = s_listing_for_app (self, &msg);
     }
     jace_msg_destroy (&msg);
     return kept;

@@ -52,6 +52,12 @@ bool
     spawner_lease_unanswered (spawner_lease_t *self, int64_t since,
                               int64_t now, char *reason, size_t reason_size);
 
+//  Lease only daemons that advertise application app (copied): the
+//  RESERVEs name it, a granted daemon without it is given back, and the
+//  listings (spawner_lease_listing) show daemons without it as taken.
+void
+    spawner_lease_set_app (spawner_lease_t *self, const char *app);
+
 //  Read one message from the super-node (the socket had input).  Returns
 //  the number of daemons newly held, or -1 for a malformed message.
 int

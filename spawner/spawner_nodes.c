@@ -27,6 +27,23 @@ s_compare_nodes (const void *a, const void *b)
     return by_cluster ? by_cluster : strcmp (left->id, right->id);
 }
 
+//  The record's applications as a JSON array of strings (names are plain:
+//  no quote or backslash to escape).
+static void
+s_apps_json (const jace_node_t *node, char *json, size_t size)
+{
+    size_t used = (size_t) snprintf (json, size, "[");
+    const char *name = node->apps;
+    while (*name && used < size) {
+        size_t length = strcspn (name, " ");
+        used += (size_t) snprintf (json + used, size - used, "%s\"%.*s\"",
+                                   used > 1 ? "," : "", (int) length, name);
+        name += length + (name [length] == ' ');
+    }
+    if (used < size)
+        snprintf (json + used, size - used, "]");
+}
+
 static void
 s_print_json (const jace_node_t *nodes, size_t count)
 {
@@ -34,20 +51,22 @@ s_print_json (const jace_node_t *nodes, size_t count)
     for (size_t i = 0; i < count; i++) {
         const jace_node_t *node = &nodes [i];
         char id [256], endpoint [1024], data [1024], cluster [256],
-             supernode [1024], job [256];
+             supernode [1024], job [256], apps [2 * JACE_APPS_MAX];
         spawner_events_escape (id, sizeof id, node->id);
         spawner_events_escape (endpoint, sizeof endpoint, node->endpoint);
         spawner_events_escape (data, sizeof data, node->data);
         spawner_events_escape (cluster, sizeof cluster, node->cluster);
         spawner_events_escape (supernode, sizeof supernode, node->supernode);
         spawner_events_escape (job, sizeof job, node->job);
+        s_apps_json (node, apps, sizeof apps);
         printf ("%s\n  {\"id\":\"%s\",\"endpoint\":\"%s\",\"data\":\"%s\","
                 "\"cluster\":\"%s\",\"power\":%.4f,\"cores\":%" PRId64
                 ",\"memory\":%" PRId64 ",\"state\":\"%s\",\"task\":%" PRId64
-                ",\"epoch\":%" PRId64 ",\"job\":\"%s\",\"supernode\":\"%s\"}",
+                ",\"epoch\":%" PRId64 ",\"job\":\"%s\",\"supernode\":\"%s\","
+                "\"apps\":%s}",
                 i ? "," : "", id, endpoint, data, cluster, node->power,
                 node->cores, node->memory, s_state_name (node->state),
-                node->task, node->epoch, job, supernode);
+                node->task, node->epoch, job, supernode, apps);
     }
     printf ("%s]\n", count ? "\n" : "");
 }

@@ -232,6 +232,7 @@ s_connect (server_t *self)
         s_fail (self, "%s", reason);
         return -1;
     }
+    spawner_lease_set_app (self->lease, spawner_job_app (self->job)->name);
     return 0;
 }
 

@@ -250,10 +250,11 @@ supernode_overlay_is_busy (supernode_overlay_t *self, const char *id)
 }
 
 size_t
-supernode_overlay_free_count (supernode_overlay_t *self, const char *peer)
+supernode_overlay_free_count (supernode_overlay_t *self, const char *peer,
+                              const char *app)
 {
     assert (self);
-    assert (peer);
+    assert (peer && app);
     peer_view_t *view = s_view_find (self, peer, NULL);
     if (!view)
         return 0;
@@ -261,6 +262,7 @@ supernode_overlay_free_count (supernode_overlay_t *self, const char *peer)
     record_t **records = s_view_records (view, &size);
     for (size_t i = 0; i < size; i++)
         if (records [i]->node.state == JACE_NODE_FREE
+        &&  (!*app || jace_node_has_app (&records [i]->node, app))
         &&  s_freshest (self, records [i]->node.id) == records [i])
             count++;
     free (records);

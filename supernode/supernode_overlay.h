@@ -52,10 +52,11 @@ bool
 const char *
     supernode_overlay_holder (supernode_overlay_t *self, const char *id);
 
-//  Free daemons peer lists whose record is the freshest of the overlay.
+//  Free daemons peer lists whose record is the freshest of the overlay
+//  and lists application app ("" for any).
 size_t
     supernode_overlay_free_count (supernode_overlay_t *self,
-                                  const char *peer);
+                                  const char *peer, const char *app);
 
 //  Append to msg the freshest peer record of each daemon whose record in
 //  registry (may be NULL) is not fresher.

@@ -307,9 +307,16 @@ s_grant_entry (entry_t *entry, const char *lease, const char *spawner_id,
     jace_msg_set_param (msg, key, token);
 }
 
+//  True if entry's daemon may be leased for application app ("" for any).
+static bool
+s_runs (const entry_t *entry, const char *app)
+{
+    return !*app || jace_node_has_app (&entry->node, app);
+}
+
 size_t
 supernode_registry_lease (supernode_registry_t *self, const char *lease,
-                          const char *spawner_id,
+                          const char *spawner_id, const char *app,
                           size_t count, int64_t expires_at,
                           const char *preferred,
                           supernode_registry_filter_fn *exclude, void *arg,
@@ -317,7 +324,7 @@ supernode_registry_lease (supernode_registry_t *self, const char *lease,
 {
     assert (self);
     assert (lease && *lease);
-    assert (spawner_id);
+    assert (spawner_id && app);
     size_t free_count = supernode_registry_free_count (self);
     if (free_count == 0 || count == 0)
         return 0;
@@ -326,7 +333,7 @@ supernode_registry_lease (supernode_registry_t *self, const char *lease,
     size_t found = 0;
     for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
          entry = (entry_t *) zhashx_next (self->entries))
-        if (entry->node.state == JACE_NODE_FREE
+        if (entry->node.state == JACE_NODE_FREE && s_runs (entry, app)
         &&  !(exclude && exclude (entry->node.id, entry->appeared_at, arg)))
             candidates [found++] = (candidate_t) { entry, preferred
                 && *preferred && streq (entry->node.cluster, preferred) };
@@ -346,7 +353,8 @@ supernode_registry_lease (supernode_registry_t *self, const char *lease,
 
 size_t
 supernode_registry_lease_ids (supernode_registry_t *self, const char *lease,
-                              const char *spawner_id, const char **ids,
+                              const char *spawner_id, const char *app,
+                              const char **ids,
                               size_t count, int64_t expires_at,
                               supernode_registry_filter_fn *exclude,
                               void *arg, jace_msg_t *msg)
@@ -360,6 +368,7 @@ supernode_registry_lease_ids (supernode_registry_t *self, const char *lease,
         entry_t *entry = (entry_t *) zhashx_lookup (self->entries, ids [i]);
         //  A repeated id finds its daemon leased already: granted once.
         if (!entry || entry->node.state != JACE_NODE_FREE
+        ||  !s_runs (entry, app)
         ||  (exclude && exclude (entry->node.id, entry->appeared_at, arg)))
             continue;
         snprintf (entry->lease, sizeof entry->lease, "%s", lease);

@@ -104,23 +104,26 @@ size_t
 //  cluster `preferred` first (when not empty), then the fastest; adds each
 //  to msg's node list, with its lease token for (lease, spawner_id, its
 //  id) in param token/<id>.  Skips daemons for which `exclude` (may be
-//  NULL) holds.  Returns the number leased.
+//  NULL) holds, and those whose record does not list application app
+//  (jace_node_has_app; "" for any).  Returns the number leased.
 size_t
     supernode_registry_lease (supernode_registry_t *self, const char *lease,
-                              const char *spawner_id,
+                              const char *spawner_id, const char *app,
                               size_t count, int64_t expires_at,
                               const char *preferred,
                               supernode_registry_filter_fn *exclude,
                               void *arg, jace_msg_t *msg);
 
 //  Lease to `lease` until expires_at exactly those of the `count` daemons
-//  named in ids that are registered here, free, and for which `exclude`
-//  (may be NULL) does not hold; adds each to msg's node list with its
-//  lease token, as supernode_registry_lease.  Never leases a daemon not
-//  named.  Returns the number leased.
+//  named in ids that are registered here, free, list application app
+//  ("" for any), and for which `exclude` (may be NULL) does not hold; adds
+//  each to msg's node list with its lease token, as
+//  supernode_registry_lease.  Never leases a daemon not named.  Returns
+//  the number leased.
 size_t
     supernode_registry_lease_ids (supernode_registry_t *self,
                                   const char *lease, const char *spawner_id,
+                                  const char *app,
                                   const char **ids, size_t count,
                                   int64_t expires_at,
                                   supernode_registry_filter_fn *exclude,

@@ -551,6 +551,7 @@ s_forwarded_reserve (server_t *self, jace_msg_t *request,
     jace_msg_set_interval (reserve, lease_msec);
     jace_msg_set_forwarded (reserve, FROM_PEER);
     jace_msg_set_cluster (reserve, jace_msg_cluster (request));
+    jace_msg_set_app (reserve, jace_msg_app (request));
     //  The peer makes the lease tokens for the spawner, not for us.
     jace_msg_set_pubkey (reserve, owner_key);
     return reserve;
@@ -563,8 +564,10 @@ s_ask_peers (server_t *self, jace_msg_t *request, const char *owner_key,
     size_t asked = 0;
     for (peer_t *peer = (peer_t *) zlistx_first (self->peers);
          peer && missing > 0; peer = (peer_t *) zlistx_next (self->peers)) {
+        //  Only those that can run the job: a peer asked for daemons of
+        //  another application grants none, and the others are not asked.
         size_t available = supernode_overlay_free_count (self->overlay,
-                                                         peer->endpoint);
+            peer->endpoint, jace_msg_app (request));
         if (available == 0)
             continue;
         size_t count = available < missing ? available : missing;
@@ -664,8 +667,8 @@ s_lease_ids (server_t *self, jace_msg_t *request, const char *owner_key,
         zhashx_update (pending->wanted_ids, ids [i], (void *) "");
     }
     size_t leased = supernode_registry_lease_ids (self->registry,
-        pending->job, owner_key, ids, count, expires_at, s_not_leasable,
-        self, pending->grant);
+        pending->job, owner_key, jace_msg_app (request), ids, count,
+        expires_at, s_not_leasable, self, pending->grant);
     free (ids);
     return leased;
 }
@@ -792,9 +795,9 @@ s_on_reserve (server_t *self, jace_msg_t *msg)
     size_t leased = by_id
         ? s_lease_ids (self, msg, owner_key, pending, now + lease_msec)
         : supernode_registry_lease (self->registry, job, owner_key,
-                                    (size_t) count, now + lease_msec,
-                                    jace_msg_cluster (msg), s_not_leasable,
-                                    self, pending->grant);
+                                    jace_msg_app (msg), (size_t) count,
+                                    now + lease_msec, jace_msg_cluster (msg),
+                                    s_not_leasable, self, pending->grant);
     s_note_granted (pending);
     //  A peer's part of a lease is listed only while it holds daemons.
     if (!forwarded || leased > 0)

@@ -46,7 +46,8 @@
     --nodes N records per PEER_STATE; --wait MS longest wait for an
     answer (default 5000); --tokens prints a grant's lease tokens; --ids
     A,B,... makes RESERVE ask for those daemons by id (COUNT is sent as
-    given, so a mismatch can be tried).
+    given, so a mismatch can be tried); --app NAME makes RESERVE ask only
+    for daemons that have that application.
 
     Exits 0 when the request went out (and, for reserve, status and
     hello, was answered in time), else 1; 2 on a bad command line.
@@ -71,6 +72,7 @@ typedef struct {
     int wait_msec;              //  --wait MS
     bool tokens;                //  --tokens
     const char *ids;            //  --ids A,B,...: RESERVE by id
+    const char *app;            //  --app NAME: RESERVE's application
     jace_security_t *security;  //  Our identity, or plain links
 } options_t;
 
@@ -128,6 +130,7 @@ s_reserve (options_t *options, zsock_t *sock, char *argv [], int argc)
     jace_msg_set_forwarded (reserve, options->forwarded);
     jace_msg_set_pubkey (reserve, options->pubkey ? options->pubkey : "");
     jace_msg_set_cluster (reserve, options->cluster);
+    jace_msg_set_app (reserve, options->app ? options->app : "");
     char *ids = options->ids ? strdup (options->ids) : NULL;
     for (char *id = ids ? strtok (ids, ",") : NULL; id;
          id = strtok (NULL, ",")) {
@@ -408,6 +411,7 @@ s_parse (options_t *options, int argc, char *argv [])
         { "wait", required_argument, 0, 'w' },
         { "tokens", no_argument, 0, 't' },
         { "ids", required_argument, 0, 'i' },
+        { "app", required_argument, 0, 'a' },
         { 0, 0, 0, 0 }
     };
     int option;
@@ -425,6 +429,7 @@ s_parse (options_t *options, int argc, char *argv [])
             case 'w': options->wait_msec = atoi (optarg); break;
             case 't': options->tokens = true; break;
             case 'i': options->ids = optarg; break;
+            case 'a': options->app = optarg; break;
             default: return -1;
         }
     }

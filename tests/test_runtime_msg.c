@@ -57,7 +57,8 @@ test_fields_survive (void)
     jace_node_t node = { .id = "d1", .endpoint = "tcp://127.0.0.1:5000",
                          .data = "tcp://127.0.0.1:5001", .cluster = "A",
                          .power = 2.5, .cores = 4, .memory = 1024,
-                         .state = JACE_NODE_WORKING, .task = 6 };
+                         .state = JACE_NODE_WORKING, .task = 6,
+                         .apps = "jacobi2d advdiff" };
     jace_msg_add_node (msg, &node);
     double vector [3] = { 1.5, -2.25, 1e300 };
     jace_msg_add_payload (msg, JACE_PAYLOAD_F64, vector, 3);
@@ -80,7 +81,8 @@ test_fields_survive (void)
     ok (jace_msg_node_count (copy) == 1
         && streq (jace_msg_node (copy, 0)->data, "tcp://127.0.0.1:5001")
         && jace_msg_node (copy, 0)->power == 2.5
-        && jace_msg_node (copy, 0)->task == 6,
+        && jace_msg_node (copy, 0)->task == 6
+        && streq (jace_msg_node (copy, 0)->apps, "jacobi2d advdiff"),
         "node records survive the round trip");
     double back [3] = { 0 };
     ok (jace_msg_payload_count (copy) == 1
@@ -910,12 +912,37 @@ test_node_names (void)
         "a cluster name with a space, a backslash or a newline is refused");
 }
 
+//  A record's applications: plain names, one space apart (protocol 5).
+static void
+test_node_apps (void)
+{
+    jace_node_t node = { .id = "d1", .endpoint = "tcp://127.0.0.1:9",
+                         .cluster = "A", .power = 1, .cores = 1,
+                         .task = -1, .apps = "jacobi2d advdiff" };
+    ok (jace_node_valid (&node, NULL, 0)
+        && jace_node_has_app (&node, "advdiff")
+        && jace_node_has_app (&node, "jacobi2d")
+        && !jace_node_has_app (&node, "advdif")
+        && !jace_node_has_app (&node, "jacobi2d advdiff")
+        && !jace_node_has_app (&node, ""),
+        "a daemon has exactly the applications its record names");
+    const char *bad [] = { " a", "a ", "a  b", "a\"b", "a\tb" };
+    bool refused = true;
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
+        snprintf (node.apps, sizeof node.apps, "%s", bad [i]);
+        refused &= !jace_node_valid (&node, NULL, 0);
+    }
+    ok (refused, "application names with stray spaces, quotes or tabs are "
+        "refused");
+}
+
 int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (68);
+    tap_plan (70);
     test_node_names ();
+    test_node_apps ();
     test_every_type_round_trips ();
     test_fields_survive ();
     test_large_headers ();

@@ -79,7 +79,8 @@ s_grant (grid_t *grid, jace_msg_t *reserve)
     for (int i = first; i < last; i++) {
         fake_daemon_t *daemon = &grid->daemons [i];
         jace_node_t node = { .power = 1, .cores = 1, .memory = 1024,
-                             .state = JACE_NODE_LEASED, .task = -1 };
+                             .state = JACE_NODE_LEASED, .task = -1,
+                             .apps = "multisplit" };
         snprintf (node.id, sizeof node.id, "%s", daemon->id);
         snprintf (node.endpoint, sizeof node.endpoint, "%s",
                   daemon->endpoint);
@@ -108,7 +109,8 @@ s_listing (grid_t *grid, jace_msg_t *status)
     jace_msg_set_sender (reply, "fake-sn");
     for (int i = 0; i < DAEMONS; i++) {
         jace_node_t node = { .power = 1, .cores = 1, .memory = 1024,
-                             .state = JACE_NODE_FREE, .task = -1 };
+                             .state = JACE_NODE_FREE, .task = -1,
+                             .apps = "multisplit" };
         snprintf (node.id, sizeof node.id, "%s", grid->daemons [i].id);
         snprintf (node.endpoint, sizeof node.endpoint, "%s",
                   grid->daemons [i].endpoint);

@@ -5,9 +5,8 @@
     jace_task.h promises that without describe "each task costs its rows
     and needs one value from each rank neighbour".  Both applications of
     the table describe their graphs, so nothing exercised that promise.
-    This test supplies the application table itself (a link seam: the
-    linker takes the two functions below and leaves solvers' app_table.o
-    out), with "chain2d": jacobi2d less its describe.  Jacobi's true graph
+    This test adds to the application table (app_table_add, as a loaded
+    plugin is added) "chain2d": jacobi2d less its describe.  Jacobi's true graph
     is a chain, so the fallback is the right model for it too.
 
     It checks the graph the spawner builds (costs and edges), that MAHEVE
@@ -33,24 +32,6 @@
 
 //  jacobi2d without describe, filled in by main.
 static jace_app_t s_chain2d;
-
-//  --------------------------------------------------------------------------
-//  The application table, for the spawner and the daemons of this test
-
-const jace_app_t *
-app_table_find (const char *name)
-{
-    assert (name);
-    if (streq (name, s_chain2d.name))
-        return &s_chain2d;
-    return streq (name, app_jacobi2d.name) ? &app_jacobi2d : NULL;
-}
-
-const char *
-app_table_names (void)
-{
-    return "chain2d, jacobi2d";
-}
 
 //  --------------------------------------------------------------------------
 
@@ -238,6 +219,11 @@ main (void)
     s_chain2d = app_jacobi2d;
     s_chain2d.name = "chain2d";
     s_chain2d.describe = NULL;
+    char why [256];
+    if (app_table_add (&s_chain2d, "test_spawner_chain", why, sizeof why)) {
+        printf ("Bail out! %s\n", why);
+        return 1;
+    }
 
     char folder [] = "/tmp/jace-chain.XXXXXX";
     assert (mkdtemp (folder));

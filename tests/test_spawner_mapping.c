@@ -46,6 +46,8 @@ s_grid_new (grid_t_ *grid)
         snprintf (node->cluster, sizeof node->cluster, "%s",
                   i % 2 ? "B" : "A");
         node->power = i % 2 ? 2.0 : 1.0;
+        //  Every daemon has the job's application (protocol 5).
+        snprintf (node->apps, sizeof node->apps, "multisplit");
         node->cores = 1;
         node->memory = 1024;
         node->state = JACE_NODE_FREE;

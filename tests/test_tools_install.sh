@@ -25,6 +25,10 @@ expand () {     #  prefix-relative folders: ${prefix}/... to real paths
 BINDIR=$DEST$(expand "$(expand "$(value bindir)")")
 MANDIR=$DEST$(expand "$(expand "$(value mandir)")")
 DOCDIR=$DEST$(expand "$(expand "$(value docdir)")")
+#  jace-daemon, jace-spawner and jace-map link the shared libjace, which a
+#  DESTDIR install puts where the loader does not look
+LD_LIBRARY_PATH=$DEST$(expand "$(expand "$(value libdir)")")
+export LD_LIBRARY_PATH
 
 MAKEFLAGS= make -C "$JACE_BUILDDIR" install DESTDIR="$DEST" \
     >"$DEST/install.log" 2>&1

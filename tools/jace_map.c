@@ -18,6 +18,7 @@
     =========================================================================
 */
 #include "spawner_plan.h"
+#include "app_plugin.h"
 #include "spawner_events.h"
 #include "spawner_nodes.h"
 
@@ -170,6 +171,12 @@ static int
 s_run (options_t *options)
 {
     char reason [4400] = "";
+    //  A job of a plugin maps as the spawner would map it: with the plugins
+    //  of the JACE_APPS path and the installed folder.
+    if (app_plugin_load_all (NULL, 0, reason, sizeof reason) < 0) {
+        fprintf (stderr, PROGRAM ": %s\n", reason);
+        return 1;
+    }
     spawner_job_t *job = spawner_job_load (options->job, options->overrides,
                                            reason, sizeof reason);
     if (!job) {
