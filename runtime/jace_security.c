@@ -4,10 +4,16 @@
 */
 #include "jace_security.h"
 
+#include <errno.h>
+
 #include <stdatomic.h>
 
 //  ZeroMQ asks its authentication handler at this inproc endpoint.
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"
+//  Binding the endpoint again after the previous handler's end: so many
+//  tries, so far apart (half a second in all)
+#define ZAP_BIND_TRIES 50
+#define ZAP_BIND_WAIT_MSEC 10
 //  Refusals logged one by one before only one in REFUSALS_SAMPLED is.
 #define REFUSALS_LOGGED 10
 #define REFUSALS_SAMPLED 1000
@@ -228,7 +234,15 @@ s_zap_actor (zsock_t *pipe, void *args)
 {
     zap_t self = { (jace_security_t *) args, zsock_new (ZMQ_REP), NULL,
                    zlist_new () };
+    //  A handler destroyed just before frees the endpoint when ZeroMQ's
+    //  reaper gets to its socket, a moment later on a loaded machine:
+    //  give it that moment before saying the endpoint is taken.
     int rc = zsock_bind (self.handler, ZAP_ENDPOINT);
+    for (int tries = 0; rc != 0 && zmq_errno () == EADDRINUSE
+                        && tries < ZAP_BIND_TRIES; tries++) {
+        zclock_sleep (ZAP_BIND_WAIT_MSEC);
+        rc = zsock_bind (self.handler, ZAP_ENDPOINT);
+    }
     const char *failure = rc == 0 ? "OK" : zmq_strerror (zmq_errno ());
     //  zactor_new waits for the signal but not its status: say whether we
     //  could bind with a word of our own.
