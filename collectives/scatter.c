@@ -331,6 +331,10 @@ s_solve_rational (const scatter_proc_t *procs, size_t count, size_t items,
         rc = 0;
     }
     glp_delete_prob (problem);
+    //  GLPK keeps an environment per thread until glp_free_env: a spawner
+    //  actor that scattered and ended would leak it.  We are GLPK's only
+    //  user, and the next solve builds it again.
+    glp_free_env ();
     free (rows_index);
     free (columns_index);
     free (values);
