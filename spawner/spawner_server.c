@@ -141,7 +141,9 @@ typedef struct {
     size_t drain_step;          //  Next step to take
     int64_t drain_settled;      //  When every task ran again after the
                                 //  last step (msec), or 0
-    int64_t drain_settled_iteration;    //  The least iteration then
+    int64_t *drain_marks;       //  Each task's iteration then
+    bool drain_period_over;     //  A checkpoint period has gone by since
+    int64_t *drain_period_marks;    //  Each task's iteration at that
     bool scattering;            //  Its single port is busy: one stream
     int64_t next_daemon_heartbeat;  //  msec
     int64_t next_progress_event;    //  msec
@@ -351,6 +353,8 @@ s_server_destroy (server_t **self_p)
     free (self->tasks);
     free (self->first_row);
     spawner_drain_destroy (&self->drain);
+    free (self->drain_marks);
+    free (self->drain_period_marks);
     spawner_scatter_destroy (&self->scatter);
     free (self->items);
     free (self->item_owner);
@@ -1426,6 +1430,13 @@ s_plan_drain (server_t *self, const char *cluster)
     assert (self->drain);       //  The job file's check knew the schedule
     self->drain_step = 0;
     self->drain_settled = 0;
+    if (!self->drain_marks) {
+        self->drain_marks = (int64_t *) calloc (self->task_count,
+                                                sizeof (int64_t));
+        self->drain_period_marks = (int64_t *) calloc (self->task_count,
+                                                       sizeof (int64_t));
+        assert (self->drain_marks && self->drain_period_marks);
+    }
     double scheduled, at_once;
     spawner_drain_predicted (self->drain, &scheduled, &at_once);
     spawner_events_write (self->events, "drain_plan", ",\"cluster\":\"%s\","
@@ -1498,36 +1509,49 @@ s_drain_move (server_t *self, size_t rank)
     self->drain_moved++;
 }
 
-//  True once the tasks have checkpointed since every task ran again after
-//  the last step (or since the drain began: a job just started may have
-//  no copies yet).  A moved task's new daemon holds no copies yet: the
-//  tasks of later steps whose copies its old daemon held must send their
-//  next checkpoint to it first, or they would restart from scratch.  A
-//  task checkpoints every checkpoint/every_iterations iterations or every
-//  checkpoint/every_seconds, whichever comes first: wait for one more
-//  iteration than the first, or half a period more than the second.
+//  True once the tasks still to move have checkpointed since every task
+//  ran again after the last step (or since the drain began: a job just
+//  started may have no copies yet).  A moved task's new daemon holds no
+//  copies yet: the tasks of later steps whose copies its old daemon held
+//  must send their next checkpoint to it first, or they would restart
+//  from scratch.  A task checkpoints at the end of an iteration, once
+//  checkpoint/every_iterations iterations or checkpoint/every_seconds
+//  have gone by: so each must have done more than that many iterations,
+//  or two more iterations once that long has gone by (one that ends due,
+//  one for the copies to arrive), whatever an iteration lasts.
 static bool
 s_drain_settled (server_t *self, int64_t now)
 {
-    int64_t least = INT64_MAX;
-    for (size_t i = 0; i < self->task_count; i++)
-        if (self->tasks [i].iteration < least)
-            least = self->tasks [i].iteration;
-    if (spawner_job_checkpoint_copies (self->job) == 0)
+    int64_t iterations = spawner_job_checkpoint_iterations (self->job);
+    double seconds = spawner_job_checkpoint_seconds (self->job);
+    if (spawner_job_checkpoint_copies (self->job) == 0
+    ||  (iterations == 0 && seconds == 0))
         return true;
     if (!self->drain_settled) {
         self->drain_settled = now;
-        self->drain_settled_iteration = least;
+        self->drain_period_over = false;
+        for (size_t i = 0; i < self->task_count; i++)
+            self->drain_marks [i] = self->tasks [i].iteration;
         return false;
     }
-    int64_t iterations = spawner_job_checkpoint_iterations (self->job);
-    double seconds = spawner_job_checkpoint_seconds (self->job);
-    if (iterations == 0 && seconds == 0)
-        return true;
-    return (iterations > 0
-            && least > self->drain_settled_iteration + iterations)
-        || (seconds > 0
-            && now - self->drain_settled >= (int64_t) (1500 * seconds));
+    if (seconds > 0 && !self->drain_period_over
+    &&  now - self->drain_settled >= (int64_t) (1000 * seconds)) {
+        self->drain_period_over = true;
+        for (size_t i = 0; i < self->task_count; i++)
+            self->drain_period_marks [i] = self->tasks [i].iteration;
+    }
+    for (size_t i = 0; i < self->task_count; i++) {
+        const spawner_task_t *task = &self->tasks [i];
+        if (!streq (task->daemon.cluster, self->draining))
+            continue;
+        bool by_iterations = iterations > 0
+            && task->iteration > self->drain_marks [i] + iterations;
+        bool by_time = self->drain_period_over
+            && task->iteration >= self->drain_period_marks [i] + 2;
+        if (!by_iterations && !by_time)
+            return false;
+    }
+    return true;
 }
 
 //  A drain takes its steps in order, each once every task runs again and
