@@ -117,19 +117,11 @@ done
 echo "# $out/runs.tsv; medians over the runs that drained and answered:"
 printf '%-10s %6s %6s %10s %10s\n' schedule used steps drain_s answer_s
 for schedule in $schedules; do
-    median () {
-        awk -F '\t' -v s="$schedule" -v col="$1" \
-            '$1 == s && $8 == "ok" { print $col }' "$out/runs.tsv" |
-            sort -g | awk '{ v [NR] = $1 }
-                END {
-                    if (NR == 0) print "-"
-                    else if (NR % 2) print v [(NR + 1) / 2]
-                    else print (v [NR / 2] + v [NR / 2 + 1]) / 2
-                }'
-    }
     used=$(awk -F '\t' -v s="$schedule" '$1 == s { print $3 }' \
            "$out/runs.tsv" | sort | uniq -c | sort -rn |
            awk 'NR == 1 { print $2 }')
-    printf '%-10s %6s %6s %10s %10s\n' "$schedule" "$used" "$(median 4)" \
-           "$(median 6)" "$(median 7)"
+    printf '%-10s %6s %6s %10s %10s\n' "$schedule" "$used" \
+           "$(median_column "$out/runs.tsv" "$schedule" 4 8)" \
+           "$(median_column "$out/runs.tsv" "$schedule" 6 8)" \
+           "$(median_column "$out/runs.tsv" "$schedule" 7 8)"
 done

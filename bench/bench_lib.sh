@@ -13,3 +13,18 @@ wait_free () {
     done
     echo "$(basename "$0"): only $free of $1 daemons free after 10 s" >&2
 }
+
+#  median_column FILE KEY COLUMN STATUS_COLUMN: the median of COLUMN over
+#  the tab-separated rows of FILE whose first field is KEY and whose
+#  STATUS_COLUMN is "ok" (the mean of the middle two for an even count),
+#  or "-" when there is none.
+median_column () {
+    awk -F '\t' -v key="$2" -v col="$3" -v status="$4" \
+        '$1 == key && $status == "ok" { print $col }' "$1" |
+        sort -g | awk '{ v [NR] = $1 }
+            END {
+                if (NR == 0) print "-"
+                else if (NR % 2) print v [(NR + 1) / 2]
+                else print (v [NR / 2] + v [NR / 2 + 1]) / 2
+            }'
+}

@@ -32,6 +32,8 @@ mkdir -p "$out"
 run=$(mktemp -d "${TMPDIR:-/tmp}/jace-bench.XXXXXX")
 trap '"$JACE_BUILDDIR/jace-grid" stop --run "$run/grid" >/dev/null 2>&1; rm -rf "$run"' EXIT
 export OPENBLAS_NUM_THREADS=1
+# shellcheck source=bench/bench_lib.sh
+. "$(dirname "$0")/bench_lib.sh"
 JACE_SECRETS=$run/secrets
 export JACE_SECRETS
 mkdir -m 700 "$JACE_SECRETS"
@@ -108,16 +110,8 @@ done
 echo "# $(grep -c . "$out/runs.tsv") lines in $out/runs.tsv; medians:"
 printf '%-12s %10s %18s %10s\n' variant data_s first_iteration_s answer_s
 for name in balanced increasing power uniform; do
-    median () {
-        awk -F '\t' -v name="$name" -v col="$1" \
-            '$1 == name && $6 == "ok" { print $col }' "$out/runs.tsv" |
-            sort -g | awk '{ v [NR] = $1 }
-                END {
-                    if (NR == 0) print "fail"
-                    else if (NR % 2) print v [(NR + 1) / 2]
-                    else print (v [NR / 2] + v [NR / 2 + 1]) / 2
-                }'
-    }
-    printf '%-12s %10s %18s %10s\n' "$name" "$(median 3)" "$(median 4)" \
-           "$(median 5)"
+    printf '%-12s %10s %18s %10s\n' "$name" \
+           "$(median_column "$out/runs.tsv" "$name" 3 6)" \
+           "$(median_column "$out/runs.tsv" "$name" 4 6)" \
+           "$(median_column "$out/runs.tsv" "$name" 5 6)"
 done
