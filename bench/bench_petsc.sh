@@ -6,7 +6,10 @@
 #
 #  PROBLEM is KIND or KIND:KEY=VALUE,... with KIND poisson3d or nascg and
 #  the keys of the job's problem/ section (n; bandwidth, per_row, shift,
-#  seed for nascg).  Default: poisson3d:n=40 nascg:n=50000,bandwidth=350.
+#  seed for nascg), or KIND convection: the nonsymmetric upwind
+#  convection-diffusion matrix of an n x n grid (keys n, c: the
+#  convection, default 2), which Jace reads from the file only.
+#  Default: poisson3d:n=40 nascg:n=50000,bandwidth=350.
 #  Environment: PROCS (process counts, "1 2 4"), REPEATS (3), TOLERANCE
 #  (1e-8), PETSC_VARIANTS (NAME|OPTIONS lines, replacing the list below),
 #  PETSC (1; 0 runs Jace alone, installs nothing and needs no MPI),
@@ -24,6 +27,10 @@
 #    jace-gen-async/sync   Jace on P tasks, generating the same matrix
 #    jace-tsirm-async/sync the same, accelerated by TSIRM (solver/outer =
 #                          tsirm, its defaults: s = 12, 15 CGLS iterations)
+#    jace-tsirm-ilu-async/sync  TSIRM with ILU(0)-preconditioned inner
+#                          solves (solver/preconditioner = ilu0)
+#  (a convection problem has no generator: its jace-gen and TSIRM runs
+#  read the file)
 #    petsc VARIANT         mpirun -n P petsc_solve, for each variant below
 #  Every run stops at the true relative residual ||b - Ax|| / ||b|| <=
 #  TOLERANCE from x0 = 0.  Times: solve (Jace: the result event's seconds,
@@ -47,13 +54,18 @@ tolerance=${TOLERANCE:-1e-8}
 #  least-squares defaults given explicitly: some PETSc versions set them
 #  in KSPSetUp, after the options were read, so check -ksp_view that
 #  they took effect) and, the matrices being SPD, CG with ICC(0).
+#  KSPTSIRM's inner solve needs -ksp_ksp_rtol below the outer tolerance:
+#  PETSc 3.18 caps it at 30 iterations itself, and with the default rtol
+#  (1e-5) every inner solve after the first returns at once, unchanged,
+#  and the outer loop never converges (measured: the same residual norm
+#  for ever on a 20^3 Poisson matrix).
 variants=${PETSC_VARIANTS:-"richardson-lu|-ksp_type richardson -pc_type bjacobi -sub_pc_type lu
 richardson-mumps|-ksp_type richardson -pc_type bjacobi -sub_pc_type lu -sub_pc_factor_mat_solver_type mumps
 richardson-cg|-ksp_type richardson -pc_type bjacobi -sub_ksp_type cg -sub_pc_type jacobi -sub_ksp_rtol 1e-12 -sub_ksp_max_it 100000
 gmres-ilu|-ksp_type gmres -pc_type bjacobi -ksp_pc_side right
 gmres-lu|-ksp_type gmres -pc_type bjacobi -sub_pc_type lu -ksp_pc_side right
 fgmres-ilu|-ksp_type fgmres -pc_type bjacobi
-tsirm|-ksp_type tsirm -ksp_tsirm_size_ls 12 -ksp_tsirm_max_it_ls 15 -pc_type ksp -ksp_ksp_type gmres -ksp_ksp_max_it 30 -ksp_pc_type bjacobi
+tsirm|-ksp_type tsirm -ksp_tsirm_size_ls 12 -ksp_tsirm_max_it_ls 15 -pc_type ksp -ksp_ksp_type gmres -ksp_ksp_max_it 30 -ksp_ksp_rtol 1e-14 -ksp_pc_type bjacobi
 cg-icc|-ksp_type cg -pc_type bjacobi -sub_pc_type icc"}
 common="-ksp_norm_type unpreconditioned -ksp_rtol $tolerance -ksp_max_it 1000000"
 
@@ -122,10 +134,11 @@ write_problem () {
     kind=${1%%:*}
     keys=""
     [ "$kind" = "$1" ] || keys=$(echo "${1#*:}" | tr ',' ' ')
-    n="" bandwidth="" per_row=4 diagonal_shift=1 seed=1
+    n="" bandwidth="" per_row=4 diagonal_shift=1 seed=1 convection=2
     sets="--set problem/kind=$kind"
     for item in $keys; do
         case $item in
+            c=*) convection=${item#*=}; continue ;;
             n=*) n=${item#*=} ;;
             bandwidth=*) bandwidth=${item#*=} ;;
             per_row=*) per_row=${item#*=} ;;
@@ -141,9 +154,31 @@ write_problem () {
         nascg) n=${n:-1000}
                "$run/write_matrix" nascg "$n" "${bandwidth:-$((n / 50))}" \
                    "$per_row" "$diagonal_shift" "$seed" "$mtx" ;;
-        *) echo "bench_petsc: problem kind '$kind' is not poisson3d or nascg" >&2
+        convection) write_convection "${n:-100}" "$convection" "$mtx"
+                    sets="--set problem/kind=matrix --set problem/matrix=$mtx" ;;
+        *) echo "bench_petsc: problem kind '$kind' is not poisson3d, nascg or convection" >&2
            exit 1 ;;
     esac
+}
+
+#  The n x n grid's upwind convection-diffusion matrix (flow along x, the
+#  convection c weighting the upwind neighbour): nonsymmetric, diagonally
+#  dominant, as a general Matrix Market file.
+write_convection () {   #  write_convection N C FILE
+    awk -v N="$1" -v c="$2" 'BEGIN {
+        print "%%MatrixMarket matrix coordinate real general"
+        print "% upwind convection-diffusion, " N " x " N " grid, c = " c
+        nnz = N * N * 5 - 4 * N
+        print N * N, N * N, nnz
+        for (y = 0; y < N; y++) for (x = 0; x < N; x++) {
+            i = y * N + x + 1
+            print i, i, 4 + c
+            if (x > 0) print i, i - 1, -1 - c
+            if (x < N - 1) print i, i + 1, -1
+            if (y > 0) print i, i - N, -1
+            if (y < N - 1) print i, i + N, -1
+        }
+    }' >"$3"
 }
 
 #  A grid of $1 speed-1 daemons in one cluster; the links are emulated with
@@ -314,10 +349,15 @@ for problem in "$@"; do
                 jace_run "jace-file-$mode" --set job/mode=$mode \
                     --set problem/matrix="$mtx"
                 # shellcheck disable=SC2086
-                jace_run "jace-gen-$mode" --set job/mode=$mode $sets
+                [ "$kind" = convection ] \
+                || jace_run "jace-gen-$mode" --set job/mode=$mode $sets
                 # shellcheck disable=SC2086
                 jace_run "jace-tsirm-$mode" --set job/mode=$mode \
                     --set solver/outer=tsirm $sets
+                # shellcheck disable=SC2086
+                jace_run "jace-tsirm-ilu-$mode" --set job/mode=$mode \
+                    --set solver/outer=tsirm --set solver/preconditioner=ilu0 \
+                    $sets
             done
             [ "$with_petsc" = 1 ] || continue
             echo "$variants" | while IFS= read -r variant; do
