@@ -33,6 +33,7 @@ struct _platform_t {
     double *latency_us;         //  cluster_count^2 latencies, row = from
     double *bandwidth_mbps;     //  cluster_count^2 bandwidths, row = from
     bool *own_link;             //  cluster_count^2: a `link` joins the pair
+    size_t *link_transfers;     //  cluster_count^2: a link's KPBS k, or 0
     bool backbone_shared;       //  Links are shared resources (issue 14)
     size_t backbone_transfers;  //  KPBS k of the backbone, 0: any number
 };
@@ -223,7 +224,7 @@ static int
 s_parse_link (parser_t *parser, platform_t *self, zpl_t *item)
 {
     static const char *const known [] = {
-        "between", "latency_us", "bandwidth_mbps", NULL
+        "between", "latency_us", "bandwidth_mbps", "transfers", NULL
     };
     if (s_check_names (parser, item, "link", known))
         return -1;
@@ -247,6 +248,21 @@ s_parse_link (parser_t *parser, platform_t *self, zpl_t *item)
     double bandwidth = self->bandwidth_mbps [from * count + to];
     if (s_link_figures (parser, item, &latency, &bandwidth))
         return -1;
+    //  A link is a resource of its own only on a shared backbone (as
+    //  the backbone's own transfers are): then k lanes of it, like the
+    //  backbone's.
+    zpl_t *transfers = zpl_locate (item, "transfers");
+    size_t lanes = 0;
+    if (s_count (parser, item, "transfers", 1, &lanes))
+        return -1;
+    if (transfers && !self->backbone_shared)
+        return s_fail (parser, transfers, "transfers needs a shared "
+                       "backbone (shared = 1 in backbone)");
+    if (lanes > PLATFORM_TRANSFERS_MAX)
+        return s_fail (parser, transfers, "transfers must be at most %d",
+                       PLATFORM_TRANSFERS_MAX);
+    self->link_transfers [from * count + to] = lanes;
+    self->link_transfers [to * count + from] = lanes;
     self->latency_us [from * count + to] = latency;
     self->latency_us [to * count + from] = latency;
     self->bandwidth_mbps [from * count + to] = bandwidth;
@@ -352,8 +368,10 @@ s_parse_platform (parser_t *parser, platform_t *self, zpl_t *root)
     self->latency_us = (double *) malloc (count * count * sizeof (double));
     self->bandwidth_mbps = (double *) malloc (count * count * sizeof (double));
     self->own_link = (bool *) calloc (count * count, sizeof (bool));
+    self->link_transfers = (size_t *) calloc (count * count,
+                                              sizeof (size_t));
     assert (self->clusters && self->latency_us && self->bandwidth_mbps
-            && self->own_link);
+            && self->own_link && self->link_transfers);
     for (size_t cell = 0; cell < count * count; cell++) {
         self->latency_us [cell] = latency;
         self->bandwidth_mbps [cell] = bandwidth;
@@ -485,6 +503,10 @@ platform_with_slots (platform_t *self, size_t slots)
     copy->own_link = (bool *) malloc (links * sizeof (bool));
     assert (copy->own_link);
     memcpy (copy->own_link, self->own_link, links * sizeof (bool));
+    copy->link_transfers = (size_t *) malloc (links * sizeof (size_t));
+    assert (copy->link_transfers);
+    memcpy (copy->link_transfers, self->link_transfers,
+            links * sizeof (size_t));
     copy->backbone_shared = self->backbone_shared;
     copy->backbone_transfers = self->backbone_transfers;
     for (size_t index = 0; index < self->cluster_count; index++) {
@@ -587,7 +609,8 @@ platform_new_live (const char *name, size_t cluster_count,
     memcpy (self->bandwidth_mbps, bandwidth_mbps, links * sizeof (double));
     //  A live grid's links are measured, not declared: none is shared.
     self->own_link = (bool *) calloc (links, sizeof (bool));
-    assert (self->own_link);
+    self->link_transfers = (size_t *) calloc (links, sizeof (size_t));
+    assert (self->own_link && self->link_transfers);
     return self;
 }
 
@@ -606,6 +629,7 @@ platform_destroy (platform_t **self_p)
     free (self->latency_us);
     free (self->bandwidth_mbps);
     free (self->own_link);
+    free (self->link_transfers);
     free (self->name);
     free (self);
     *self_p = NULL;
@@ -755,4 +779,13 @@ platform_has_own_link (platform_t *self, size_t first, size_t second)
     assert (first < self->cluster_count);
     assert (second < self->cluster_count);
     return self->own_link [first * self->cluster_count + second];
+}
+
+size_t
+platform_link_transfers (platform_t *self, size_t first, size_t second)
+{
+    assert (self);
+    assert (first < self->cluster_count);
+    assert (second < self->cluster_count);
+    return self->link_transfers [first * self->cluster_count + second];
 }

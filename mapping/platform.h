@@ -26,6 +26,7 @@
                 between = "A B"
                 latency_us = 2000
                 bandwidth_mbps = 1000
+                transfers = 2           #  optional: at most 2 at once
 
     The backbone defaults to 5000 us and 100 Mb/s.  A platform is read-only
     once loaded; the free/used state of nodes lives in grid_t.
@@ -39,7 +40,9 @@
     bandwidth_mbps in all, and each `link` one resource for its pair.
     `transfers = k` (implies shared = 1) makes the backbone a KPBS one: at
     most k transfers at once, each at bandwidth_mbps (so k x bandwidth_mbps
-    in all); a transfer beyond k waits.  Unknown keys are errors.
+    in all); a transfer beyond k waits.  In a `link`, `transfers = k`
+    (which needs shared = 1 in backbone) makes that pair's link a KPBS
+    one alike.  Unknown keys are errors.
     =========================================================================
 */
 #ifndef JACE_PLATFORM_H_INCLUDED
@@ -147,6 +150,11 @@ size_t
 //  True if a `link` item joins the two clusters (they bypass the backbone)
 bool
     platform_has_own_link (platform_t *self, size_t first, size_t second);
+
+//  Most transfers the two clusters' `link` carries at once (its KPBS k),
+//  or 0: any number, or no link of their own
+size_t
+    platform_link_transfers (platform_t *self, size_t first, size_t second);
 
 //  Total number of nodes over all clusters
 size_t

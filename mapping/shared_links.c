@@ -103,9 +103,12 @@ shared_links_resource (platform_t *platform, size_t index,
     ||  resource.kind == RESOURCE_UPLINK_IN)
         *bandwidth_mbps = platform_uplink_mbps (platform, resource.first);
     else
-    if (resource.kind == RESOURCE_LINK)
+    if (resource.kind == RESOURCE_LINK) {
         *bandwidth_mbps = platform_bandwidth_mbps (platform, resource.first,
                                                    resource.second);
+        *transfers = platform_link_transfers (platform, resource.first,
+                                              resource.second);
+    }
     else {
         //  The backbone's figure is what every pair without a link gets;
         //  there is one such pair, or the backbone would not be numbered.

@@ -156,6 +156,20 @@ s_test_bad (void)
           "    cluster\n        name = B\n        nodes = 2\n"
           "    link\n        between = \"A B\"\n        shared = 1\n",
           "line 11: unknown item 'shared' in link" },
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "    cluster\n        name = B\n        nodes = 2\n"
+          "    link\n        between = \"A B\"\n        transfers = 2\n",
+          "line 11: transfers needs a shared backbone (shared = 1 in backbone)" },
+        { "    backbone\n        shared = 1\n"
+          "    cluster\n        name = A\n        nodes = 2\n"
+          "    cluster\n        name = B\n        nodes = 2\n"
+          "    link\n        between = \"A B\"\n        transfers = 0\n",
+          "line 13: transfers must be a whole number >= 1" },
+        { "    backbone\n        shared = 1\n"
+          "    cluster\n        name = A\n        nodes = 2\n"
+          "    cluster\n        name = B\n        nodes = 2\n"
+          "    link\n        between = \"A B\"\n        transfers = 5000\n",
+          "line 13: transfers must be at most 4096" },
     };
     size_t count = sizeof cases / sizeof cases [0];
     for (size_t index = 0; index < count; index++) {
@@ -330,7 +344,8 @@ s_test_shared (void)
         "        uplink_mbps = 1000\n"
         "    cluster\n        name = B\n        nodes = 1\n"
         "    cluster\n        name = C\n        nodes = 1\n"
-        "    link\n        between = \"B A\"\n        bandwidth_mbps = 500\n";
+        "    link\n        between = \"B A\"\n        bandwidth_mbps = 500\n"
+        "        transfers = 3\n";
     char error [256] = "";
     platform_t *platform = platform_parse (text, error, sizeof error);
     if (!ok (platform && platform_backbone_is_shared (platform)
@@ -351,8 +366,13 @@ s_test_shared (void)
                                &transfers [index]);
     ok (mbps [0] == 1000 && transfers [0] == 0 && mbps [1] == 1000
         && mbps [2] == 100 && transfers [2] == 2
-        && mbps [3] == 500 && transfers [3] == 0,
-        "each resource has its bandwidth and transfer limit");
+        && mbps [3] == 500 && transfers [3] == 3,
+        "each resource has its bandwidth and transfer limit (the link's k "
+        "its own)");
+    ok (platform_link_transfers (platform, 0, 1) == 3
+        && platform_link_transfers (platform, 1, 0) == 3
+        && platform_link_transfers (platform, 0, 2) == 0,
+        "a link's k is read both ways; a pair on the backbone has none");
     size_t path [SHARED_LINKS_PATH_MAX];
     size_t hops = shared_links_path (platform, 0, 2, path);
     ok (hops == 2 && path [0] == 0 && path [1] == 2,
@@ -367,8 +387,9 @@ s_test_shared (void)
         "traffic inside a cluster crosses no shared resource");
     platform_t *slotted = platform_with_slots (platform, 2);
     ok (shared_links_count (slotted) == 4
-        && platform_has_own_link (slotted, 0, 1),
-        "slots keep the shared links");
+        && platform_has_own_link (slotted, 0, 1)
+        && platform_link_transfers (slotted, 1, 0) == 3,
+        "slots keep the shared links and their k");
     platform_destroy (&slotted);
     platform_destroy (&platform);
 }
@@ -376,7 +397,7 @@ s_test_shared (void)
 int
 main (void)
 {
-    tap_plan (77);
+    tap_plan (81);
     s_test_good ();
     s_test_shared ();
     s_test_bad ();
