@@ -1135,6 +1135,12 @@ s_iterate (worker_t *self)
 {
     int64_t start = zclock_usecs ();
     int64_t waited = jace_task_waited_usecs (self->task);
+    //  An iteration on the same neighbour values as the last costs next
+    //  to nothing when the local solve is warm-started (Krylov): only
+    //  those with news (or of a task that hears from nobody) say what an
+    //  iteration of our rows costs.
+    bool telling = self->received != self->received_before
+                || self->received == 0;
     self->received_before = self->received;
     int rc = self->app->iterate (self->task, self->app_state);
     //  A collective may have been cut short by a STOP or ASSIGN (or
@@ -1165,9 +1171,11 @@ s_iterate (worker_t *self)
     s_slow_down (self, busy);
     if (self->task_serial != serial || self->terminated)
         return;                 //  Ended or replaced while slowed down
-    self->busy_usecs += zclock_usecs () - start
-                      - (jace_task_waited_usecs (self->task) - waited);
-    self->busy_iterations++;
+    if (telling) {
+        self->busy_usecs += zclock_usecs () - start
+                          - (jace_task_waited_usecs (self->task) - waited);
+        self->busy_iterations++;
+    }
     int64_t state = s_task_state (self);
     if (state != self->reported_state
     ||  zclock_mono () - self->last_progress >= PROGRESS_MSEC)
