@@ -1864,8 +1864,12 @@ s_reassign_all (server_t *self)
     int64_t now = zclock_mono ();
     for (size_t i = 0; i < self->task_count; i++) {
         spawner_task_t *task = &self->tasks [i];
+        //  A task waiting for a daemon gets its epoch, rows and the
+        //  iterate when it is placed (s_place, s_task_data)
+        task->generation_epoch = task->epoch + 1;
+        if (task->phase == SPAWNER_TASK_WAITING)
+            continue;
         task->daemon.epoch = ++task->epoch;
-        task->generation_epoch = task->epoch;
         task->phase = SPAWNER_TASK_SENDING;
         task->assigned_at = 0;
         task->restoring = true;
