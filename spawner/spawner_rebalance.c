@@ -9,18 +9,22 @@
 #include <math.h>
 #include <stdlib.h>
 
-//  Block starts in proportion to `rates`, each block one row at least:
-//  the cumulative shares rounded, then pushed apart where rounding left
-//  a block empty.
+//  Block starts `step` of the way from `current` to the shares of
+//  `rates`, each block one row at least: the cumulative starts rounded,
+//  then pushed apart where rounding left a block empty.
 static void
-s_cut (int64_t rows, const double *rates, double total, size_t count,
-       int64_t *first)
+s_cut (const int64_t *current, const double *rates, double total,
+       size_t count, double step, int64_t *first)
 {
+    int64_t rows = current [count];
     double before = 0;
     first [0] = 0;
     for (size_t i = 1; i < count; i++) {
         before += rates [i - 1];
-        int64_t start = (int64_t) llround ((double) rows * before / total);
+        double fair = (double) rows * before / total;
+        int64_t start = (int64_t) llround ((double) current [i]
+                                           + step * (fair
+                                                     - (double) current [i]));
         int64_t lowest = first [i - 1] + 1;
         int64_t highest = rows - (int64_t) (count - i);
         first [i] = start < lowest ? lowest : start > highest ? highest
@@ -32,10 +36,11 @@ s_cut (int64_t rows, const double *rates, double total, size_t count,
 bool
 spawner_rebalance_plan (const int64_t *first_row,
                         const double *usecs_per_iteration, size_t count,
-                        double threshold, int64_t *new_first, double *drift)
+                        double threshold, double step, int64_t *new_first,
+                        double *drift)
 {
     assert (first_row && usecs_per_iteration && new_first && drift);
-    assert (count >= 1);
+    assert (count >= 1 && step > 0 && step <= 1);
     int64_t rows = first_row [count];
     assert (rows >= (int64_t) count);
     double *rates = (double *) malloc (count * sizeof (double));
@@ -56,7 +61,7 @@ spawner_rebalance_plan (const int64_t *first_row,
         if (off > *drift)
             *drift = off;
     }
-    s_cut (rows, rates, total, count, new_first);
+    s_cut (first_row, rates, total, count, step, new_first);
     free (rates);
     bool differs = false;
     for (size_t i = 0; i <= count; i++)

@@ -68,6 +68,9 @@
 #define RATE_REPORTS_MIN 5
 //  Weight of a new rate report in a task's smoothed rate.
 #define RATE_SMOOTHING 0.3
+//  How far a rebalance goes towards the fair cut once the job was cut
+//  on the same daemons (spawner_rebalance.h: a full step can overshoot).
+#define REBALANCE_DAMPED_STEP 0.5
 
 //  Where a rebalance stands (s_rebalance_step).
 typedef enum {
@@ -171,6 +174,8 @@ typedef struct {
     int64_t rebalance_unknowns; //  Values in it
     int64_t rebalance_iteration;    //  The iteration it goes on from
     int64_t rebalances;         //  Rebalances done
+    bool rebalanced_here;       //  The rows were cut on these daemons:
+                                //  the next cut takes half a step
     int64_t next_rebalance_check;   //  job/rebalance = auto (msec)
     int64_t next_daemon_heartbeat;  //  msec
     int64_t next_progress_event;    //  msec
@@ -950,6 +955,7 @@ s_place_replacement (server_t *self, size_t rank, const jace_node_t *node,
     int64_t waited = now - task->assigned_at;
     s_place (self, rank, node);
     self->replacements++;
+    self->rebalanced_here = false;  //  A new node: its speed is news
     char why [256];
     spawner_events_escape (why, sizeof why, task->why);
     spawner_events_write (self->events, "replace", ",\"task\":%zu,"
@@ -1734,7 +1740,7 @@ s_rows_json (server_t *self, const int64_t *first, char *text, size_t size)
 //  and why.
 static void
 s_rebalance_event (server_t *self, const char *trigger, double drift,
-                   const char *why)
+                   double step, const char *why)
 {
     size_t size = 32 * self->task_count + 64;
     char *old_rows = (char *) zmalloc (size);
@@ -1750,9 +1756,9 @@ s_rebalance_event (server_t *self, const char *trigger, double drift,
     snprintf (usecs + used, size - used, "]");
     spawner_events_write (self->events, "rebalance_plan", ",\"trigger\":"
         "\"%s\",\"old_rows\":%s,\"new_rows\":%s,\"usecs_per_iteration\":%s,"
-        "\"drift\":%.4f,\"threshold\":%.4f,\"why\":\"%s\"", trigger,
-        old_rows, new_rows, usecs, drift,
-        spawner_job_rebalance_threshold (self->job), why);
+        "\"drift\":%.4f,\"threshold\":%.4f,\"step\":%.2f,\"why\":\"%s\"",
+        trigger, old_rows, new_rows, usecs, drift,
+        spawner_job_rebalance_threshold (self->job), step, why);
     free (old_rows);
     free (new_rows);
     free (usecs);
@@ -1770,8 +1776,9 @@ s_decide_rebalance (server_t *self, const char *trigger, char *answer,
         usecs [i] = self->tasks [i].usecs_per_iteration;
     double drift = 0;
     double threshold = spawner_job_rebalance_threshold (self->job);
+    double step = self->rebalanced_here ? REBALANCE_DAMPED_STEP : 1;
     bool change = spawner_rebalance_plan (self->first_row, usecs,
-        self->task_count, threshold, self->rebalance_first, &drift);
+        self->task_count, threshold, step, self->rebalance_first, &drift);
     free (usecs);
     if (!change) {
         snprintf (answer, answer_size, "rows kept: no task's rows differ "
@@ -1798,7 +1805,7 @@ s_decide_rebalance (server_t *self, const char *trigger, char *answer,
               self->rebalance_first [worst + 1]
               - self->rebalance_first [worst], drift, threshold);
     zsys_notice ("spawner: job %s: %s", self->id, answer);
-    s_rebalance_event (self, trigger, drift, answer);
+    s_rebalance_event (self, trigger, drift, step, answer);
     self->rebalance = REBALANCE_GATHERING;
     self->rebalance_started = zclock_mono ();
     self->rebalance_snapshot = 0;
@@ -1880,6 +1887,7 @@ s_reassign_all (server_t *self)
     }
     spawner_verify_abandon (self->verify);
     self->rebalance = REBALANCE_ASSIGNING;
+    self->rebalanced_here = true;
     spawner_events_write (self->events, "rebalance_assign", ",\"iteration\":"
                           "%" PRId64 ",\"unknowns\":%" PRId64,
                           self->rebalance_iteration, unknowns);
