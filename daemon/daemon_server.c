@@ -583,6 +583,7 @@ s_take_job (server_t *self, jace_msg_t *assign, const jace_key_t *key)
     self->job_key = *key;
     snprintf (self->self_node.job, sizeof self->self_node.job, "%s",
               self->job);
+    zframe_destroy (&self->spawner);    //  A rebalance's ASSIGN: ours again
     self->spawner = zframe_dup (jace_msg_routing_id (assign));
     self->self_node.state = JACE_NODE_WORKING;
     self->self_node.task = jace_msg_task (assign);
