@@ -612,6 +612,9 @@ s_on_remap (worker_t *self, jace_msg_t *remap)
     if (!self->task || jace_msg_node_count (remap) != 1)
         return;
     const jace_node_t *node = jace_msg_node (remap, 0);
+    if (node->task >= 0 && node->task < jace_task_count (self->task)
+    &&  node->epoch == jace_task_node (self->task, node->task)->epoch)
+        return;                 //  Known already (a rebalance's start)
     if (jace_task_remap (self->task, node))
         zsys_warning ("daemon %s: REMAP of task %" PRId64 " to epoch %"
                       PRId64 " not applied", self->sender, node->task,

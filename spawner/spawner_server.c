@@ -1894,14 +1894,14 @@ s_reassign_all (server_t *self)
 }
 
 //  Every task accepted its new rows: they start together, each told
-//  where the tasks replaced while assigning run (the others' ASSIGNs
-//  may have named their old daemons).
+//  where every other runs (the ASSIGNs of some named the old daemons of
+//  tasks replaced while assigning; a REMAP a task knows already is a
+//  no-op).
 static void
 s_start_generation (server_t *self)
 {
     for (size_t i = 0; i < self->task_count; i++)
-        if (self->tasks [i].epoch != self->tasks [i].generation_epoch)
-            s_announce_move (self, i);
+        s_announce_move (self, i);
     for (size_t i = 0; i < self->task_count; i++)
         s_send_start (self, i);
     self->drain_settled = 0;
