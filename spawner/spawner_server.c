@@ -1754,11 +1754,13 @@ s_rebalance_event (server_t *self, const char *trigger, double drift,
                                    i ? "," : "[",
                                    self->tasks [i].usecs_per_iteration);
     snprintf (usecs + used, size - used, "]");
+    char escaped [1024];
+    spawner_events_escape (escaped, sizeof escaped, why);
     spawner_events_write (self->events, "rebalance_plan", ",\"trigger\":"
         "\"%s\",\"old_rows\":%s,\"new_rows\":%s,\"usecs_per_iteration\":%s,"
         "\"drift\":%.4f,\"threshold\":%.4f,\"step\":%.2f,\"why\":\"%s\"",
         trigger, old_rows, new_rows, usecs, drift,
-        spawner_job_rebalance_threshold (self->job), step, why);
+        spawner_job_rebalance_threshold (self->job), step, escaped);
     free (old_rows);
     free (new_rows);
     free (usecs);
