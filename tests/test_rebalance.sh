@@ -10,11 +10,12 @@
 #  rebalances by itself, and the fast daemon is crashed while it does:
 #  its replacement goes on from the iterate the spawner kept, not from
 #  the initial state.  The requests a spawner must refuse (an unknown
-#  job, a job not running yet, a second rebalance while one runs) and
-#  bad job keys are refused with a reason.
+#  job, no secret, a job not running yet, a second rebalance while one
+#  runs) and bad job keys are refused with a reason; test_drain checks
+#  that a rebalance during a drain is refused.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 21
+plan 22
 
 #  Exact inner solves: each iteration does the same work, so the rates
 #  measured are the nodes' speeds.
@@ -108,6 +109,10 @@ diag "$(cat "$RUN/rebalance.out")"
 [ $? -ne 0 ] && grep -q "being rebalanced already" "$RUN/again.out"
 ok $? "a second rebalance while one runs is refused"
 
+JACE_SECRETS=$RUN/nowhere "$BIN/jace-spawner" rebalance "$id_a" \
+    --supernode "$SN" >"$RUN/nosecret.out" 2>&1
+[ $? -ne 0 ] && grep -q "secret" "$RUN/nosecret.out"
+ok $? "a rebalance without the job's secret is refused"
 "$BIN/jace-spawner" rebalance job-nosuch --supernode "$SN" \
     >"$RUN/unknown.out" 2>&1
 [ $? -ne 0 ] && grep -q "job-nosuch" "$RUN/unknown.out"
