@@ -451,6 +451,15 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
         return -1;
     }
     self->rebalance_auto = rebalance && streq (rebalance, "auto");
+    //  A rebalanced task goes on from its block of the iterate, through
+    //  the application's restore: without it, every task would start over
+    if (self->rebalance_auto
+    &&  !(self->app->checkpoint && self->app->restore)) {
+        snprintf (reason, reason_size, "%s: job/rebalance = auto needs an "
+                  "application that checkpoints and restores its state; "
+                  "'%s' does not", path, self->app->name);
+        return -1;
+    }
     char why [512];
     if (jace_param_number (self->params, "job/rebalance_threshold", 0.25,
                            0.01, 100, &self->rebalance_threshold, why,

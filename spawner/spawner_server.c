@@ -1835,6 +1835,12 @@ s_start_rebalance (server_t *self, jace_msg_t *request)
         s_refuse_request (self, request, "REBALANCE refused: job %s is "
                           "being rebalanced already", self->id);
     else
+    if (!spawner_job_app (self->job)->restore)
+        s_refuse_request (self, request, "REBALANCE refused: application "
+                          "'%s' does not restore checkpoints, so its tasks "
+                          "would start over",
+                          spawner_job_app (self->job)->name);
+    else
     if (!s_rates_known (self))
         s_refuse_request (self, request, "REBALANCE refused: not every task "
                           "of job %s has measured its rate on its rows yet "
