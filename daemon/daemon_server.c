@@ -583,6 +583,7 @@ s_take_job (server_t *self, jace_msg_t *assign, const jace_key_t *key)
     self->job_key = *key;
     snprintf (self->self_node.job, sizeof self->self_node.job, "%s",
               self->job);
+    zframe_destroy (&self->spawner);    //  A rebalance's ASSIGN: ours again
     self->spawner = zframe_dup (jace_msg_routing_id (assign));
     self->self_node.state = JACE_NODE_WORKING;
     self->self_node.task = jace_msg_task (assign);
@@ -734,6 +735,26 @@ s_flush_data_link (server_t *self)
     return next ? (next - now + 999) / 1000 : -1;
 }
 
+//  True if the ASSIGN gives the task we run a new block (a rebalance):
+//  our job, its key, our task, a newer epoch.  The data of the old
+//  placement still on its way is dropped; the worker replaces the task.
+static bool
+s_rebalanced (server_t *self, const jace_msg_t *assign, const jace_key_t *key)
+{
+    if (!streq (jace_msg_job (assign), self->job)
+    ||  memcmp (key->bytes, self->job_key.bytes, sizeof key->bytes) != 0
+    ||  jace_msg_task (assign) != self->self_node.task
+    ||  jace_msg_epoch (assign) <= self->self_node.epoch)
+        return false;
+    zsys_info ("daemon %s: task %" PRId64 " of job %s assigned again, "
+               "epoch %" PRId64 " (a rebalance)", self->self_node.id,
+               self->self_node.task, self->job, jace_msg_epoch (assign));
+    daemon_transfer_destroy (&self->transfer);
+    zlistx_purge (self->acks);
+    self->handover_due = 0;
+    return true;
+}
+
 static void
 s_on_assign (server_t *self, jace_msg_t **msg_p)
 {
@@ -748,7 +769,7 @@ s_on_assign (server_t *self, jace_msg_t **msg_p)
                   "job key", NULL);
         goto out;
     }
-    if (*self->job) {
+    if (*self->job && !s_rebalanced (self, assign, &key)) {
         snprintf (reason, sizeof reason, "busy with task %" PRId64 " of job "
                   "%s", self->self_node.task, self->job);
         s_refuse (self, assign, JACE_REFUSE_BUSY, reason, &key);

@@ -98,6 +98,15 @@ typedef struct {
                                 //  in a collective: run once it returns
     bool collective;            //  Reading the pipe from a collective
     bool interrupted;           //  A command in deferred ends the task
+    bool preloaded;             //  Restored from the iterate a rebalance
+                                //  sent with the ASSIGN: no FETCH
+    int64_t preload_iteration;  //  ... the iteration it went on from, or
+                                //  -1 if the application refused it
+    int64_t generation_epoch;   //  Our copies of an older epoch are of
+                                //  another partition: never restored
+    int64_t busy_usecs;         //  Computing since the last PROGRESS
+    int64_t busy_iterations;    //  Iterations they were spent on
+    int64_t busy_per_iteration; //  Last reported, microseconds
 } worker_t;
 
 
@@ -327,6 +336,13 @@ s_report_progress (worker_t *self, int64_t state)
     jace_msg_set_state (progress, state);
     jace_msg_set_count (progress,
                         (int64_t) daemon_checkpoints_bytes (self->copies));
+    //  What computing one iteration costs this node, for a rebalance: its
+    //  waits for news and in collectives are the others' slowness.
+    if (self->busy_iterations > 0)
+        self->busy_per_iteration = self->busy_usecs / self->busy_iterations;
+    self->busy_usecs = 0;
+    self->busy_iterations = 0;
+    jace_msg_set_interval (progress, self->busy_per_iteration);
     jace_msg_send (&progress, self->pipe);
     self->last_progress = zclock_mono ();
     self->reported_state = state;
@@ -432,11 +448,74 @@ s_run_deferred (worker_t *self)
 //  --------------------------------------------------------------------------
 //  Commands from the control actor
 
+//  A rebalance sent the job's iterate with the ASSIGN: our rows of it are
+//  our state (the application's checkpoint format must be its block of
+//  the iterate, as multisplitting's is), and the rest seeds what our
+//  sources would send.  An application that refuses the bytes starts from
+//  its initial state, and RESTORED says so.
+static void
+s_preload (worker_t *self)
+{
+    self->preloaded = false;
+    size_t count = 0;
+    int64_t iteration = 0;
+    double *x = jace_task_preloaded (self->task, &count, &iteration);
+    if (!x)
+        return;
+    self->preloaded = true;
+    self->preload_iteration = -1;
+    int64_t per_row = jace_task_param_int (self->task,
+                                           "block/unknowns_per_row", 1);
+    int64_t first = jace_task_first_row (self->task) * per_row;
+    int64_t mine = jace_task_row_count (self->task) * per_row;
+    char reason [256] = "the application keeps no checkpoints";
+    if (self->app->restore && first + mine <= (int64_t) count
+    &&  self->app->restore (self->task, self->app_state, x + first,
+                            (size_t) mine * sizeof (double), reason,
+                            sizeof reason) == 0) {
+        jace_task_set_iteration (self->task, iteration);
+        jace_task_seed_newest (self->task, x, count, iteration);
+        self->preload_iteration = iteration;
+        self->last_checkpoint_iteration = iteration;
+    }
+    else
+        zsys_warning ("daemon %s: the iterate sent with task %" PRId64
+                      " does not restore it (%s); starting from the "
+                      "initial state", self->sender,
+                      jace_task_rank (self->task), reason);
+    free (x);
+}
+
+//  Tell the spawner how a preloaded task restarted: from the ASSIGN's
+//  iterate (holder JACE_RESTORED_FROM_ASSIGN), or from its initial state.
+static void
+s_report_preload (worker_t *self)
+{
+    jace_msg_t *restored = s_task_msg (self, JACE_MSG_RESTORED);
+    jace_msg_set_iteration (restored, self->preload_iteration < 0
+                                      ? 0 : self->preload_iteration);
+    jace_msg_set_count (restored, self->preload_iteration < 0
+                                  ? -1 : JACE_RESTORED_FROM_ASSIGN);
+    jace_msg_set_value (restored, 0);
+    jace_msg_send (&restored, self->pipe);
+}
+
 static void
 s_on_assign (worker_t *self, jace_msg_t **assign_p)
 {
     jace_msg_t *assign = *assign_p;
     char reason [256] = "";
+    //  The same job assigning us again is a rebalance: the copies we keep
+    //  are of the old partition, and must never restore a task of the new
+    //  one (the spawner holds what restores them until they checkpoint).
+    if (self->task
+    &&  streq (jace_task_job (self->task), jace_msg_job (assign))) {
+        size_t dropped = daemon_checkpoints_drop_job (self->copies,
+                                                      jace_msg_job (assign));
+        zsys_info ("daemon %s: job %s assigns us again (epoch %" PRId64
+                   "): dropped %zu copies of its old partition", self->sender,
+                   jace_msg_job (assign), jace_msg_epoch (assign), dropped);
+    }
     s_drop_task (self);
     snprintf (self->sender, sizeof self->sender, "%s",
               jace_msg_sender (assign));
@@ -497,6 +576,12 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
     self->slowdown_debt = 0;
     self->received = 0;
     self->received_before = 0;
+    self->busy_usecs = 0;
+    self->busy_iterations = 0;
+    self->busy_per_iteration = 0;
+    self->generation_epoch = jace_task_param_int (self->task,
+        "block/generation_epoch", 0);
+    s_preload (self);
     self->state = WORKER_READY;
     jace_msg_t *accept = s_task_msg (self, JACE_MSG_ACCEPT);
     s_add_sources (self, accept);
@@ -527,6 +612,9 @@ s_on_remap (worker_t *self, jace_msg_t *remap)
     if (!self->task || jace_msg_node_count (remap) != 1)
         return;
     const jace_node_t *node = jace_msg_node (remap, 0);
+    if (node->task >= 0 && node->task < jace_task_count (self->task)
+    &&  node->epoch == jace_task_node (self->task, node->task)->epoch)
+        return;                 //  Known already (a rebalance's start)
     if (jace_task_remap (self->task, node))
         zsys_warning ("daemon %s: REMAP of task %" PRId64 " to epoch %"
                       PRId64 " not applied", self->sender, node->task,
@@ -602,6 +690,9 @@ s_on_start (worker_t *self, jace_msg_t *start)
     if (failed)
         zsys_warning ("daemon %s: request lists to %zu tasks not sent",
                       self->sender, failed);
+    if (self->preloaded)
+        s_report_preload (self);
+    else
     if (jace_task_epoch (self->task) > 1)
         s_begin_fetch (self);
     self->exchange_deadline = zclock_mono () + EXCHANGE_TIMEOUT_MSEC;
@@ -725,6 +816,13 @@ s_consider_copy (worker_t *self, jace_msg_t **msg_p, char *reason,
     }
     if (self->fetch_pending)
         self->fetch_pending--;
+    if (jace_msg_epoch (msg) < self->generation_epoch) {
+        zsys_info ("daemon %s: copy from %s is of epoch %" PRId64 ", before "
+                   "the partition we run (epoch %" PRId64 "): ignored",
+                   self->sender, jace_msg_sender (msg), jace_msg_epoch (msg),
+                   self->generation_epoch);
+        return;
+    }
     if (!jace_checkpoint_newer (msg, self->best_copy))
         return;
     self->best_holder = -1;
@@ -1040,6 +1138,12 @@ s_iterate (worker_t *self)
 {
     int64_t start = zclock_usecs ();
     int64_t waited = jace_task_waited_usecs (self->task);
+    //  An iteration on the same neighbour values as the last costs next
+    //  to nothing when the local solve is warm-started (Krylov): only
+    //  those with news (or of a task that hears from nobody) say what an
+    //  iteration of our rows costs.
+    bool telling = self->received != self->received_before
+                || self->received == 0;
     self->received_before = self->received;
     int rc = self->app->iterate (self->task, self->app_state);
     //  A collective may have been cut short by a STOP or ASSIGN (or
@@ -1062,14 +1166,23 @@ s_iterate (worker_t *self)
     &&  jace_task_iteration (self->task) >= self->max_iterations)
         self->state = WORKER_HALTED;
     s_checkpoint (self);
+    //  A slower node computes slower; it does not wait longer for the
+    //  others in a collective (counting that would feed on itself).
+    uint64_t serial = self->task_serial;
+    int64_t busy = zclock_usecs () - start
+                 - (jace_task_waited_usecs (self->task) - waited);
+    s_slow_down (self, busy);
+    if (self->task_serial != serial || self->terminated)
+        return;                 //  Ended or replaced while slowed down
+    if (telling) {
+        self->busy_usecs += zclock_usecs () - start
+                          - (jace_task_waited_usecs (self->task) - waited);
+        self->busy_iterations++;
+    }
     int64_t state = s_task_state (self);
     if (state != self->reported_state
     ||  zclock_mono () - self->last_progress >= PROGRESS_MSEC)
         s_report_progress (self, state);
-    //  A slower node computes slower; it does not wait longer for the
-    //  others in a collective (counting that would feed on itself).
-    s_slow_down (self, zclock_usecs () - start
-                       - (jace_task_waited_usecs (self->task) - waited));
 }
 
 //  Restart from the newest valid copy gathered, or from the initial

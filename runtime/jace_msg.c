@@ -68,7 +68,7 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
     [JACE_MSG_START] = { "START", { F_JOB, F_EPOCH, F_TOKEN, F_END } },
     [JACE_MSG_PROGRESS] = { "PROGRESS",
         { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_VALUE, F_STATE,
-          F_COUNT, F_TOKEN, F_END } },
+          F_COUNT, F_INTERVAL, F_TOKEN, F_END } },
     [JACE_MSG_COLLECT] = { "COLLECT", { F_JOB, F_COUNT, F_TOKEN, F_END } },
     [JACE_MSG_RESULT] = { "RESULT",
         { F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_FIRST, F_COUNT, F_TOKEN,
@@ -101,6 +101,8 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
         { F_SENDER, F_CLUSTER, F_COUNT, F_REASON, F_END } },
     [JACE_MSG_DRAIN] = { "DRAIN",
         { F_SENDER, F_JOB, F_CLUSTER, F_TOKEN, F_END } },
+    [JACE_MSG_REBALANCE] = { "REBALANCE",
+        { F_SENDER, F_JOB, F_TOKEN, F_END } },
 };
 
 //  Fields of a node record on the wire, in order.

@@ -28,7 +28,10 @@ extern "C" {
 #endif
 
 //  Wire version; a message of another version is rejected.
-#define JACE_MSG_VERSION        5
+#define JACE_MSG_VERSION        6
+//  RESTORED's count (the holder's task) when the task went on from the
+//  iterate its ASSIGN carried (a rebalance); -1 is its initial state.
+#define JACE_RESTORED_FROM_ASSIGN (-2)
 //  Largest header frame we accept (registry listings live here).
 #define JACE_MSG_HEADER_MAX     (4 * 1024 * 1024)
 //  Default largest frame of any kind, also set as ZMQ_MAXMSGSIZE.
@@ -78,6 +81,8 @@ typedef enum {
     JACE_MSG_PONG,              //  answer to a PING, echoing its count
     JACE_MSG_DRAIN,             //  client -> spawner: move tasks off a
                                 //  cluster
+    JACE_MSG_REBALANCE,         //  client -> spawner: share the rows out
+                                //  again as the tasks' rates say
     JACE_MSG_TYPE_COUNT         //  One past the last type
 } jace_msg_type_t;
 

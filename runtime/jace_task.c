@@ -90,6 +90,9 @@ struct _jace_task_t {
     peer_task_t *peers;         //  One per task (ours unused)
     jace_security_t *security;  //  Borrowed; keys for links, or plain
     jace_msg_t *assign;         //  The ASSIGN, for its payload blocks
+    int64_t preload_block;      //  Its payload holding the job's iterate
+                                //  (a rebalance), or -1
+    int64_t preload_iteration;  //  The iteration that iterate goes on from
     jace_key_t job_key;         //  Seals every message of the job
     jace_msg_t *data;           //  DATA fields every vector is sent with
     jace_shaper_t *shaper;      //  Borrowed emulated network, or NULL
@@ -157,6 +160,34 @@ s_read_layout (jace_task_t *self, jace_msg_t *assign, char *reason,
     self->first_row = self->peers [self->rank].row;
     self->row_count = jace_task_row_of (self, self->rank + 1)
                     - self->first_row;
+    return 0;
+}
+
+//  A rebalance sends the job's iterate (every unknown) as the ASSIGN's
+//  last payload, and "block/restore_iteration" the iteration it goes on
+//  from; the application never sees that payload among its blocks.
+static int
+s_read_preload (jace_task_t *self, jace_msg_t *assign, char *reason,
+                size_t reason_size)
+{
+    self->preload_block = -1;
+    if (!jace_task_param (self, "block/restore_iteration"))
+        return 0;
+    size_t blocks = jace_msg_payload_count (assign);
+    int64_t unknowns = self->rows
+                     * jace_task_param_int (self, "block/unknowns_per_row",
+                                            1);
+    self->preload_iteration = jace_task_param_int (self,
+        "block/restore_iteration", -1);
+    if (blocks == 0 || self->preload_iteration < 0
+    ||  jace_msg_payload_kind (assign, blocks - 1) != JACE_PAYLOAD_F64
+    ||  (int64_t) jace_msg_payload_length (assign, blocks - 1) != unknowns) {
+        snprintf (reason, reason_size, "ASSIGN with block/restore_iteration "
+                  "lacks the job's %" PRId64 " values as its last payload, "
+                  "or the iteration is not a number >= 0", unknowns);
+        return -1;
+    }
+    self->preload_block = (int64_t) blocks - 1;
     return 0;
 }
 
@@ -250,6 +281,7 @@ jace_task_new (jace_msg_t **assign_p, jace_security_t *security,
     self->peers = (peer_task_t *) zmalloc (self->count * sizeof (peer_task_t));
     if (s_read_table (self, assign, reason, reason_size)
     ||  s_read_layout (self, assign, reason, reason_size)
+    ||  s_read_preload (self, assign, reason, reason_size)
     ||  s_new_exchange (self, reason, reason_size))
         jace_task_destroy (&self);
     return self;
@@ -919,7 +951,8 @@ size_t
 jace_task_block_count (const jace_task_t *self)
 {
     assert (self);
-    return jace_msg_payload_count (self->assign);
+    return jace_msg_payload_count (self->assign)
+         - (self->preload_block >= 0 ? 1 : 0);
 }
 
 int
@@ -1250,6 +1283,55 @@ jace_task_restore_newest (jace_task_t *self, const jace_msg_t *copy)
     free (meta);
     free (values);
     return restored;
+}
+
+double *
+jace_task_preloaded (const jace_task_t *self, size_t *count,
+                     int64_t *iteration)
+{
+    assert (self && count && iteration);
+    if (self->preload_block < 0)
+        return NULL;
+    size_t index = (size_t) self->preload_block;
+    *count = jace_msg_payload_length (self->assign, index);
+    double *x = (double *) malloc ((*count + 1) * sizeof (double));
+    assert (x);
+    jace_msg_payload_copy (self->assign, index, x);
+    *iteration = self->preload_iteration;
+    return x;
+}
+
+void
+jace_task_seed_newest (jace_task_t *self, const double *x, size_t count,
+                       int64_t iteration)
+{
+    assert (self && x);
+    for (int64_t from = 0; from < self->count; from++) {
+        peer_task_t *peer = &self->peers [from];
+        newest_t *newest = &peer->newest;
+        const request_t *asked = &peer->asked;
+        if (from == self->rank || asked->count == 0
+        ||  newest->iteration >= 0)
+            continue;
+        bool inside = true;
+        for (size_t k = 0; k < asked->count; k++)
+            if (asked->indices [k] < 0 || (size_t) asked->indices [k] >= count)
+                inside = false;
+        if (!inside)
+            continue;
+        double *values = (double *) malloc (asked->count * sizeof (double)
+                                            + 1);
+        assert (values);
+        for (size_t k = 0; k < asked->count; k++)
+            values [k] = x [asked->indices [k]];
+        free (newest->values);
+        newest->values = values;
+        newest->capacity = asked->count;
+        newest->count = asked->count;
+        newest->first = 0;
+        newest->iteration = iteration > 0 ? iteration - 1 : 0;
+        newest->epoch = peer->node.epoch;
+    }
 }
 
 void

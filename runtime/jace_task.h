@@ -88,8 +88,11 @@ typedef struct {
 
     //  Daemon side, may be NULL.  Called after setup, before the first
     //  iteration, with the bytes `checkpoint` returned on a previous
-    //  daemon.  Returns 0, or -1 with the reason if they do not fit this
-    //  task (the runtime then starts from the initial state).
+    //  daemon; after a rebalance, with the job's iterate on this task's
+    //  new rows (the values `solution` gives), so a checkpoint should be
+    //  exactly that block.  Returns 0, or -1 with the reason if they do
+    //  not fit this task (the runtime then starts from the initial
+    //  state).
     int (*restore) (jace_task_t *task, void *state, const void *bytes,
                     size_t size, char *reason, size_t reason_size);
 

@@ -170,6 +170,23 @@ void
 size_t
     jace_task_restore_newest (jace_task_t *self, const jace_msg_t *copy);
 
+//  The job's iterate a rebalance sent with our ASSIGN (every unknown of
+//  the job, as the spawner gathered it), or NULL when it sent none.  A
+//  fresh copy the caller frees; *count gets its unknowns, *iteration the
+//  iteration the job goes on from.
+double *
+    jace_task_preloaded (const jace_task_t *self, size_t *count,
+                         int64_t *iteration);
+
+//  Take, from the job's iterate x (count unknowns), the values we ask
+//  each source for (jace_task_request, in that order, as the source would
+//  send them), as if it had sent them at `iteration` - 1: the first
+//  iteration after a rebalance then computes against the iterate, not
+//  against zeros.  Sources we heard from already keep what they sent.
+void
+    jace_task_seed_newest (jace_task_t *self, const double *x, size_t count,
+                           int64_t iteration);
+
 //  Set the number of completed iterations (a task restored from a
 //  checkpoint goes on from the checkpoint's iteration).
 void

@@ -34,6 +34,8 @@ s_usage (FILE *out)
 "       " PROGRAM " cancel JOBID --supernode EP [--keys DIR] [--secrets DIR]\n"
 "       " PROGRAM " drain JOBID --cluster NAME --supernode EP [--keys DIR]\n"
 "                    [--secrets DIR]\n"
+"       " PROGRAM " rebalance JOBID --supernode EP [--keys DIR]\n"
+"                    [--secrets DIR]\n"
 "       " PROGRAM " kill --job JOBID --supernode EP (--task K | --random N)\n"
 "                    [--every SEC [--rounds M]] [--seed S] [--run DIR]\n"
 "                    [--secrets DIR]\n"
@@ -57,6 +59,10 @@ s_usage (FILE *out)
 "         site going away): one task at a time, each to the daemon the\n"
 "         job's mapping chooses elsewhere, restarting from its checkpoint;\n"
 "         the job goes on to its verified answer\n"
+"rebalance  cut a running job's rows again in proportion to the rates its\n"
+"         tasks measured (a slower replacement, a node that slowed down),\n"
+"         if they drift from the cut by more than job/rebalance_threshold;\n"
+"         the tasks stay on their daemons and go on from the iterate\n"
 "kill     crash daemons of a running job like a power cut: SIGKILL through\n"
 "         jace-grid's pid records with --run DIR, else a CRASH message that\n"
 "         makes the daemon exit at once; --every repeats until the job ends\n"
@@ -371,6 +377,11 @@ s_dispatch (const char *command, const char *operand, arguments_t *args)
                                    args->run.supernode, args->run.keys_dir,
                                    args->run.cert, args->run.secrets_dir,
                                    (int) args->timeout_msec);
+    if (streq (command, "rebalance"))
+        return spawner_jobs_rebalance (operand, args->run.supernode,
+                                       args->run.keys_dir, args->run.cert,
+                                       args->run.secrets_dir,
+                                       (int) args->timeout_msec);
     return spawner_nodes_list (args->run.supernode, args->run.keys_dir,
                                args->run.cert, args->json,
                                (int) args->timeout_msec);
@@ -398,9 +409,11 @@ main (int argc, char *argv [])
     }
     const char *command = argv [1];
     static const char *with_operand [] = { "submit", "resume", "report",
-                                           "cancel", "drain", "status" };
+                                           "cancel", "drain", "status",
+                                           "rebalance" };
     static const char *operand_name [] = { "JOBFILE", "JOBID", "EVENTS",
-                                           "JOBID", "JOBID", "JOBID" };
+                                           "JOBID", "JOBID", "JOBID",
+                                           "JOBID" };
     const char *operand = NULL;
     bool known = streq (command, "nodes") || streq (command, "kill")
               || streq (command, "jobs");
@@ -417,7 +430,8 @@ main (int argc, char *argv [])
         }
     if (!known) {
         fprintf (stderr, PROGRAM ": unknown command '%s' (submit, resume, "
-                 "nodes, jobs, status, cancel, drain, kill, report)\n", command);
+                 "nodes, jobs, status, cancel, drain, rebalance, kill, "
+                 "report)\n", command);
         return 2;
     }
     arguments_t args = { .overrides = zlist_new (), .timeout_msec = 5000,

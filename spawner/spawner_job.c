@@ -42,6 +42,8 @@ struct _spawner_job_t {
     int64_t checkpoint_copies;  //  checkpoint/copies
     int64_t checkpoint_iterations;  //  checkpoint/every_iterations, or 0
     double checkpoint_seconds;  //  checkpoint/every_seconds, or 0
+    bool rebalance_auto;        //  job/rebalance = auto
+    double rebalance_threshold; //  job/rebalance_threshold
 };
 
 //  The keys this module reads.  With the runtime's (jace_task_runtime_keys),
@@ -53,7 +55,8 @@ static const char *const s_keys [] = {
     "job/orphan_timeout", "job/spares", "job/replacement", "job/mapping",
     "job/detector", "checkpoint/copies", "checkpoint/every_iterations",
     "checkpoint/every_seconds", "report/sample_seconds",
-    "job/stall_snapshots", "drain/schedule", NULL
+    "job/stall_snapshots", "drain/schedule", "job/rebalance",
+    "job/rebalance_threshold", NULL
 };
 
 //  Most keys a job may know: ours, the runtime's, faults, scatter, app
@@ -439,7 +442,31 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
                   self->drain_schedule);
         return -1;
     }
+    const char *rebalance = (const char *) zhash_lookup (self->params,
+                                                         "job/rebalance");
+    if (rebalance && !streq (rebalance, "off") && !streq (rebalance,
+                                                          "auto")) {
+        snprintf (reason, reason_size, "%s: job/rebalance = '%s' is unknown "
+                  "(known: off, auto)", path, rebalance);
+        return -1;
+    }
+    self->rebalance_auto = rebalance && streq (rebalance, "auto");
+    //  A rebalanced task goes on from its block of the iterate, through
+    //  the application's restore: without it, every task would start over
+    if (self->rebalance_auto
+    &&  !(self->app->checkpoint && self->app->restore)) {
+        snprintf (reason, reason_size, "%s: job/rebalance = auto needs an "
+                  "application that checkpoints and restores its state; "
+                  "'%s' does not", path, self->app->name);
+        return -1;
+    }
     char why [512];
+    if (jace_param_number (self->params, "job/rebalance_threshold", 0.25,
+                           0.01, 100, &self->rebalance_threshold, why,
+                           sizeof why)) {
+        snprintf (reason, reason_size, "%s: %s", path, why);
+        return -1;
+    }
     if (spawner_scatter_config (self->params, &self->scatter, why,
                                 sizeof why)) {
         snprintf (reason, reason_size, "%s: %s", path, why);
@@ -585,6 +612,10 @@ const spawner_scatter_config_t *spawner_job_scatter (spawner_job_t *self)
     { assert (self); return &self->scatter; }
 const char *spawner_job_drain_schedule (spawner_job_t *self)
     { assert (self); return self->drain_schedule; }
+bool spawner_job_rebalance_auto (spawner_job_t *self)
+    { assert (self); return self->rebalance_auto; }
+double spawner_job_rebalance_threshold (spawner_job_t *self)
+    { assert (self); return self->rebalance_threshold; }
 int64_t spawner_job_checkpoint_copies (spawner_job_t *self)
     { assert (self); return self->checkpoint_copies; }
 int64_t spawner_job_checkpoint_iterations (spawner_job_t *self)

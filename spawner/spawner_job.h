@@ -115,6 +115,12 @@ int64_t spawner_job_unknowns_per_row (spawner_job_t *self);
 const spawner_scatter_config_t *spawner_job_scatter (spawner_job_t *self);
 //  drain/schedule: how a drain groups its moves (spawner_drain.h)
 const char *spawner_job_drain_schedule (spawner_job_t *self);
+//  job/rebalance = auto (default off): cut the rows again when the tasks'
+//  measured rates drift from the cut by more than
+//  job/rebalance_threshold (default 0.25, a task's rows relative to its
+//  fair share), which `jace-spawner rebalance` uses too
+bool spawner_job_rebalance_auto (spawner_job_t *self);
+double spawner_job_rebalance_threshold (spawner_job_t *self);
 //  checkpoint/copies, checkpoint/every_iterations (0: none) and
 //  checkpoint/every_seconds (0: none): a task checkpoints at whichever
 //  comes first

@@ -320,20 +320,23 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
 }
 
 //  --------------------------------------------------------------------------
-//  drain: the owner spawner moves every task of the job off a cluster
+//  drain and rebalance: requests to the job's owner spawner
 
-int
-spawner_jobs_drain (const char *job_id, const char *cluster,
-                    const char *supernode, const char *keys_dir,
-                    const char *cert, const char *secrets_dir,
-                    int timeout_msec)
+//  Send `request` (DRAIN, REBALANCE; consumed), sealed with the key of
+//  job_id's secret, to the spawner that owns the job.  Returns its
+//  STATUS_REPLY, or NULL with the reason on stderr.
+static jace_msg_t *
+s_request_owner (const char *job_id, jace_msg_t **request_p,
+                 const char *supernode, const char *keys_dir,
+                 const char *cert, const char *secrets_dir, int timeout_msec)
 {
     jace_key_t job_key;
     char reason [2048] = "";
     if (spawner_secret_open (secrets_dir, job_id, &job_key, reason,
                              sizeof reason)) {
         fprintf (stderr, "jace-spawner: %s\n", reason);
-        return 1;
+        jace_msg_destroy (request_p);
+        return NULL;
     }
     jace_security_t *security = spawner_nodes_security (keys_dir, cert);
     jace_msg_t *registry = NULL;
@@ -341,7 +344,7 @@ spawner_jobs_drain (const char *job_id, const char *cluster,
         s_working_for (supernode, security, job_id, &registry);
     const char *owner = registry ? s_lease_param (registry, job_id, "owner")
                                  : NULL;
-    int rc = 1;
+    jace_msg_t *reply = NULL;
     if (!registry)
         fprintf (stderr, "jace-spawner: super-node %s does not answer\n",
                  supernode);
@@ -351,34 +354,66 @@ spawner_jobs_drain (const char *job_id, const char *cluster,
                  "the grid of %s (jobs lists the running ones)\n", job_id,
                  supernode);
     else {
-        jace_msg_t *drain = jace_msg_new (JACE_MSG_DRAIN);
-        jace_msg_set_sender (drain, "jace-spawner-drain");
-        jace_msg_set_job (drain, job_id);
-        jace_msg_set_cluster (drain, cluster);
-        jace_msg_seal (drain, job_key.bytes);
-        jace_msg_t *reply = spawner_nodes_ask (owner,
+        jace_msg_set_job (*request_p, job_id);
+        jace_msg_seal (*request_p, job_key.bytes);
+        reply = spawner_nodes_ask (owner,
             s_owner_key (s_lease_param (registry, job_id, "owner_key"),
                          security),
-            security, &drain, JACE_MSG_STATUS_REPLY,
+            security, request_p, JACE_MSG_STATUS_REPLY,
             timeout_msec > OWNER_WAIT_MSEC ? timeout_msec : OWNER_WAIT_MSEC);
         if (!reply)
             fprintf (stderr, "jace-spawner: the spawner of job %s at %s "
                      "does not answer\n", job_id, owner);
         else
-        if (jace_msg_type (reply) == JACE_MSG_ERROR)
+        if (jace_msg_type (reply) == JACE_MSG_ERROR) {
             fprintf (stderr, "jace-spawner: the spawner of job %s at %s "
-                     "refused: %s\n", job_id, owner, jace_msg_reason (reply));
-        else {
-            printf ("job %s: cluster %s is being drained by its spawner at "
-                    "%s\n", job_id, cluster, owner);
-            rc = 0;
+                     "refused: %s\n", job_id, owner,
+                     jace_msg_reason (reply));
+            jace_msg_destroy (&reply);
         }
-        jace_msg_destroy (&reply);
     }
+    jace_msg_destroy (request_p);
     jace_msg_destroy (&registry);
     jace_key_wipe (&job_key);
     jace_security_destroy (&security);
-    return rc;
+    return reply;
+}
+
+int
+spawner_jobs_drain (const char *job_id, const char *cluster,
+                    const char *supernode, const char *keys_dir,
+                    const char *cert, const char *secrets_dir,
+                    int timeout_msec)
+{
+    jace_msg_t *drain = jace_msg_new (JACE_MSG_DRAIN);
+    jace_msg_set_sender (drain, "jace-spawner-drain");
+    jace_msg_set_cluster (drain, cluster);
+    jace_msg_t *reply = s_request_owner (job_id, &drain, supernode, keys_dir,
+                                     cert, secrets_dir, timeout_msec);
+    if (!reply)
+        return 1;
+    printf ("job %s: cluster %s is being drained by its spawner\n", job_id,
+            cluster);
+    jace_msg_destroy (&reply);
+    return 0;
+}
+
+int
+spawner_jobs_rebalance (const char *job_id, const char *supernode,
+                        const char *keys_dir, const char *cert,
+                        const char *secrets_dir, int timeout_msec)
+{
+    jace_msg_t *rebalance = jace_msg_new (JACE_MSG_REBALANCE);
+    jace_msg_set_sender (rebalance, "jace-spawner-rebalance");
+    jace_msg_t *reply = s_request_owner (job_id, &rebalance, supernode,
+                                     keys_dir, cert, secrets_dir,
+                                     timeout_msec);
+    if (!reply)
+        return 1;
+    const char *decided = jace_msg_param (reply, "rebalance");
+    printf ("job %s: %s\n", job_id, decided ? decided : "request taken");
+    jace_msg_destroy (&reply);
+    return 0;
 }
 
 //  --------------------------------------------------------------------------

@@ -48,6 +48,17 @@ int
                         const char *cert, const char *secrets_dir,
                         int timeout_msec);
 
+//  Ask the spawner that owns job_id to cut the job's rows again in
+//  proportion to its tasks' measured rates, with a REBALANCE sealed with
+//  the job key.  Prints what the spawner decided (new rows, or why the
+//  rows stay).  Returns 0 when it took the request (events
+//  rebalance_plan, rebalance_assign, rebalance_done), 1 otherwise (the
+//  reason on stderr).
+int
+    spawner_jobs_rebalance (const char *job_id, const char *supernode,
+                            const char *keys_dir, const char *cert,
+                            const char *secrets_dir, int timeout_msec);
+
 //  `jace-spawner status JOBID`: ask the job's spawner (found through the
 //  super-node's lease) for its task table and print it, or with json one
 //  object: job, state, tasks, age_seconds, snapshots, residual and a

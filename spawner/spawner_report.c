@@ -42,7 +42,8 @@ typedef struct {
     double replaced;            //  Last "replace" event
     double restored;            //  "restored" event
     double fetch;               //  Time spent gathering copies (s)
-    char *from;                 //  "checkpoint", "initial", or NULL
+    char *from;                 //  "checkpoint", "initial", "rebalance",
+                                //  or NULL
     int64_t iteration;          //  Iteration restored, or -1
     int64_t holder;             //  Task that held the checkpoint, or -1
     int64_t last_iteration;     //  Last progress before detection, or -1
@@ -735,6 +736,10 @@ s_failure_state (report_t *self, const failure_t *failure, char *text,
     else
     if (failure->from && streq (failure->from, "initial"))
         snprintf (text, size, "from the initial state");
+    else
+    if (failure->from && streq (failure->from, "rebalance"))
+        snprintf (text, size, "from the iterate of a rebalance, iteration %"
+                  PRId64, failure->iteration);
     else
         snprintf (text, size, "from %s", failure->from ? failure->from
                                                        : "an unknown state");

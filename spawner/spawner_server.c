@@ -25,6 +25,7 @@
 #include "spawner_lease.h"
 #include "spawner_mapper.h"
 #include "spawner_output.h"
+#include "spawner_rebalance.h"
 #include "spawner_scatter.h"
 #include "spawner_secret.h"
 #include "spawner_task.h"
@@ -60,6 +61,25 @@
 #define STATUS_FRAME_MAX (128 * 1024)
 //  Daemons that may refuse one task in a row before the job gives up.
 #define REFUSALS_MAX 8
+//  PROGRESS reports with a measured rate each task must have sent, on its
+//  present daemon and rows, before a rebalance may judge it: one report
+//  can catch a task in its set-up, and five keep a rebalance from
+//  reacting to the rows it has just cut.
+#define RATE_REPORTS_MIN 5
+//  Weight of a new rate report in a task's smoothed rate.
+#define RATE_SMOOTHING 0.3
+//  How far a rebalance goes towards the fair cut once the job was cut
+//  on the same daemons (spawner_rebalance.h: a full step can overshoot).
+#define REBALANCE_DAMPED_STEP 0.5
+
+//  Where a rebalance stands (s_rebalance_step).
+typedef enum {
+    REBALANCE_NONE,             //  None runs
+    REBALANCE_GATHERING,        //  Decided; a snapshot gathers the iterate
+    REBALANCE_ASSIGNING,        //  Every task assigned again, new rows
+    REBALANCE_SETTLING          //  Running; the iterate is kept until
+                                //  every task checkpointed on its rows
+} rebalance_phase_t;
 //  The grid's listing is asked for only when a decision waits for it (a
 //  plan, a replacement: chosen on the grid as it is now), again this often
 //  until it comes; a running job with no task between daemons costs the
@@ -145,6 +165,18 @@ typedef struct {
     bool drain_period_over;     //  A checkpoint period has gone by since
     int64_t *drain_period_marks;    //  Each task's iteration at that
     bool scattering;            //  Its single port is busy: one stream
+    rebalance_phase_t rebalance;    //  Where a rebalance stands
+    int64_t rebalance_started;  //  When it was decided (msec)
+    int64_t *rebalance_first;   //  The new block starts (task_count + 1)
+    int64_t rebalance_snapshot; //  Snapshot gathering the iterate, or 0
+    double *rebalance_x;        //  The iterate the new blocks restore
+                                //  from, kept until they checkpointed
+    int64_t rebalance_unknowns; //  Values in it
+    int64_t rebalance_iteration;    //  The iteration it goes on from
+    int64_t rebalances;         //  Rebalances done
+    bool rebalanced_here;       //  The rows were cut on these daemons:
+                                //  the next cut takes half a step
+    int64_t next_rebalance_check;   //  job/rebalance = auto (msec)
     int64_t next_daemon_heartbeat;  //  msec
     int64_t next_progress_event;    //  msec
     int64_t next_sample;        //  Next residual sample (msec), or 0
@@ -152,6 +184,8 @@ typedef struct {
     int64_t crashes;            //  Daemons the job's schedule crashed
     int64_t from_checkpoint;    //  Replacements restored from a copy
     int64_t from_initial;       //  Replacements that started over
+    int64_t from_rebalance;     //  Tasks restored from a rebalance's
+                                //  iterate
     uint64_t malformed;         //  Bad messages dropped
     repeat_t strangers;         //  Log of messages on a task's link from
                                 //  another daemon (a revived one reusing
@@ -312,6 +346,12 @@ s_server_new (zsock_t *pipe, spawner_server_config_t *config)
         self->tasks [i].state = -1;
     self->first_row = (int64_t *) zmalloc ((self->task_count + 1)
                                            * sizeof (int64_t));
+    self->rebalance_first = (int64_t *) zmalloc ((self->task_count + 1)
+                                                 * sizeof (int64_t));
+    self->drain_marks = (int64_t *) zmalloc (self->task_count
+                                             * sizeof (int64_t));
+    self->drain_period_marks = (int64_t *) zmalloc (self->task_count
+                                                    * sizeof (int64_t));
     self->fenced = (zsock_t **) zmalloc (sizeof (zsock_t *));
     self->detector = spawner_detector_new (self->task_count,
         spawner_job_heartbeat_timeout (self->job),
@@ -352,6 +392,8 @@ s_server_destroy (server_t **self_p)
     free (self->fenced_id);
     free (self->tasks);
     free (self->first_row);
+    free (self->rebalance_first);
+    free (self->rebalance_x);
     spawner_drain_destroy (&self->drain);
     free (self->drain_marks);
     free (self->drain_period_marks);
@@ -505,6 +547,15 @@ s_assign_msg (server_t *self, size_t rank, spawner_stream_t *stream)
         snprintf (key, sizeof key, "block/first/%zu", i);
         s_set_number (assign, key, self->first_row [i]);
     }
+    //  After a rebalance: copies of an older epoch are of the old rows,
+    //  and while the new rows have no copies yet, the iterate comes with
+    //  the ASSIGN (s_task_data).
+    if (task->generation_epoch > 0)
+        s_set_number (assign, "block/generation_epoch",
+                      task->generation_epoch);
+    if (self->rebalance_x)
+        s_set_number (assign, "block/restore_iteration",
+                      self->rebalance_iteration);
     if (stream)
         spawner_stream_declare (stream, assign);
     s_add_table (self, assign);
@@ -519,19 +570,31 @@ s_assign_msg (server_t *self, size_t rank, spawner_stream_t *stream)
 }
 
 //  The data task `rank` needs and cannot build itself (its rows of a
-//  file matrix), ready to stream; or NULL when it needs none.
+//  file matrix), and during a rebalance the job's iterate last, ready to
+//  stream; or NULL when it needs none.
 static spawner_stream_t *
 s_task_data (server_t *self, size_t rank)
 {
     const jace_app_t *app = spawner_job_app (self->job);
-    if (!app->attach)
+    if (!app->attach && !self->rebalance_x)
         return NULL;
     jace_msg_t *data = jace_msg_new (JACE_MSG_CHUNK);
-    if (app->attach (spawner_job_problem (self->job), self->first_row,
+    if (app->attach
+    &&  app->attach (spawner_job_problem (self->job), self->first_row,
                      (int64_t) self->task_count, (int64_t) rank, data)) {
         s_fail (self, "cannot prepare the data of task %zu", rank);
         jace_msg_destroy (&data);
         return NULL;
+    }
+    if (self->rebalance_x) {
+        if (jace_msg_payload_count (data) >= JACE_MSG_PAYLOADS_MAX) {
+            s_fail (self, "cannot send task %zu the iterate of a rebalance: "
+                    "its data fills every payload", rank);
+            jace_msg_destroy (&data);
+            return NULL;
+        }
+        jace_msg_add_payload (data, JACE_PAYLOAD_F64, self->rebalance_x,
+                              (size_t) self->rebalance_unknowns);
     }
     return spawner_stream_new (&data);
 }
@@ -586,6 +649,8 @@ s_place (server_t *self, size_t rank, const jace_node_t *node)
     task->state = -1;
     task->crash_sent = false;
     task->assigned_at = 0;
+    task->usecs_per_iteration = 0;  //  Another daemon: its own rate
+    task->rate_reports = 0;
     task->link = zsock_new (ZMQ_DEALER);
     jace_msg_prepare_socket (task->link, s_link_frame_max (self));
     zsock_set_rcvhwm (task->link, LINK_RCVHWM);
@@ -890,6 +955,7 @@ s_place_replacement (server_t *self, size_t rank, const jace_node_t *node,
     int64_t waited = now - task->assigned_at;
     s_place (self, rank, node);
     self->replacements++;
+    self->rebalanced_here = false;  //  A new node: its speed is news
     char why [256];
     spawner_events_escape (why, sizeof why, task->why);
     spawner_events_write (self->events, "replace", ",\"task\":%zu,"
@@ -1097,7 +1163,9 @@ s_on_accept (server_t *self, size_t rank, jace_msg_t *msg)
     }
     task->refusals = 0;
     task->phase = SPAWNER_TASK_ACCEPTED;
-    if (self->state != JOB_LEASING && self->state != JOB_ASSIGNING)
+    //  A rebalance starts its tasks together, once all accepted.
+    if (self->state != JOB_LEASING && self->state != JOB_ASSIGNING
+    &&  self->rebalance != REBALANCE_ASSIGNING)
         s_start_replacement (self, rank);
 }
 
@@ -1130,6 +1198,14 @@ s_on_progress (server_t *self, spawner_task_t *task, jace_msg_t *msg)
     task->change = jace_msg_value (msg);
     task->state = jace_msg_state (msg);
     task->held_bytes = jace_msg_count (msg);
+    double usecs = (double) jace_msg_interval (msg);
+    if (usecs > 0) {
+        task->usecs_per_iteration = task->usecs_per_iteration > 0
+            ? (1 - RATE_SMOOTHING) * task->usecs_per_iteration
+              + RATE_SMOOTHING * usecs
+            : usecs;
+        task->rate_reports++;
+    }
     if (self->scatter
     &&  spawner_scatter_progress (self->scatter, (size_t) (task - self->tasks),
                                   task->iteration, zclock_mono ()))
@@ -1151,6 +1227,9 @@ s_on_restored (server_t *self, size_t rank, jace_msg_t *msg)
     task->iteration = jace_msg_iteration (msg);
     if (holder >= 0)
         self->from_checkpoint++;
+    else
+    if (holder == JACE_RESTORED_FROM_ASSIGN)
+        self->from_rebalance++;
     else {
         self->from_initial++;
         zsys_notice ("spawner: task %zu restarts from its initial state: "
@@ -1160,7 +1239,8 @@ s_on_restored (server_t *self, size_t rank, jace_msg_t *msg)
         "\"daemon\":\"%s\",\"epoch\":%" PRId64 ",\"from\":\"%s\","
         "\"iteration\":%" PRId64 ",\"holder\":%" PRId64 ",\"fetch_ms\":%.1f",
         rank, task->daemon.id, task->epoch,
-        holder >= 0 ? "checkpoint" : "initial", jace_msg_iteration (msg),
+        holder >= 0 ? "checkpoint" : holder == JACE_RESTORED_FROM_ASSIGN
+        ? "rebalance" : "initial", jace_msg_iteration (msg),
         holder, jace_msg_value (msg) * 1000);
 }
 
@@ -1283,8 +1363,9 @@ s_recv_fenced (server_t *self, size_t index)
 //  --------------------------------------------------------------------------
 //  The status endpoint: STATUS and CANCEL
 
-static void
-s_status_reply (server_t *self, jace_msg_t *request)
+//  Where the job stands, as STATUS_REPLY answers `request`.
+static jace_msg_t *
+s_status_msg (server_t *self, jace_msg_t *request)
 {
     jace_msg_t *reply = jace_msg_new (JACE_MSG_STATUS_REPLY);
     jace_msg_set_sender (reply, self->id);
@@ -1320,6 +1401,13 @@ s_status_reply (server_t *self, jace_msg_t *request)
     s_set_number (reply, "audit/refused_connections", (int64_t)
                   jace_security_refused_count (self->security));
     jace_msg_set_routing_id (reply, jace_msg_routing_id (request));
+    return reply;
+}
+
+static void
+s_status_reply (server_t *self, jace_msg_t *request)
+{
+    jace_msg_t *reply = s_status_msg (self, request);
     jace_msg_send (&reply, self->status);
 }
 
@@ -1430,13 +1518,6 @@ s_plan_drain (server_t *self, const char *cluster)
     assert (self->drain);       //  The job file's check knew the schedule
     self->drain_step = 0;
     self->drain_settled = 0;
-    if (!self->drain_marks) {
-        self->drain_marks = (int64_t *) calloc (self->task_count,
-                                                sizeof (int64_t));
-        self->drain_period_marks = (int64_t *) calloc (self->task_count,
-                                                       sizeof (int64_t));
-        assert (self->drain_marks && self->drain_period_marks);
-    }
     double scheduled, at_once;
     spawner_drain_predicted (self->drain, &scheduled, &at_once);
     spawner_events_write (self->events, "drain_plan", ",\"cluster\":\"%s\","
@@ -1473,6 +1554,10 @@ s_start_drain (server_t *self, jace_msg_t *request)
         s_refuse_request (self, request, "DRAIN refused: cluster %s is "
                           "being drained; wait until it is done",
                           self->draining);
+    else
+    if (self->rebalance != REBALANCE_NONE)
+        s_refuse_request (self, request, "DRAIN refused: job %s is being "
+                          "rebalanced; wait until it is done", self->id);
     else
     if (tasks == 0)
         s_refuse_request (self, request, "DRAIN refused: no task of job "
@@ -1518,9 +1603,11 @@ s_drain_move (server_t *self, size_t rank)
 //  checkpoint/every_iterations iterations or checkpoint/every_seconds
 //  have gone by: so each must have done more than that many iterations,
 //  or two more iterations once that long has gone by (one that ends due,
-//  one for the copies to arrive), whatever an iteration lasts.
+//  one for the copies to arrive), whatever an iteration lasts.  The
+//  tasks judged are `cluster`'s (a drain's), or every task when NULL (a
+//  rebalance's, whose every task needs copies of its new rows).
 static bool
-s_drain_settled (server_t *self, int64_t now)
+s_drain_settled (server_t *self, int64_t now, const char *cluster)
 {
     int64_t iterations = spawner_job_checkpoint_iterations (self->job);
     double seconds = spawner_job_checkpoint_seconds (self->job);
@@ -1542,7 +1629,7 @@ s_drain_settled (server_t *self, int64_t now)
     }
     for (size_t i = 0; i < self->task_count; i++) {
         const spawner_task_t *task = &self->tasks [i];
-        if (!streq (task->daemon.cluster, self->draining))
+        if (cluster && !streq (task->daemon.cluster, cluster))
             continue;
         bool by_iterations = iterations > 0
             && task->iteration > self->drain_marks [i] + iterations;
@@ -1572,7 +1659,7 @@ s_drain_step (server_t *self, int64_t now)
             return;
         }
     if (s_tasks_in (self, self->draining) > 0
-    &&  !s_drain_settled (self, now))
+    &&  !s_drain_settled (self, now, self->draining))
         return;
     self->drain_settled = 0;
     while (self->drain_step < spawner_drain_step_count (self->drain)) {
@@ -1605,6 +1692,311 @@ s_drain_step (server_t *self, int64_t now)
     spawner_drain_destroy (&self->drain);
 }
 
+//  --------------------------------------------------------------------------
+//  Rebalance
+//
+//  The rows change at a generation: the spawner gathers the iterate (a
+//  snapshot, the one verification takes), cuts the rows again in
+//  proportion to the rates the tasks measured, and assigns every task
+//  again on the daemon it runs on, a new epoch, its new rows (a file
+//  matrix's streamed again by `attach`) and the whole iterate, which
+//  restores its block and seeds its sources' values.  The daemons drop
+//  their copies of the old rows.  Until every task has checkpointed on
+//  its new rows the spawner keeps the iterate, and a task whose daemon
+//  dies meanwhile is replaced with it: nothing restores from the old
+//  partition, and nothing is lost.
+
+static bool s_all_iterating (server_t *self);
+static bool s_all_accepted (server_t *self);
+static void s_begin_snapshot (server_t *self);
+
+//  True if every task runs and has measured its rate on its rows.
+static bool
+s_rates_known (server_t *self)
+{
+    for (size_t i = 0; i < self->task_count; i++) {
+        const spawner_task_t *task = &self->tasks [i];
+        if (task->phase != SPAWNER_TASK_RUNNING || task->restoring
+        ||  task->rate_reports < RATE_REPORTS_MIN
+        ||  task->usecs_per_iteration <= 0)
+            return false;
+    }
+    return true;
+}
+
+//  Append to text a JSON array of the tasks' rows in `first`.
+static void
+s_rows_json (server_t *self, const int64_t *first, char *text, size_t size)
+{
+    size_t used = strlen (text);
+    for (size_t i = 0; i < self->task_count && used + 24 < size; i++)
+        used += (size_t) snprintf (text + used, size - used, "%s%" PRId64,
+                                   i ? "," : "[", first [i + 1] - first [i]);
+    if (used + 2 < size)
+        snprintf (text + used, size - used, "]");
+}
+
+//  The rebalance_plan event: old and new rows, what the tasks measured,
+//  and why.
+static void
+s_rebalance_event (server_t *self, const char *trigger, double drift,
+                   double step, const char *why)
+{
+    size_t size = 32 * self->task_count + 64;
+    char *old_rows = (char *) zmalloc (size);
+    char *new_rows = (char *) zmalloc (size);
+    char *usecs = (char *) zmalloc (size);
+    s_rows_json (self, self->first_row, old_rows, size);
+    s_rows_json (self, self->rebalance_first, new_rows, size);
+    size_t used = 0;
+    for (size_t i = 0; i < self->task_count && used + 24 < size; i++)
+        used += (size_t) snprintf (usecs + used, size - used, "%s%.0f",
+                                   i ? "," : "[",
+                                   self->tasks [i].usecs_per_iteration);
+    snprintf (usecs + used, size - used, "]");
+    char escaped [1024];
+    spawner_events_escape (escaped, sizeof escaped, why);
+    spawner_events_write (self->events, "rebalance_plan", ",\"trigger\":"
+        "\"%s\",\"old_rows\":%s,\"new_rows\":%s,\"usecs_per_iteration\":%s,"
+        "\"drift\":%.4f,\"threshold\":%.4f,\"step\":%.2f,\"why\":\"%s\"",
+        trigger, old_rows, new_rows, usecs, drift,
+        spawner_job_rebalance_threshold (self->job), step, escaped);
+    free (old_rows);
+    free (new_rows);
+    free (usecs);
+}
+
+//  Cut the rows again if the measured rates say so (job/rebalance_threshold).
+//  `trigger` is "request" or "auto"; answer gets what was decided.
+//  Returns true when a rebalance starts.
+static bool
+s_decide_rebalance (server_t *self, const char *trigger, char *answer,
+                    size_t answer_size)
+{
+    double *usecs = (double *) zmalloc (self->task_count * sizeof (double));
+    for (size_t i = 0; i < self->task_count; i++)
+        usecs [i] = self->tasks [i].usecs_per_iteration;
+    double drift = 0;
+    double threshold = spawner_job_rebalance_threshold (self->job);
+    double step = self->rebalanced_here ? REBALANCE_DAMPED_STEP : 1;
+    bool change = spawner_rebalance_plan (self->first_row, usecs,
+        self->task_count, threshold, step, self->rebalance_first, &drift);
+    free (usecs);
+    if (!change) {
+        snprintf (answer, answer_size, "rows kept: no task's rows differ "
+                  "from its fair share by more than job/rebalance_threshold "
+                  "= %g (largest drift %.3f)", threshold, drift);
+        return false;
+    }
+    //  The task furthest from its new rows, to say why
+    size_t worst = 0;
+    double furthest = -1;
+    for (size_t i = 0; i < self->task_count; i++) {
+        double fair = (double) (self->rebalance_first [i + 1]
+                                - self->rebalance_first [i]);
+        double own = (double) (self->first_row [i + 1] - self->first_row [i]);
+        if (fabs (own - fair) / fair > furthest) {
+            furthest = fabs (own - fair) / fair;
+            worst = i;
+        }
+    }
+    snprintf (answer, answer_size, "rebalancing: task %zu holds %" PRId64
+              " rows, its rate's share is %" PRId64 " (drift %.3f over "
+              "job/rebalance_threshold = %g)", worst,
+              self->first_row [worst + 1] - self->first_row [worst],
+              self->rebalance_first [worst + 1]
+              - self->rebalance_first [worst], drift, threshold);
+    zsys_notice ("spawner: job %s: %s", self->id, answer);
+    s_rebalance_event (self, trigger, drift, step, answer);
+    self->rebalance = REBALANCE_GATHERING;
+    self->rebalance_started = zclock_mono ();
+    self->rebalance_snapshot = 0;
+    return true;
+}
+
+//  REBALANCE: cut the rows again now if the rates say so, the job going
+//  on; the answer says what was decided.
+static void
+s_start_rebalance (server_t *self, jace_msg_t *request)
+{
+    char answer [512];
+    if (self->state < JOB_RUNNING || self->state >= JOB_FINISHING
+    ||  *self->failure)
+        s_refuse_request (self, request, "REBALANCE refused: job %s is %s, "
+                          "not running", self->id,
+                          s_state_names [self->state]);
+    else
+    if (*self->draining)
+        s_refuse_request (self, request, "REBALANCE refused: cluster %s is "
+                          "being drained; wait until it is done",
+                          self->draining);
+    else
+    if (self->rebalance != REBALANCE_NONE)
+        s_refuse_request (self, request, "REBALANCE refused: job %s is "
+                          "being rebalanced already", self->id);
+    else
+    if (!spawner_job_app (self->job)->restore)
+        s_refuse_request (self, request, "REBALANCE refused: application "
+                          "'%s' does not restore checkpoints, so its tasks "
+                          "would start over",
+                          spawner_job_app (self->job)->name);
+    else
+    if (!s_rates_known (self))
+        s_refuse_request (self, request, "REBALANCE refused: not every task "
+                          "of job %s has measured its rate on its rows yet "
+                          "(%d reports each); ask again shortly", self->id,
+                          RATE_REPORTS_MIN);
+    else {
+        s_decide_rebalance (self, "request", answer, sizeof answer);
+        jace_msg_t *reply = s_status_msg (self, request);
+        jace_msg_set_param (reply, "rebalance", answer);
+        jace_msg_send (&reply, self->status);
+    }
+}
+
+//  The snapshot is in: keep the iterate, take the new rows, and assign
+//  every task again where it runs.
+static void
+s_reassign_all (server_t *self)
+{
+    int64_t unknowns = 0;
+    const double *x = spawner_verify_answer (self->verify, &unknowns);
+    free (self->rebalance_x);
+    self->rebalance_x = (double *) malloc ((size_t) unknowns * sizeof (double)
+                                           + 1);
+    assert (self->rebalance_x);
+    memcpy (self->rebalance_x, x, (size_t) unknowns * sizeof (double));
+    self->rebalance_unknowns = unknowns;
+    //  Every task goes on from one iteration: synchronous tasks wait for
+    //  their neighbours' previous one, and job/max_iterations still holds.
+    int64_t least = INT64_MAX;
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].iteration < least)
+            least = self->tasks [i].iteration;
+    self->rebalance_iteration = least > 1 ? least : 1;
+    memcpy (self->first_row, self->rebalance_first,
+            (self->task_count + 1) * sizeof (int64_t));
+    int64_t now = zclock_mono ();
+    for (size_t i = 0; i < self->task_count; i++) {
+        spawner_task_t *task = &self->tasks [i];
+        //  A task waiting for a daemon gets its epoch, rows and the
+        //  iterate when it is placed (s_place, s_task_data)
+        task->generation_epoch = task->epoch + 1;
+        if (task->phase == SPAWNER_TASK_WAITING)
+            continue;
+        task->daemon.epoch = ++task->epoch;
+        task->phase = SPAWNER_TASK_SENDING;
+        task->assigned_at = 0;
+        task->restoring = true;
+        task->state = -1;
+        task->usecs_per_iteration = 0;
+        task->rate_reports = 0;
+        spawner_detector_reset (self->detector, i, now);
+    }
+    spawner_verify_abandon (self->verify);
+    self->rebalance = REBALANCE_ASSIGNING;
+    self->rebalanced_here = true;
+    spawner_events_write (self->events, "rebalance_assign", ",\"iteration\":"
+                          "%" PRId64 ",\"unknowns\":%" PRId64,
+                          self->rebalance_iteration, unknowns);
+}
+
+//  Every task accepted its new rows: they start together, each told
+//  where every other runs (the ASSIGNs of some named the old daemons of
+//  tasks replaced while assigning; a REMAP a task knows already is a
+//  no-op).
+static void
+s_start_generation (server_t *self)
+{
+    for (size_t i = 0; i < self->task_count; i++)
+        s_announce_move (self, i);
+    for (size_t i = 0; i < self->task_count; i++)
+        s_send_start (self, i);
+    self->drain_settled = 0;
+    self->rebalance = REBALANCE_SETTLING;
+}
+
+//  Every task checkpointed on its new rows: the iterate is no longer
+//  needed to restore any of them.
+static void
+s_end_rebalance (server_t *self)
+{
+    double seconds = (zclock_mono () - self->rebalance_started) / 1000.0;
+    size_t size = 32 * self->task_count + 64;
+    char *rows = (char *) zmalloc (size);
+    s_rows_json (self, self->first_row, rows, size);
+    spawner_events_write (self->events, "rebalance_done", ",\"seconds\":"
+                          "%.3f,\"rows\":%s,\"iteration\":%" PRId64,
+                          seconds, rows, self->rebalance_iteration);
+    zsys_notice ("spawner: job %s rebalanced in %.1f s", self->id, seconds);
+    free (rows);
+    free (self->rebalance_x);
+    self->rebalance_x = NULL;
+    self->rebalance = REBALANCE_NONE;
+    self->rebalances++;
+}
+
+//  job/rebalance = auto: look at the rates once a second, when nothing
+//  else moves the tasks.
+static void
+s_rebalance_auto (server_t *self, int64_t now)
+{
+    if (!spawner_job_rebalance_auto (self->job) || *self->draining
+    ||  now < self->next_rebalance_check || !s_rates_known (self))
+        return;
+    self->next_rebalance_check = now + PROGRESS_EVENT_MSEC;
+    char answer [512];
+    s_decide_rebalance (self, "auto", answer, sizeof answer);
+}
+
+//  The iterate comes with a snapshot: one being gathered serves (it is
+//  checked all the same), else one begins once every task iterates; an
+//  abandoned one (a task moved) is begun again.
+static void
+s_gather_iterate (server_t *self)
+{
+    int64_t flying = spawner_verify_snapshot (self->verify);
+    if (self->rebalance_snapshot
+    &&  spawner_verify_last_checked (self->verify)
+        == self->rebalance_snapshot)
+        s_reassign_all (self);
+    else
+    if (flying)
+        self->rebalance_snapshot = flying;
+    else
+    if (s_all_iterating (self)) {
+        s_begin_snapshot (self);
+        self->rebalance_snapshot = spawner_verify_snapshot (self->verify);
+    }
+}
+
+//  A rebalance's phases, one step a pass.
+static void
+s_rebalance_step (server_t *self, int64_t now)
+{
+    switch (self->rebalance) {
+        case REBALANCE_NONE:
+            s_rebalance_auto (self, now);
+            break;
+        case REBALANCE_GATHERING:
+            if (self->verified)
+                break;          //  The snapshot passed: the job ends
+            s_gather_iterate (self);
+            break;
+        case REBALANCE_ASSIGNING:
+            if (s_all_accepted (self))
+                s_start_generation (self);
+            break;
+        case REBALANCE_SETTLING:
+            if (!s_all_iterating (self))
+                self->drain_settled = 0;
+            else
+            if (s_drain_settled (self, now, NULL))
+                s_end_rebalance (self);
+            break;
+    }
+}
+
 //  Anyone who can reach the status endpoint may ask where the job stands;
 //  only a CANCEL sealed with the job key (its sender holds the job's
 //  secret) ends it.  Anything else is counted and dropped.
@@ -1618,7 +2010,8 @@ s_recv_status (server_t *self)
     bool ours = msg && streq (jace_msg_job (msg), self->id);
     bool cancel = ours && type == JACE_MSG_CANCEL;
     bool drain = ours && type == JACE_MSG_DRAIN;
-    if ((cancel || drain)
+    bool rebalance = ours && type == JACE_MSG_REBALANCE;
+    if ((cancel || drain || rebalance)
     &&  !spawner_secret_check (self->security, msg, &self->job_key,
                                "spawner"))
         s_refuse_request (self, msg, "%s refused: not sealed with the key "
@@ -1626,6 +2019,9 @@ s_recv_status (server_t *self)
     else
     if (drain)
         s_start_drain (self, msg);
+    else
+    if (rebalance)
+        s_start_rebalance (self, msg);
     else
     if (cancel) {
         zsys_notice ("spawner: job %s cancelled by %s: %s", self->id,
@@ -1642,8 +2038,9 @@ s_recv_status (server_t *self)
         self->malformed++;
         zsys_warning ("spawner: dropped %s from %s: %s (%" PRIu64
                       " bad messages so far)", msg ? jace_msg_type_name (
-                      type) : "message", sender, msg ? "not a STATUS, CANCEL "
-                      "or DRAIN of this job" : reason, self->malformed);
+                      type) : "message", sender, msg ? "not a STATUS, "
+                      "CANCEL, DRAIN or REBALANCE of this job" : reason,
+                      self->malformed);
     }
     jace_msg_destroy (&msg);
 }
@@ -2163,6 +2560,7 @@ s_step (server_t *self, int64_t now)
             s_place_waiting (self, now);
             s_inject_faults (self, now);
             s_step_verification (self, now);
+            s_rebalance_step (self, now);
             self->state = s_running_state (self);
             break;
     }
@@ -2207,10 +2605,12 @@ s_write_result (server_t *self, double seconds)
         "\"tasks\":%zu,\"iterations_min\":%" PRId64 ",\"iterations_max\":%"
         PRId64 ",\"unknowns\":%" PRId64 ",\"replacements\":%" PRId64
         ",\"crashes\":%" PRId64 ",\"from_checkpoint\":%" PRId64
-        ",\"from_initial\":%" PRId64 "%s,\"tolerance\":%.3e,"
+        ",\"from_initial\":%" PRId64 ",\"rebalances\":%" PRId64
+        ",\"from_rebalance\":%" PRId64 "%s,\"tolerance\":%.3e,"
         "\"residual\":%.6e,\"peak_rss_mib\":%.1f", seconds,
         self->task_count, min, max, unknowns, self->replacements,
-        self->crashes, self->from_checkpoint, self->from_initial, error_field,
+        self->crashes, self->from_checkpoint, self->from_initial,
+        self->rebalances, self->from_rebalance, error_field,
         spawner_job_tolerance (self->job), residual, s_peak_rss_mib ());
     spawner_summary_t summary = {
         .job = self->id, .application = app->name, .unknowns = unknowns,

@@ -47,6 +47,11 @@ typedef struct {
     char wanted [JACE_ID_MAX];  //  Replacement reserved by id, or ""
     char why [192];             //  Why the mapping chose it
     int64_t tried_listing;      //  Listing its last choice was made on
+    int64_t generation_epoch;   //  Its epoch when the rows were last cut:
+                                //  older copies are of another partition
+    double usecs_per_iteration; //  Computing one iteration (PROGRESS),
+                                //  smoothed; 0 until reported
+    int64_t rate_reports;       //  Reports of it since this placement
 } spawner_task_t;
 
 #endif

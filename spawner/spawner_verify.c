@@ -26,6 +26,7 @@ struct _spawner_verify_t {
     int64_t backoff;            //  Current back-off (msec)
     double residual;            //  Residual of the last snapshot checked
     int64_t checked;            //  Snapshots checked
+    int64_t last_checked;       //  Id of the last snapshot checked, or 0
     double mark;                //  Residual of the last snapshot that
                                 //  beat the one before it by 1%
     int64_t mark_at;            //  Its number among the checked ones
@@ -153,6 +154,7 @@ spawner_verify_check (spawner_verify_t *self, int64_t now)
     double previous = self->residual;
     self->residual = app->residual (spawner_job_problem (self->job), self->x,
                                     self->unknowns);
+    self->last_checked = self->snapshot;
     self->snapshot = 0;
     self->checked++;
     if (!isfinite (self->mark)
@@ -183,6 +185,13 @@ spawner_verify_residual (spawner_verify_t *self)
 {
     assert (self);
     return self->residual;
+}
+
+int64_t
+spawner_verify_last_checked (spawner_verify_t *self)
+{
+    assert (self);
+    return self->last_checked;
 }
 
 int64_t

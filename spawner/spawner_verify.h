@@ -80,6 +80,10 @@ bool
 double
     spawner_verify_residual (spawner_verify_t *self);
 
+//  Id of the last snapshot checked (its vector is the answer), or 0.
+int64_t
+    spawner_verify_last_checked (spawner_verify_t *self);
+
 //  Snapshots begun so far.
 int64_t
     spawner_verify_count (spawner_verify_t *self);

@@ -15,7 +15,7 @@
 #  Exact inner solves keep the job running long enough for the drain.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 14
+plan 15
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -74,6 +74,13 @@ ok $? "drain of a cluster the job does not use is refused with a reason"
 "$BIN/jace-spawner" drain "$id" --cluster "$busiest" --supernode "$sn" \
     >"$RUN/drain.out" 2>&1
 ok $? "jace-spawner drain --cluster $busiest is taken by the job's spawner"
+
+#  A drain's steps each wait for a checkpoint period: it is still on
+"$BIN/jace-spawner" rebalance "$id" --supernode "$sn" >"$RUN/rebalance.out" \
+    2>&1
+[ $? -ne 0 ] && grep -q "REBALANCE refused: cluster $busiest is being drained" \
+    "$RUN/rebalance.out"
+ok $? "a rebalance during the drain is refused with a reason"
 
 wait_for 60 grep -q '"event":"drain_move"' "$RUN/drain.events"
 "$BIN/jace-spawner" kill --job "$id" --task "$other" --supernode "$sn" \

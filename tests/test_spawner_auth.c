@@ -17,9 +17,10 @@
     - START, REMAP and HEARTBEAT reach the daemons sealed with the job key;
     - on the status endpoint, STATUS is answered to anyone with the audit
       counts; an unsealed CANCEL and one sealed with a wrong key are
-      refused (ERROR) and counted and the job goes on; a CANCEL sealed
-      with the key from the secret file ends it, the daemons hear a
-      sealed STOP, and the secret file is gone.
+      refused (ERROR) and counted and the job goes on; so is an unsealed
+      REBALANCE, and a sealed one while the tasks have reported no rate
+      says why; a CANCEL sealed with the key from the secret file ends
+      it, the daemons hear a sealed STOP, and the secret file is gone.
     =========================================================================
 */
 #include "tap.h"
@@ -455,6 +456,29 @@ s_check_start (grid_t *grid)
         "the spawner's HEARTBEATs are sealed");
 }
 
+//  REBALANCE: sealed like CANCEL; sealed, still refused while the tasks
+//  have not measured their rates (these daemons report none).
+static void
+s_check_rebalance (grid_t *grid, const jace_key_t *key)
+{
+    jace_msg_t *rebalance = jace_msg_new (JACE_MSG_REBALANCE);
+    jace_msg_set_sender (rebalance, "test");
+    jace_msg_set_job (rebalance, grid->job);
+    jace_msg_t *reply = s_ask (grid, rebalance);
+    ok (s_is_error (&reply), "an unsealed REBALANCE is refused with an ERROR");
+    rebalance = jace_msg_new (JACE_MSG_REBALANCE);
+    jace_msg_set_sender (rebalance, "test");
+    jace_msg_set_job (rebalance, grid->job);
+    if (key)
+        jace_msg_seal (rebalance, key->bytes);
+    reply = s_ask (grid, rebalance);
+    ok (reply && jace_msg_type (reply) == JACE_MSG_ERROR
+        && strstr (jace_msg_reason (reply), "measured its rate"),
+        "a sealed REBALANCE before the tasks measured their rates is "
+        "refused, saying so");
+    jace_msg_destroy (&reply);
+}
+
 static void
 s_check_cancels (grid_t *grid, zactor_t *spawner, const char *secrets)
 {
@@ -482,6 +506,7 @@ s_check_cancels (grid_t *grid, zactor_t *spawner, const char *secrets)
                                     sizeof reason) == 0;
     if (loaded)
         jace_job_key (&secret, &key);
+    s_check_rebalance (grid, loaded ? &key : NULL);
     reply = loaded ? s_ask (grid, s_cancel (grid->job, &key)) : NULL;
     ok (reply && jace_msg_type (reply) == JACE_MSG_STATUS_REPLY,
         "a CANCEL sealed with the key of the job's secret is obeyed");
@@ -516,7 +541,7 @@ main (void)
 {
     zsys_set_logstream (stderr);
     zsys_set_logident ("test_spawner_auth");
-    tap_plan (20);
+    tap_plan (22);
     char folder [] = "/tmp/jace-auth.XXXXXX";
     assert (mkdtemp (folder));
     char job_path [256], events [256], secrets [256];

@@ -1,0 +1,185 @@
+#!/bin/sh
+#  test_rebalance - a running job's rows are cut again as its tasks'
+#  measured rates say, and the job still ends with a verified answer
+#
+#  Job A (3D Poisson, two tasks, rebalanced on request): the daemon of
+#  one task is crashed and the only daemon left to replace it is four
+#  times slower; `jace-spawner rebalance` then moves rows to the fast
+#  task.  Job B (a Matrix Market file, job/rebalance = auto) starts on a
+#  fast and a slow daemon advertising the same power; the spawner
+#  rebalances by itself, and the fast daemon is crashed while it does:
+#  its replacement goes on from the iterate the spawner kept, not from
+#  the initial state.  The requests a spawner must refuse (an unknown
+#  job, no secret, a job not running yet, a second rebalance while one
+#  runs) and bad job keys are refused with a reason; test_drain checks
+#  that a rebalance during a drain is refused.
+. "$(dirname "$0")/lib.sh"
+lib_init
+plan 22
+
+#  Exact inner solves: each iteration does the same work, so the rates
+#  measured are the nodes' speeds.
+EXACT="--set solver/inner_tolerance=1e-12"
+
+#  Events of NAME's job, one JSON object a line
+event () {          #  event NAME EVENT
+    jq -c "select(.event == \"$2\")" "$RUN/$1.events" 2>/dev/null
+}
+has_event () {      #  has_event NAME EVENT
+    [ -n "$(event "$1" "$2")" ]
+}
+#  The daemon task T of job NAME ran on last
+daemon_of () {      #  daemon_of NAME T
+    jq -r "select((.event == \"assign\" or .event == \"replace\")
+                  and .task == $2) | .daemon" "$RUN/$1.events" | tail -n 1
+}
+#  True once task T of job NAME reported iteration N or more, on the
+#  daemon it runs on now
+iterated () {       #  iterated NAME T N
+    d=$(daemon_of "$1" "$2")
+    [ -n "$(jq -c "select(.event == \"progress\" and .task == $2
+                          and .daemon == \"$d\" and .iteration >= $3)" \
+            "$RUN/$1.events" 2>/dev/null)" ]
+}
+pid_of () {         #  pid_of DAEMON-ID
+    eval "echo \$PID_$1"
+}
+
+#  --- Bad keys are refused before anything is leased -----------------
+timeout 20 "$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson3d.job" \
+    --supernode tcp://127.0.0.1:1 --set job/rebalance=sometimes \
+    >"$RUN/badkey.out" 2>&1
+[ $? -ne 0 ] && grep -q "job/rebalance = 'sometimes' is unknown" \
+    "$RUN/badkey.out"
+ok $? "job/rebalance must be off or auto"
+timeout 20 "$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson3d.job" \
+    --supernode tcp://127.0.0.1:1 --set job/rebalance_threshold=0 \
+    >"$RUN/badthreshold.out" 2>&1
+[ $? -ne 0 ] && grep -q "job/rebalance_threshold" "$RUN/badthreshold.out"
+ok $? "job/rebalance_threshold must be a number in range"
+
+start_supernode sn
+ok $? "a super-node starts"
+
+#  --- Job A: a slower replacement, then `jace-spawner rebalance` ------
+submit a "$JACE_SRCDIR/examples/poisson3d.job" "$SN" --set job/tasks=2 \
+    --set job/mapping=simple --set job/spares=0 --set problem/n=40 $EXACT \
+    --set job/tolerance=1e-10 --set job/heartbeat_timeout=800 \
+    --set checkpoint/every_seconds=1 --set checkpoint/every_iterations=10 &
+job_a=$!
+wait_for 20 has_event a submit
+id_a=$(jq -r 'select(.event == "submit") | .job' "$RUN/a.events")
+"$BIN/jace-spawner" rebalance "$id_a" --supernode "$SN" >"$RUN/early.out" 2>&1
+[ $? -ne 0 ] && grep -q -E "not running|no spawner answers" "$RUN/early.out"
+ok $? "a rebalance before the job runs is refused"
+diag "$(cat "$RUN/early.out")"
+
+start_daemon fast1 --supernode "$SN" --speed 1
+start_daemon fast2 --supernode "$SN" --speed 1
+wait_for 60 has_event a start
+ok $? "job A runs on two fast daemons"
+
+
+#  The only free daemon is ten times slower, and says it is as fast; the
+#  crash comes early, so that the slow task has most of the job to do
+start_daemon slow1 --supernode "$SN" --speed 0.1
+wait_for 10 count_is 3 "$SN"
+wait_for 30 iterated a 1 1
+victim=$(daemon_of a 1)
+crash "$(pid_of "$victim")"
+runs_on () {        #  runs_on NAME T DAEMON
+    [ "$(daemon_of "$1" "$2")" = "$3" ]
+}
+wait_for 30 runs_on a 1 slow1
+ok $? "the replacement of task 1 is the slow daemon"
+wait_for 60 iterated a 1 1
+ok $? "task 1 goes on on the slow replacement"
+
+#  Its rate is measured over a few reports before it may be judged
+taken () {
+    "$BIN/jace-spawner" rebalance "$id_a" --supernode "$SN" \
+        >"$RUN/rebalance.out" 2>&1
+}
+wait_for 60 taken
+grep -q "rebalancing" "$RUN/rebalance.out"
+ok $? "jace-spawner rebalance is taken and cuts the rows again"
+diag "$(cat "$RUN/rebalance.out")"
+"$BIN/jace-spawner" rebalance "$id_a" --supernode "$SN" \
+    >"$RUN/again.out" 2>&1
+[ $? -ne 0 ] && grep -q "being rebalanced already" "$RUN/again.out"
+ok $? "a second rebalance while one runs is refused"
+
+JACE_SECRETS=$RUN/nowhere "$BIN/jace-spawner" rebalance "$id_a" \
+    --supernode "$SN" >"$RUN/nosecret.out" 2>&1
+[ $? -ne 0 ] && grep -q "secret" "$RUN/nosecret.out"
+ok $? "a rebalance without the job's secret is refused"
+"$BIN/jace-spawner" rebalance job-nosuch --supernode "$SN" \
+    >"$RUN/unknown.out" 2>&1
+[ $? -ne 0 ] && grep -q "job-nosuch" "$RUN/unknown.out"
+ok $? "a rebalance of an unknown job is refused"
+
+wait $job_a
+ok $? "job A exits 0"
+residual=$(job_residual a)
+ok $? "with a verified residual ($residual)"
+jq -e -s 'map(select(.event == "rebalance_plan")) | length == 1
+    and .[0].trigger == "request"
+    and .[0].new_rows [0] > .[0].old_rows [0]
+    and .[0].new_rows [1] < .[0].old_rows [1]' "$RUN/a.events" >/dev/null
+ok $? "rows moved from the slow task to the fast one"
+diag "$(event a rebalance_plan | jq -c 'del(.job, .time)')"
+jq -e -s '(map(select(.event == "restored" and .from == "rebalance"))
+           | map(.task) | unique == [0, 1])
+    and (map(select(.event == "rebalance_done")) | length == 1)' \
+    "$RUN/a.events" >/dev/null
+ok $? "both tasks went on from the iterate, and the rebalance ended"
+
+#  --- Job B: a file matrix, job/rebalance = auto, a crash meanwhile ---
+"$BIN/jace-mmgen" poisson2d 100 "$RUN/p100.mtx" --rhs "$RUN/p100_rhs.mtx" \
+    >/dev/null
+cat >"$RUN/b.job" <<EOF
+job
+    application = "multisplit"
+    tasks = 2
+    tolerance = 1e-10
+    max_seconds = 100
+    mapping = "simple"
+    spares = 0
+    rebalance = "auto"
+    heartbeat_timeout = 800
+problem
+    kind = "matrix"
+    matrix = "p100.mtx"
+    rhs = "p100_rhs.mtx"
+solver
+    inner = "lu-banded"
+checkpoint
+    every_seconds = 1
+EOF
+#  The free daemons are fast2 or fast1 and slow1: job B takes both
+submit b "$RUN/b.job" "$SN" &
+job_b=$!
+wait_for 60 has_event b start
+start_daemon fast3 --supernode "$SN" --speed 1
+wait_for 60 has_event b rebalance_assign
+fast=$(daemon_of b 0)
+[ "$fast" = slow1 ] && fast=$(daemon_of b 1)
+crash "$(pid_of "$fast")"
+ok $? "the fast daemon of job B is crashed during its rebalance"
+
+wait $job_b
+ok $? "job B exits 0"
+residual=$(job_residual b)
+ok $? "with a verified residual ($residual)"
+jq -e -s 'map(select(.event == "rebalance_plan"))
+    | length >= 1 and .[0].trigger == "auto"' "$RUN/b.events" >/dev/null
+ok $? "job/rebalance = auto rebalanced the job by itself"
+diag "$(event b rebalance_plan | jq -c 'del(.job, .time)')"
+jq -e -s '(map(select(.event == "restored" and .from == "initial"))
+           | length == 0)
+    and (map(select(.event == "dead")) | length == 1)
+    and (map(select(.event == "restored" and .from == "rebalance"))
+         | map(.task) | unique == [0, 1])' "$RUN/b.events" >/dev/null
+ok $? "the crashed task went on from the kept iterate: nothing restarted"
+
+lib_finish
