@@ -19,9 +19,13 @@
     The "tsirm" mode crosses the inner preconditioner (Jacobi, ILU(0)),
     the outer iteration (plain, TSIRM) and the inner tolerance.
 
+    The "window" mode runs TSIRM with ILU(0) inner solves at several
+    window sizes and least-squares iteration caps.
+
     The "overlap" mode runs plain and TSIRM solves at several overlaps.
 
-    Usage: bench_solvers [quick | bandwidth | tolerance | tsirm | overlap]
+    Usage: bench_solvers [quick | bandwidth | tolerance | tsirm | window |
+                          overlap]
     "ms / outer it" is (total - set-up) / outer iterations, over all tasks.
     The full set (no argument) runs every table, bandwidth included.
     Prints Markdown tables on stdout.  Single-threaded OpenBLAS.
@@ -241,6 +245,53 @@ s_bench_tsirm (const bench_case_t *cases, int count)
             printf ("| %s | %s | %s | %.0e | %d | %s | %d | %.2e | %lld | "
                     "%.3f |\n", cases [c].name, pc ? "ILU(0)" : "Jacobi",
                     outer ? "TSIRM" : "plain", tolerances [t],
+                    cases [c].tasks, rc ? "set-up failed"
+                    : multisplit_status_name (result.status),
+                    result.iterations, result.residual,
+                    (long long) result.inner_iterations, elapsed);
+            fflush (stdout);
+        }
+        free (b);
+        free (x);
+        csr_destroy (&A);
+    }
+}
+
+//  Whole solves with TSIRM and ILU(0) inner solves, the window size s and
+//  the least-squares iterations crossed: how much a larger window saves
+//  in outer and inner iterations (PETSc's KSPTSIRM defaults: s = 12, 15).
+static void
+s_bench_window (const bench_case_t *cases, int count)
+{
+    const int32_t sizes [] = { 4, 8, 12, 24, 36 };
+    const int32_t least_squares [] = { 15, 60 };
+    printf ("\n| problem | s | CGLS its | tasks | status | outer its | "
+            "residual | inner its | total s |\n"
+            "|---|---|---|---|---|---|---|---|---|\n");
+    for (int c = 0; c < count; c++) {
+        csr_t *A = s_generate (&cases [c]);
+        double *b = malloc (A->nrows * sizeof (double));
+        double *x = malloc (A->nrows * sizeof (double));
+        problems_rhs_ones_solution (A, b);
+        for (size_t l = 0; l < sizeof least_squares / sizeof least_squares [0];
+             l++)
+        for (size_t w = 0; w < sizeof sizes / sizeof sizes [0]; w++) {
+            multisplit_serial_options_t options = {
+                .tasks = cases [c].tasks, .tolerance = 1e-9,
+                .residual_tolerance = 1e-8, .max_iterations = 20000
+            };
+            multisplit_options_defaults (&options.inner);
+            options.inner.preconditioner = MULTISPLIT_PC_ILU0;
+            tsirm_options_defaults (&options.tsirm);
+            options.tsirm.size = sizes [w];
+            options.tsirm.max_iterations = least_squares [l];
+            multisplit_serial_result_t result;
+            double start = s_now ();
+            int rc = multisplit_serial_solve (A, b, &options, x, &result,
+                                              NULL, 0);
+            double elapsed = s_now () - start;
+            printf ("| %s | %d | %d | %d | %s | %d | %.2e | %lld | %.3f |\n",
+                    cases [c].name, sizes [w], least_squares [l],
                     cases [c].tasks, rc ? "set-up failed"
                     : multisplit_status_name (result.status),
                     result.iterations, result.residual,
@@ -971,6 +1022,14 @@ main (int argc, char *argv [])
             { "NAS-CG-like n=50k bw=350", "nascg", 50000, 350, 4 },
         };
         s_bench_tsirm (tsirm_cases, 3);
+        return 0;
+    }
+    if (strcmp (mode, "window") == 0) {
+        const bench_case_t window_cases [] = {
+            { "3D Poisson 40^3", "poisson3d", 40, 0, 2 },
+            { "3D Poisson 60^3", "poisson3d", 60, 0, 2 },
+        };
+        s_bench_window (window_cases, 2);
         return 0;
     }
     if (strcmp (mode, "overlap") == 0) {
