@@ -2756,6 +2756,13 @@ s_adopt_tasks (server_t *self, zlist_t *answers)
             task->sources_known = true;
         }
     }
+    //  The dead spawner's STARTs may have died with it, still queued in
+    //  its sockets: a task that accepted and never got one waits for ever,
+    //  and so does every task's set-up exchange.  START every adopted
+    //  task again; one already started ignores it.
+    for (size_t rank = 0; rank < self->task_count; rank++)
+        if (self->tasks [rank].link)
+            s_send_start (self, rank);
     for (size_t rank = 0; rank < self->task_count; rank++)
         if (!self->tasks [rank].link) {
             self->tasks [rank].phase = SPAWNER_TASK_RUNNING;
