@@ -208,10 +208,16 @@ clusters=$(jq -r 'select(.event == "assign") | .cluster' "$RUN/job.events" \
 [ "$clusters" = "A B " ]
 ok $? "the job used daemons of both clusters ($clusters)"
 
+#  The revived daemon's pid is `ip netns exec`'s, which joins the
+#  namespace a moment after it was spawned (under load, after revive
+#  returned): wait for it to get there.
+revived_in_b () {
+    pid=$(awk '$2 == "B-1+1" { print $3 }' "$G/pids") && [ -n "$pid" ] &&
+        [ "$(ip netns identify "$pid" 2>/dev/null)" = "$NS_B" ]
+}
 timeout 10 "$BIN/jace-grid" kill --run "$G" --daemon B-1 >/dev/null &&
     timeout 10 "$BIN/jace-grid" revive --run "$G" >"$RUN/revived" &&
-    pid=$(awk '$2 == "B-1+1" { print $3 }' "$G/pids") && [ -n "$pid" ] &&
-    [ "$(ip netns identify "$pid")" = "$NS_B" ]
+    wait_for 10 revived_in_b
 ok $? "a revived daemon comes back in its cluster's namespace"
 
 cp "$G/netns" "$RUN/grid.netns"
