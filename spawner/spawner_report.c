@@ -88,6 +88,11 @@ typedef struct {
     series_t residuals;         //  Verified residuals
     series_t changes;           //  Max local change per progress round
     series_t resumes;           //  Times a spawner resumed the job
+    char **moves;               //  A line per rebalance or drain
+    size_t move_count;          //  Lines used
+    size_t move_max;            //  Lines allocated
+    bool move_open;             //  The last line's rebalance or drain
+                                //  has not ended yet
     size_t verifications;       //  Snapshots verified
     size_t passed;              //  Of which passed
     size_t round;               //  Current progress round, from 1
@@ -399,6 +404,111 @@ s_on_restored (report_t *self, cJSON *event, double time)
     failure->fetch = fetch_ms / 1000;
 }
 
+//  Rows per task as "A:B:C", the first 8 tasks at most; "?" when the
+//  event has no such array
+static void
+s_rows_text (cJSON *rows, char *text, size_t size)
+{
+    snprintf (text, size, "?");
+    if (!cJSON_IsArray (rows))
+        return;
+    size_t used = 0;
+    int count = cJSON_GetArraySize (rows);
+    for (int index = 0; index < count && index < 8 && used < size; index++) {
+        cJSON *item = cJSON_GetArrayItem (rows, index);
+        used += (size_t) snprintf (text + used, size - used, "%s%.0f",
+                                   index ? ":" : "",
+                                   cJSON_IsNumber (item) ? item->valuedouble
+                                                         : -1.0);
+    }
+    if (count > 8 && used < size)
+        snprintf (text + used, size - used, ":... (%d tasks)", count);
+}
+
+//  A new line of the rows' history, or the end of the open one
+static void
+s_move_end (report_t *self, const char *format, ...) CHECK_PRINTF (2);
+static void
+s_move_add (report_t *self, const char *format, ...) CHECK_PRINTF (2);
+
+static void
+s_move_add (report_t *self, const char *format, ...)
+{
+    //  A move that began and never ended before this one
+    s_move_end (self, ", not finished");
+    self->moves = (char **) s_grow (self->moves, self->move_count,
+                                    &self->move_max, sizeof (char *));
+    va_list args;
+    va_start (args, format);
+    char *line = zsys_vprintf (format, args);
+    va_end (args);
+    assert (line);
+    self->moves [self->move_count++] = line;
+    self->move_open = true;
+}
+
+static void
+s_move_end (report_t *self, const char *format, ...)
+{
+    if (!self->move_open || self->move_count == 0)
+        return;
+    va_list args;
+    va_start (args, format);
+    char *tail = zsys_vprintf (format, args);
+    va_end (args);
+    char **line = &self->moves [self->move_count - 1];
+    char *whole = zsys_sprintf ("%s%s", *line, tail);
+    assert (tail && whole);
+    zstr_free (line);
+    zstr_free (&tail);
+    *line = whole;
+    self->move_open = false;
+}
+
+static void
+s_on_rebalance_plan (report_t *self, cJSON *event, double time)
+{
+    const char *trigger = s_string (self, event, "trigger", false);
+    char before [160], after [160];
+    s_rows_text (cJSON_GetObjectItemCaseSensitive (event, "old_rows"),
+                 before, sizeof before);
+    s_rows_text (cJSON_GetObjectItemCaseSensitive (event, "new_rows"),
+                 after, sizeof after);
+    if (!self->failed)
+        s_move_add (self, "rebalance at %.3f s (%s): %s -> %s rows", time,
+                    trigger ? trigger : "?", before, after);
+}
+
+static void
+s_on_rebalance_done (report_t *self, cJSON *event, double time)
+{
+    (void) time;
+    double seconds = s_number (self, event, "seconds", false);
+    if (!self->failed)
+        s_move_end (self, ", in %.3f s", seconds);
+}
+
+static void
+s_on_drain (report_t *self, cJSON *event, double time)
+{
+    const char *cluster = s_string (self, event, "cluster", false);
+    int64_t tasks = s_integer (self, event, "tasks", -1);
+    if (!self->failed)
+        s_move_add (self, "drain of cluster %s at %.3f s: %" PRId64
+                    " tasks", cluster ? cluster : "?", time, tasks);
+}
+
+static void
+s_on_drained (report_t *self, cJSON *event, double time)
+{
+    (void) time;
+    int64_t steps = s_integer (self, event, "steps", -1);
+    double seconds = s_number (self, event, "seconds", false);
+    if (!self->failed)
+        s_move_end (self, " moved in %" PRId64 " steps, %.3f s", steps,
+                    seconds);
+}
+
 static void
 s_on_resume (report_t *self, cJSON *event, double time)
 {
@@ -428,6 +538,10 @@ static const struct {
     { "replace", s_on_replace },
     { "restored", s_on_restored },
     { "resume", s_on_resume },
+    { "rebalance_plan", s_on_rebalance_plan },
+    { "rebalance_done", s_on_rebalance_done },
+    { "drain", s_on_drain },
+    { "drained", s_on_drained },
     { "result", s_on_ending },
     { "failure", s_on_ending },
 };
@@ -520,6 +634,9 @@ s_report_destroy (report_t *self)
     free (self->residuals.items);
     free (self->changes.items);
     free (self->resumes.items);
+    for (size_t index = 0; index < self->move_count; index++)
+        free (self->moves [index]);
+    free (self->moves);
     free (self->job);
     cJSON_Delete (self->ending);
 }
@@ -695,6 +812,12 @@ s_print_counts (report_t *self, FILE *out)
              crashes, s_plural (crashes, "crash", "crashes"),
              detections, s_plural (detections, "detection", "detections"),
              recoveries, s_plural (recoveries, "recovery", "recoveries"));
+    //  The last line's move had not ended when the log did
+    for (size_t index = 0; index < self->move_count; index++)
+        fprintf (out, REPORT_LABEL "%s%s\n", index == 0 ? "rows" : "",
+                 self->moves [index],
+                 index + 1 == self->move_count && self->move_open
+                 ? ", not finished" : "");
 }
 
 //  The figure with its decimals (and sign), or "-" when the log does not

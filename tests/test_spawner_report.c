@@ -197,6 +197,25 @@ static const malformed_case_t malformed_cases [] = {
       ":2: job job-b, but the lines before are job job-a" },
 };
 
+//  Two rebalances (the second cut short by the job's end) and a drain of
+//  cluster b that ended: each a line of the rows' history.
+static const char *moves_log =
+    EVENT ("start", "0.010") ",\"tasks\":2,\"status\":\"tcp://127.0.0.1:1\"}\n"
+    EVENT ("rebalance_plan", "1.500") ",\"trigger\":\"auto\","
+        "\"old_rows\":[50,50],\"new_rows\":[80,20],"
+        "\"usecs_per_iteration\":[10,40],\"drift\":1.5,\"threshold\":0.25,"
+        "\"step\":1.00,\"why\":\"x\"}\n"
+    EVENT ("rebalance_done", "2.750") ",\"seconds\":1.250,"
+        "\"rows\":[80,20],\"iteration\":5}\n"
+    EVENT ("drain", "3.000") ",\"cluster\":\"b\",\"tasks\":1}\n"
+    EVENT ("drained", "4.000") ",\"cluster\":\"b\",\"tasks\":1,"
+        "\"seconds\":1.000,\"steps\":1}\n"
+    EVENT ("rebalance_plan", "5.000") ",\"trigger\":\"request\","
+        "\"old_rows\":[80,20],\"new_rows\":[70,30],"
+        "\"usecs_per_iteration\":[10,20],\"drift\":0.5,\"threshold\":0.25,"
+        "\"step\":0.50,\"why\":\"x\"}\n"
+    EVENT ("failure", "5.500") ",\"reason\":\"cancelled\"}\n";
+
 //  ---------------------------------------------------------------------
 //  Helpers
 
@@ -756,11 +775,30 @@ s_gnuplot_installed (void)
     return system ("command -v gnuplot > /dev/null 2>&1") == 0;
 }
 
+static void
+test_moves (const char *dir)
+{
+    int rc;
+    char reason [256];
+    char *text = s_report (dir, moves_log, NULL, &rc, reason, sizeof reason);
+    ok (rc == 0, "a log with rebalances and a drain is read");
+    has (text, "rows        rebalance at 1.500 s (auto): 50:50 -> 80:20 "
+         "rows, in 1.250 s\n", "a rebalance: when, why, the rows before "
+         "and after, how long");
+    has (text, "            drain of cluster b at 3.000 s: 1 tasks moved in "
+         "1 steps, 1.000 s\n", "a drain: the cluster, its tasks, steps and "
+         "time");
+    has (text, "            rebalance at 5.000 s (request): 80:20 -> 70:30 "
+         "rows, not finished\n", "a rebalance the job's end cut short says "
+         "so");
+    free (text);
+}
+
 int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (108);
+    tap_plan (112);
     const char *base = getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp";
     char dir [256];
     snprintf (dir, sizeof dir, "%s/test_spawner_report.XXXXXX", base);
@@ -773,6 +811,7 @@ main (void)
     test_interrupted_recovery (dir);
     test_malformed_logs (dir);
     test_empty_log (dir);
+    test_moves (dir);
     test_plot_script (dir);
     test_plot_coincident (dir);
     test_plot_failures (dir);
