@@ -106,7 +106,6 @@ typedef struct {
                                 //  another partition: never restored
     int64_t busy_usecs;         //  Computing since the last PROGRESS
     int64_t busy_iterations;    //  Iterations they were spent on
-    int64_t busy_per_iteration; //  Last reported, microseconds
 } worker_t;
 
 
@@ -336,13 +335,17 @@ s_report_progress (worker_t *self, int64_t state)
     jace_msg_set_state (progress, state);
     jace_msg_set_count (progress,
                         (int64_t) daemon_checkpoints_bytes (self->copies));
-    //  What computing one iteration costs this node, for a rebalance: its
-    //  waits for news and in collectives are the others' slowness.
-    if (self->busy_iterations > 0)
-        self->busy_per_iteration = self->busy_usecs / self->busy_iterations;
+    //  What computing one iteration costs this node, for a rebalance (its
+    //  waits for news and in collectives are the others' slowness), over
+    //  the iterations with news since the last report.  None: 0, no
+    //  figure; repeating the last one would count as a new measurement,
+    //  and an asynchronous task that seldom hears news would report one
+    //  early sample (a cold start, a loaded machine) over and over.
+    int64_t usecs = self->busy_iterations > 0
+                  ? self->busy_usecs / self->busy_iterations : 0;
     self->busy_usecs = 0;
     self->busy_iterations = 0;
-    jace_msg_set_interval (progress, self->busy_per_iteration);
+    jace_msg_set_interval (progress, usecs);
     jace_msg_send (&progress, self->pipe);
     self->last_progress = zclock_mono ();
     self->reported_state = state;
@@ -578,7 +581,6 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
     self->received_before = 0;
     self->busy_usecs = 0;
     self->busy_iterations = 0;
-    self->busy_per_iteration = 0;
     self->generation_epoch = jace_task_param_int (self->task,
         "block/generation_epoch", 0);
     s_preload (self);

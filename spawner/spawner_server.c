@@ -1710,15 +1710,20 @@ static bool s_all_iterating (server_t *self);
 static bool s_all_accepted (server_t *self);
 static void s_begin_snapshot (server_t *self);
 
-//  True if every task runs and has measured its rate on its rows.
+//  True if every task runs, has measured its rate on its rows, and was
+//  heard lately: a task silent for half its suspicion bound may have
+//  crashed unseen yet, and its last rate must not draw the rows to it.
 static bool
 s_rates_known (server_t *self)
 {
+    int64_t now = zclock_mono ();
     for (size_t i = 0; i < self->task_count; i++) {
         const spawner_task_t *task = &self->tasks [i];
         if (task->phase != SPAWNER_TASK_RUNNING || task->restoring
         ||  task->rate_reports < RATE_REPORTS_MIN
-        ||  task->usecs_per_iteration <= 0)
+        ||  task->usecs_per_iteration <= 0
+        ||  2 * spawner_detector_silence (self->detector, i, now)
+            > spawner_detector_bound (self->detector, i))
             return false;
     }
     return true;
