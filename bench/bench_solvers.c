@@ -208,6 +208,27 @@ s_bench_inner_tolerance (const bench_case_t *cases, int count)
     }
 }
 
+//  One whole solve of A x = b with `options` (tolerance 1e-9, verified
+//  residual 1e-8, 20000 outer iterations at most are set here); ends the
+//  table row the caller began with its columns: status, outer its,
+//  residual, inner its, total s.
+static void
+s_solve_row (const csr_t *A, const double *b, double *x,
+             multisplit_serial_options_t *options)
+{
+    options->tolerance = 1e-9;
+    options->residual_tolerance = 1e-8;
+    options->max_iterations = 20000;
+    multisplit_serial_result_t result;
+    double start = s_now ();
+    int rc = multisplit_serial_solve (A, b, options, x, &result, NULL, 0);
+    double elapsed = s_now () - start;
+    printf ("%s | %d | %.2e | %lld | %.3f |\n", rc ? "set-up failed"
+            : multisplit_status_name (result.status), result.iterations,
+            result.residual, (long long) result.inner_iterations, elapsed);
+    fflush (stdout);
+}
+
 //  Whole solves with the inner preconditioner (Jacobi, ILU(0)), the outer
 //  iteration (plain, TSIRM) and the inner tolerance crossed: what the
 //  defaults of solver/preconditioner and solver/inner_tolerance rest on
@@ -228,8 +249,7 @@ s_bench_tsirm (const bench_case_t *cases, int count)
         for (int outer = 0; outer < 2; outer++)
         for (size_t t = 0; t < sizeof tolerances / sizeof tolerances [0]; t++) {
             multisplit_serial_options_t options = {
-                .tasks = cases [c].tasks, .tolerance = 1e-9,
-                .residual_tolerance = 1e-8, .max_iterations = 20000
+                .tasks = cases [c].tasks
             };
             multisplit_options_defaults (&options.inner);
             options.inner.preconditioner = pc ? MULTISPLIT_PC_ILU0
@@ -237,19 +257,10 @@ s_bench_tsirm (const bench_case_t *cases, int count)
             options.inner.inner_tolerance = tolerances [t];
             if (outer)
                 tsirm_options_defaults (&options.tsirm);
-            multisplit_serial_result_t result;
-            double start = s_now ();
-            int rc = multisplit_serial_solve (A, b, &options, x, &result,
-                                              NULL, 0);
-            double elapsed = s_now () - start;
-            printf ("| %s | %s | %s | %.0e | %d | %s | %d | %.2e | %lld | "
-                    "%.3f |\n", cases [c].name, pc ? "ILU(0)" : "Jacobi",
-                    outer ? "TSIRM" : "plain", tolerances [t],
-                    cases [c].tasks, rc ? "set-up failed"
-                    : multisplit_status_name (result.status),
-                    result.iterations, result.residual,
-                    (long long) result.inner_iterations, elapsed);
-            fflush (stdout);
+            printf ("| %s | %s | %s | %.0e | %d | ", cases [c].name,
+                    pc ? "ILU(0)" : "Jacobi", outer ? "TSIRM" : "plain",
+                    tolerances [t], cases [c].tasks);
+            s_solve_row (A, b, x, &options);
         }
         free (b);
         free (x);
@@ -277,26 +288,16 @@ s_bench_window (const bench_case_t *cases, int count)
              l++)
         for (size_t w = 0; w < sizeof sizes / sizeof sizes [0]; w++) {
             multisplit_serial_options_t options = {
-                .tasks = cases [c].tasks, .tolerance = 1e-9,
-                .residual_tolerance = 1e-8, .max_iterations = 20000
+                .tasks = cases [c].tasks
             };
             multisplit_options_defaults (&options.inner);
             options.inner.preconditioner = MULTISPLIT_PC_ILU0;
             tsirm_options_defaults (&options.tsirm);
             options.tsirm.size = sizes [w];
             options.tsirm.max_iterations = least_squares [l];
-            multisplit_serial_result_t result;
-            double start = s_now ();
-            int rc = multisplit_serial_solve (A, b, &options, x, &result,
-                                              NULL, 0);
-            double elapsed = s_now () - start;
-            printf ("| %s | %d | %d | %d | %s | %d | %.2e | %lld | %.3f |\n",
-                    cases [c].name, sizes [w], least_squares [l],
-                    cases [c].tasks, rc ? "set-up failed"
-                    : multisplit_status_name (result.status),
-                    result.iterations, result.residual,
-                    (long long) result.inner_iterations, elapsed);
-            fflush (stdout);
+            printf ("| %s | %d | %d | %d | ", cases [c].name, sizes [w],
+                    least_squares [l], cases [c].tasks);
+            s_solve_row (A, b, x, &options);
         }
         free (b);
         free (x);
@@ -323,25 +324,14 @@ s_bench_overlap (const bench_case_t *cases, int count)
         for (size_t o = 0; o < sizeof overlaps / sizeof overlaps [0]; o++)
         for (int outer = 0; outer < 2; outer++) {
             multisplit_serial_options_t options = {
-                .tasks = cases [c].tasks, .overlap = overlaps [o],
-                .tolerance = 1e-9, .residual_tolerance = 1e-8,
-                .max_iterations = 20000
+                .tasks = cases [c].tasks, .overlap = overlaps [o]
             };
             multisplit_options_defaults (&options.inner);
             if (outer)
                 tsirm_options_defaults (&options.tsirm);
-            multisplit_serial_result_t result;
-            double start = s_now ();
-            int rc = multisplit_serial_solve (A, b, &options, x, &result,
-                                              NULL, 0);
-            double elapsed = s_now () - start;
-            printf ("| %s | %d | %s | %d | %s | %d | %.2e | %lld | %.3f |\n",
-                    cases [c].name, overlaps [o], outer ? "TSIRM" : "plain",
-                    cases [c].tasks, rc ? "set-up failed"
-                    : multisplit_status_name (result.status),
-                    result.iterations, result.residual,
-                    (long long) result.inner_iterations, elapsed);
-            fflush (stdout);
+            printf ("| %s | %d | %s | %d | ", cases [c].name, overlaps [o],
+                    outer ? "TSIRM" : "plain", cases [c].tasks);
+            s_solve_row (A, b, x, &options);
         }
         free (b);
         free (x);
