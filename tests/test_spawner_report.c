@@ -351,6 +351,39 @@ s_fake_gnuplot (const char *bin, const char *body)
     chmod (path, 0755);
 }
 
+//  The report of `log` with the plot `name` in dir, drawn by a stand-in
+//  gnuplot, first on the PATH, that keeps the script it is given.
+//  Returns that script (caller frees); the report's code in *rc and its
+//  text in *text_p (caller frees).  Leaves nothing behind in dir.
+static char *
+s_plot_script (const char *dir, const char *log, const char *name,
+               int *rc, char **text_p)
+{
+    char bin [512], plot [512], script_path [512], body [2048], reason [512];
+    snprintf (bin, sizeof bin, "%s/fake", dir);
+    mkdir (bin, 0755);
+    snprintf (plot, sizeof plot, "%s/%s", dir, name);
+    snprintf (script_path, sizeof script_path, "%s/script.gp", dir);
+    snprintf (body, sizeof body, "cat > '%s' && echo fake > \"%s\"",
+              script_path, plot);
+    s_fake_gnuplot (bin, body);
+    char *saved_path = strdup (getenv ("PATH"));
+    char fake_path [4096];
+    snprintf (fake_path, sizeof fake_path, "%s:%s", bin, saved_path);
+    setenv ("PATH", fake_path, 1);
+    *text_p = s_report (dir, log, plot, rc, reason, sizeof reason);
+    setenv ("PATH", saved_path, 1);
+    free (saved_path);
+    char *script = s_read (script_path);
+    unlink (script_path);
+    unlink (plot);
+    char fake [600];
+    snprintf (fake, sizeof fake, "%s/gnuplot", bin);
+    unlink (fake);
+    rmdir (bin);
+    return script;
+}
+
 //  ---------------------------------------------------------------------
 //  Tests
 
@@ -518,28 +551,14 @@ test_empty_log (const char *dir)
 static void
 test_plot_script (const char *dir)
 {
-    char bin [512], plot [512], script_path [512], body [2048], reason [512];
-    snprintf (bin, sizeof bin, "%s/fake", dir);
-    mkdir (bin, 0755);
-    //  The stand-in comes first; the shell's tools after it
-    char *saved_path = strdup (getenv ("PATH"));
-    char fake_path [4096];
-    snprintf (fake_path, sizeof fake_path, "%s:%s", bin, saved_path);
-    snprintf (plot, sizeof plot, "%s/it's.png", dir);
-    snprintf (script_path, sizeof script_path, "%s/script.gp", dir);
-    snprintf (body, sizeof body, "cat > '%s' && echo fake > \"%s\"",
-              script_path, plot);
-    s_fake_gnuplot (bin, body);
-    setenv ("PATH", fake_path, 1);
     int rc;
-    char *text = s_report (dir, recovered_log, plot, &rc, reason,
-                           sizeof reason);
-    setenv ("PATH", saved_path, 1);
+    char *text;
+    char *script = s_plot_script (dir, recovered_log, "it's.png", &rc,
+                                  &text);
     is_int (rc, 0, "the plot is drawn by the gnuplot on the PATH");
     char line [1024];
-    snprintf (line, sizeof line, "plot        %s\n", plot);
+    snprintf (line, sizeof line, "plot        %s/it's.png\n", dir);
     has (text, line, "the report names the plot as its last line");
-    char *script = s_read (script_path);
     has (script, "set terminal pngcairo",
          "a .png plot uses pngcairo where gnuplot has it");
     has (script, "set terminal png size", "and png where it does not");
@@ -568,51 +587,22 @@ test_plot_script (const char *dir)
     has (script, "title 'time lost'", "so does the shading");
     free (script);
     free (text);
-    unlink (script_path);
-    unlink (plot);
 
-    snprintf (plot, sizeof plot, "%s/plot.SVG", dir);
-    snprintf (body, sizeof body, "cat > '%s' && echo fake > \"%s\"",
-              script_path, plot);
-    s_fake_gnuplot (bin, body);
-    setenv ("PATH", fake_path, 1);
-    text = s_report (dir, recovered_log, plot, &rc, reason, sizeof reason);
-    setenv ("PATH", saved_path, 1);
-    script = s_read (script_path);
-    ok (rc == 0 && strstr (script, "set terminal svg")
+    script = s_plot_script (dir, recovered_log, "plot.SVG", &rc, &text);
+    ok (rc == 0 && script && strstr (script, "set terminal svg")
         && !strstr (script, "pngcairo"), "an .svg plot uses the svg terminal");
     free (script);
     free (text);
-    free (saved_path);
-    unlink (script_path);
-    unlink (plot);
-    char fake [600];
-    snprintf (fake, sizeof fake, "%s/gnuplot", bin);
-    unlink (fake);
-    rmdir (bin);
 }
 
 //  Events at the same time share a label; a failed job's end is marked
 static void
 test_plot_coincident (const char *dir)
 {
-    char bin [512], plot [512], script_path [512], body [2048], reason [512];
-    snprintf (bin, sizeof bin, "%s/fake", dir);
-    mkdir (bin, 0755);
-    char *saved_path = strdup (getenv ("PATH"));
-    char fake_path [4096];
-    snprintf (fake_path, sizeof fake_path, "%s:%s", bin, saved_path);
-    snprintf (plot, sizeof plot, "%s/coincident.png", dir);
-    snprintf (script_path, sizeof script_path, "%s/script.gp", dir);
-    snprintf (body, sizeof body, "cat > '%s' && echo fake > \"%s\"",
-              script_path, plot);
-    s_fake_gnuplot (bin, body);
-    setenv ("PATH", fake_path, 1);
     int rc;
-    char *text = s_report (dir, coincident_log, plot, &rc, reason,
-                           sizeof reason);
-    setenv ("PATH", saved_path, 1);
-    char *script = s_read (script_path);
+    char *text;
+    char *script = s_plot_script (dir, coincident_log, "coincident.png",
+                                  &rc, &text);
     is_int (s_count (script, "set arrow"), 9,
             "a line per crash, detection and restoration, and the end");
     is_int (s_count (script, "set label 'crash"), 1,
@@ -639,25 +629,12 @@ test_plot_coincident (const char *dir)
     has (script, "title 'job failed'", "and a key entry");
     free (script);
     free (text);
-    unlink (script_path);
-    unlink (plot);
     //  A verified job has no such mark
-    s_fake_gnuplot (bin, body);
-    setenv ("PATH", fake_path, 1);
-    text = s_report (dir, recovered_log, plot, &rc, reason, sizeof reason);
-    setenv ("PATH", saved_path, 1);
-    script = s_read (script_path);
-    ok (!strstr (script, "job failed"), "a verified job's end is not "
-        "marked as a failure");
+    script = s_plot_script (dir, recovered_log, "coincident.png", &rc, &text);
+    ok (script && !strstr (script, "job failed"), "a verified job's end is "
+        "not marked as a failure");
     free (script);
     free (text);
-    free (saved_path);
-    unlink (script_path);
-    unlink (plot);
-    char fake [600];
-    snprintf (fake, sizeof fake, "%s/gnuplot", bin);
-    unlink (fake);
-    rmdir (bin);
 }
 
 //  Without gnuplot, or with a gnuplot that fails
