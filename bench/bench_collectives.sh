@@ -53,12 +53,11 @@ shared=${SHARED:-1}
 out=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/bench-collectives.XXXXXX")}
 mkdir -p "$out"
 run=$(mktemp -d "${TMPDIR:-/tmp}/jace-bench.XXXXXX")
-JACE_SECRETS=$run/secrets
-export JACE_SECRETS OPENBLAS_NUM_THREADS=1
-mkdir -m 700 "$JACE_SECRETS"
+export OPENBLAS_NUM_THREADS=1
 trap 'for g in "$run"/grid-*; do "$JACE_BUILDDIR/jace-grid" stop --run "$g" >/dev/null 2>&1; done; rm -rf "$run"' EXIT
 # shellcheck source=bench/bench_lib.sh
 . "$JACE_SRCDIR/bench/bench_lib.sh"
+private_secrets "$run"
 
 platform () {       #  platform N1 N2
     cat <<EOF

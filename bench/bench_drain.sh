@@ -33,11 +33,9 @@ mkdir -p "$out"
 run=$(mktemp -d "${TMPDIR:-/tmp}/jace-bench.XXXXXX")
 trap '"$JACE_BUILDDIR/jace-grid" stop --run "$run/grid" >/dev/null 2>&1; rm -rf "$run"' EXIT
 export OPENBLAS_NUM_THREADS=1
-JACE_SECRETS=$run/secrets
-export JACE_SECRETS
-mkdir -m 700 "$JACE_SECRETS"
 # shellcheck source=bench/bench_lib.sh
 . "$(dirname "$0")/bench_lib.sh"
+private_secrets "$run"
 
 platform=${PLATFORM:-$out/three.platform}
 if [ -z "${PLATFORM:-}" ]; then

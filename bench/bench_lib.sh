@@ -1,5 +1,14 @@
 #  bench_lib.sh - shell functions the grid benchmarks share (sourced)
 
+#  private_secrets RUN: keep the jobs' secrets in RUN/secrets (mode 700),
+#  for every jace-spawner this script starts, so that a benchmark neither
+#  reads nor leaves anything in the user's own secrets folder.
+private_secrets () {
+    JACE_SECRETS=$1/secrets
+    export JACE_SECRETS
+    mkdir -m 700 "$JACE_SECRETS"
+}
+
 #  wait_free COUNT: wait until the super-node $sn lists COUNT free
 #  daemons.  The previous job's daemons leave it a moment after it ends,
 #  and a job that had to wait for them would be charged for its

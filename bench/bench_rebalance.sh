@@ -30,11 +30,9 @@ run=$(mktemp -d "${TMPDIR:-/tmp}/jace-bench.XXXXXX")
 pids=""
 trap 'for p in $pids; do kill "$p" 2>/dev/null; done; wait; rm -rf "$run"' EXIT
 export OPENBLAS_NUM_THREADS=1
-JACE_SECRETS=$run/secrets
-export JACE_SECRETS
-mkdir -m 700 "$JACE_SECRETS"
 # shellcheck source=bench/bench_lib.sh
 . "$(dirname "$0")/bench_lib.sh"
+private_secrets "$run"
 
 #  A free port on loopback: the super-node binds it, the daemons dial it
 port=$(python3 -c 'import socket; s = socket.socket (); s.bind (("127.0.0.1", 0)); print (s.getsockname () [1])')

@@ -34,9 +34,7 @@ trap '"$JACE_BUILDDIR/jace-grid" stop --run "$run/grid" >/dev/null 2>&1; rm -rf 
 export OPENBLAS_NUM_THREADS=1
 # shellcheck source=bench/bench_lib.sh
 . "$(dirname "$0")/bench_lib.sh"
-JACE_SECRETS=$run/secrets
-export JACE_SECRETS
-mkdir -m 700 "$JACE_SECRETS"
+private_secrets "$run"
 
 platform=${PLATFORM:-$out/far-slow.platform}
 if [ -z "${PLATFORM:-}" ]; then
