@@ -11,7 +11,9 @@
 #  convection, default 2), which Jace reads from the file only.
 #  Default: poisson3d:n=40 nascg:n=50000,bandwidth=350.
 #  Environment: PROCS (process counts, "1 2 4"), REPEATS (3), TOLERANCE
-#  (1e-8), PETSC_VARIANTS (NAME|OPTIONS lines, replacing the list below),
+#  (1e-8), JACE_CONFIGS (the Jace configurations to run, by the names
+#  below without their -async/-sync, e.g. "tsirm-ilu"; default all),
+#  PETSC_VARIANTS (NAME|OPTIONS lines, replacing the list below),
 #  PETSC (1; 0 runs Jace alone, installs nothing and needs no MPI),
 #  MPIRUN_FLAGS (added to mpirun's), JACE_BUILDDIR and JACE_SRCDIR as for
 #  bench_solver.sh.
@@ -26,7 +28,8 @@
 #    jace-file-async/sync  Jace on P tasks, reading the file
 #    jace-gen-async/sync   Jace on P tasks, generating the same matrix
 #    jace-tsirm-async/sync the same, accelerated by TSIRM (solver/outer =
-#                          tsirm, its defaults: s = 12, 15 CGLS iterations)
+#                          tsirm, its defaults: s = 12, 100 CGLS
+#                          iterations, 3 inner iterations)
 #    jace-tsirm-ilu-async/sync  TSIRM with ILU(0)-preconditioned inner
 #                          solves (solver/preconditioner = ilu0)
 #  (a convection problem has no generator: its jace-gen and TSIRM runs
@@ -203,8 +206,13 @@ now () { date +%s.%N; }
 
 #  One Jace job: appends "problem P config solve whole its residual".
 jace_run () {
-    wait_free "$P"
     config=$1; shift
+    base=${config#jace-}
+    case " ${JACE_CONFIGS:-${base%-*}} " in
+        *" ${base%-*} "*) ;;
+        *) return 0 ;;
+    esac
+    wait_free "$P"
     events="$run/$config.events"
     started=$(now)
     # shellcheck disable=SC2086

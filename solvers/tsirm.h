@@ -56,8 +56,9 @@ typedef struct {
     double residual_after;      //  ||r0 - W beta||, predicted
 } tsirm_result_t;
 
-//  Defaults as PETSc's KSPTSIRM: s = 12, 15 CGLS iterations; tolerance
-//  1e-14 (PETSc: 1e-50, in effect none).
+//  Defaults: s = 12 as PETSc's KSPTSIRM; 100 CGLS iterations (PETSc:
+//  15, each a reduction there, free here); tolerance 1e-14 (PETSc: 1e-50,
+//  in effect none).
 void
     tsirm_options_defaults (tsirm_options_t *options);
 

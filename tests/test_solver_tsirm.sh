@@ -6,12 +6,13 @@
 #  synchronous and asynchronous, each with one daemon crashed on progress
 #  in the middle of the job: every job ends with a verified residual
 #  under its tolerance and its replacement restored.  ILU(0) inner solves
-#  with TSIRM and overlap converge; unknown solver/outer and
-#  solver/preconditioner names are refused.  A job whose verified
+#  with TSIRM and overlap converge, and so do single inner iterations;
+#  unknown solver/outer and solver/preconditioner names and an inner
+#  iteration cap of 0 are refused.  A job whose verified
 #  residual stops falling ends early and says so.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 22
+plan 24
 
 JOB=$RUN/tsirm.job
 cat >"$JOB" <<JOBFILE
@@ -99,6 +100,16 @@ status=$?
 residual=$(job_residual ilu)
 [ $status -eq 0 ] && jq -n -e "$residual <= 1e-8" >/dev/null
 ok $? "ILU(0) inner solves, TSIRM and overlap: verified residual ${residual:-none}"
+#  One inner iteration per outer one (TSIRM's default is three).
+submit one-inner "$JOB" "$SN_sn" --set job/mode=sync --set problem/n=20 \
+    --set solver/preconditioner=ilu0 --set solver/inner_max_iterations=1
+status=$?
+residual=$(job_residual one-inner)
+[ $status -eq 0 ] && jq -n -e "$residual <= 1e-8" >/dev/null
+ok $? "one ILU(0) inner iteration per outer one: verified residual ${residual:-none}"
+submit bad-inner "$JOB" "$SN_sn" --set solver/inner_max_iterations=0
+[ $? -eq 2 ] && grep -q "solver/inner_max_iterations = '0' is not a number in \[1, 1e+06\]" "$RUN/bad-inner.err"
+ok $? "an inner iteration cap of 0 is refused, with the range"
 submit bad-pc "$JOB" "$SN_sn" --set solver/preconditioner=ilu1
 [ $? -eq 2 ] && grep -q "solver/preconditioner = 'ilu1' is not one of jacobi, ilu0" "$RUN/bad-pc.err"
 ok $? "an unknown preconditioner is refused, with its name"
