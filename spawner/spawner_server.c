@@ -71,6 +71,13 @@
 //  How far a rebalance goes towards the fair cut once the job was cut
 //  on the same daemons (spawner_rebalance.h: a full step can overshoot).
 #define REBALANCE_DAMPED_STEP 0.5
+//  job/rebalance = auto holds the tasks still at most a tenth of the
+//  job's time: after a rebalance, auto looks again only once this many
+//  times its pause (from the new ASSIGNs to the START, when no task
+//  iterates) has passed.  Rates measured on a loaded machine stay noisy,
+//  and without it auto cut the rows about once a second for little gain
+//  (wan.platform, two CPU hogs beside).
+#define REBALANCE_AUTO_COST_FACTOR 9
 
 //  Where a rebalance stands (s_rebalance_step).
 typedef enum {
@@ -167,6 +174,8 @@ typedef struct {
     bool scattering;            //  Its single port is busy: one stream
     rebalance_phase_t rebalance;    //  Where a rebalance stands
     int64_t rebalance_started;  //  When it was decided (msec)
+    int64_t rebalance_assigned; //  When the tasks stopped for it (msec)
+    int64_t rebalance_pause;    //  How long they stood still (msec)
     int64_t *rebalance_first;   //  The new block starts (task_count + 1)
     int64_t rebalance_snapshot; //  Snapshot gathering the iterate, or 0
     double *rebalance_x;        //  The iterate the new blocks restore
@@ -1900,6 +1909,7 @@ s_reassign_all (server_t *self)
     }
     spawner_verify_abandon (self->verify);
     self->rebalance = REBALANCE_ASSIGNING;
+    self->rebalance_assigned = now;
     self->rebalanced_here = true;
     spawner_events_write (self->events, "rebalance_assign", ",\"iteration\":"
                           "%" PRId64 ",\"unknowns\":%" PRId64,
@@ -1919,6 +1929,7 @@ s_start_generation (server_t *self)
         s_send_start (self, i);
     self->drain_settled = 0;
     self->rebalance = REBALANCE_SETTLING;
+    self->rebalance_pause = zclock_mono () - self->rebalance_assigned;
 }
 
 //  Every task checkpointed on its new rows: the iterate is no longer
@@ -1926,13 +1937,18 @@ s_start_generation (server_t *self)
 static void
 s_end_rebalance (server_t *self)
 {
-    double seconds = (zclock_mono () - self->rebalance_started) / 1000.0;
+    int64_t now = zclock_mono ();
+    double seconds = (now - self->rebalance_started) / 1000.0;
+    int64_t wait = REBALANCE_AUTO_COST_FACTOR * self->rebalance_pause;
+    self->next_rebalance_check = now + wait;
     size_t size = 32 * self->task_count + 64;
     char *rows = (char *) zmalloc (size);
     s_rows_json (self, self->first_row, rows, size);
     spawner_events_write (self->events, "rebalance_done", ",\"seconds\":"
-                          "%.3f,\"rows\":%s,\"iteration\":%" PRId64,
-                          seconds, rows, self->rebalance_iteration);
+                          "%.3f,\"paused_seconds\":%.3f,\"rows\":%s,"
+                          "\"iteration\":%" PRId64 ",\"next_auto_seconds\":"
+                          "%.3f", seconds, self->rebalance_pause / 1000.0,
+                          rows, self->rebalance_iteration, wait / 1000.0);
     zsys_notice ("spawner: job %s rebalanced in %.1f s", self->id, seconds);
     free (rows);
     free (self->rebalance_x);

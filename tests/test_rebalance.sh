@@ -12,10 +12,12 @@
 #  the initial state.  The requests a spawner must refuse (an unknown
 #  job, no secret, a job not running yet, a second rebalance while one
 #  runs) and bad job keys are refused with a reason; test_drain checks
-#  that a rebalance during a drain is refused.
+#  that a rebalance during a drain is refused.  Job C (auto, a threshold
+#  of 1%) is rebalanced again and again, each time only after nine times
+#  the last rebalance's pause.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 22
+plan 25
 
 #  Exact inner solves: each iteration does the same work, so the rates
 #  measured are the nodes' speeds.
@@ -181,5 +183,39 @@ jq -e -s '(map(select(.event == "restored" and .from == "initial"))
     and (map(select(.event == "restored" and .from == "rebalance"))
          | map(.task) | unique == [0, 1])' "$RUN/b.events" >/dev/null
 ok $? "the crashed task went on from the kept iterate: nothing restarted"
+
+#  --- Job C: auto on a fast and a slow daemon, a threshold of 1% ------
+#  Half steps after the first cut leave a drift over 1% for several
+#  rebalances in a row; auto must wait nine times as long as the last
+#  rebalance held the tasks still before it looks again, so that cutting
+#  rows costs at most a tenth of the job.  The job has no reachable tolerance: it runs
+#  until cancelled once two rebalances ended, however fast the machine.
+wait_for 30 count_is 2 "$SN" '.state == "free"'
+submit c "$JACE_SRCDIR/examples/poisson3d.job" "$SN" --set job/tasks=2 \
+    --set job/mapping=simple --set job/spares=0 --set problem/n=40 $EXACT \
+    --set job/tolerance=1e-300 --set job/stall_snapshots=0 \
+    --set job/rebalance=auto --set job/rebalance_threshold=0.01 \
+    --set job/heartbeat_timeout=800 --set job/max_seconds=100 &
+job_c=$!
+rebalanced_twice () {
+    [ "$(event c rebalance_done | wc -l)" -ge 2 ]
+}
+wait_for 90 rebalanced_twice
+ok $? "auto rebalanced job C twice ($(event c rebalance_done | wc -l) done)"
+id_c=$(jq -r 'select(.event == "submit") | .job' "$RUN/c.events")
+"$BIN/jace-spawner" cancel "$id_c" --supernode "$SN" >"$RUN/cancel.out" 2>&1
+ok $? "job C is cancelled"
+wait $job_c
+#  Each auto plan after a rebalance came 9 x that rebalance's pause
+#  after its end, or later (event times are rounded to the millisecond).
+jq -e -s '[.[] | select(.event == "rebalance_done"
+                        or (.event == "rebalance_plan"
+                            and .trigger == "auto"))]
+    | [range (1; length) as $i | select (.[$i - 1].event == "rebalance_done")
+       | .[$i].time - .[$i - 1].time >= 9 * .[$i - 1].paused_seconds - 0.002]
+    | length >= 1 and all' "$RUN/c.events" >/dev/null
+ok $? "auto waited 9 x each rebalance's pause before the next"
+diag "$(jq -c 'select(.event == "rebalance_done" or .event == "rebalance_plan")
+               | {event, time, paused_seconds, drift}' "$RUN/c.events")"
 
 lib_finish
