@@ -159,18 +159,20 @@ s_frame_row (zchunk_t *frame, int row, int columns, const char *format, ...)
 static void
 s_frame_table (zchunk_t *frame, int top, int columns, const char *heading,
                const spawner_task_t *tasks, size_t count,
-               const char *final_state)
+               const int64_t *first_row, const char *final_state)
 {
     int next = top ? 1 : 0;
     s_frame_row (frame, top, columns, "%s", heading);
     s_frame_row (frame, top + next, columns,
-                 "%5s  %-16s %-10s %12s %12s  %s", "TASK", "DAEMON",
-                 "CLUSTER", "ITERATION", "CHANGE", "STATE");
+                 "%5s  %-16s %-10s %10s %12s %12s  %s", "TASK", "DAEMON",
+                 "CLUSTER", "ROWS", "ITERATION", "CHANGE", "STATE");
     for (size_t i = 0; i < count; i++)
         s_frame_row (frame, top ? top + 2 + (int) i : 0, columns,
-                     "%5zu  %-16s %-10s %12" PRId64 " %12.3e  %s", i,
-                     tasks [i].daemon.id, tasks [i].daemon.cluster,
-                     tasks [i].iteration, tasks [i].change,
+                     "%5zu  %-16s %-10s %10" PRId64 " %12" PRId64
+                     " %12.3e  %s", i, tasks [i].daemon.id,
+                     tasks [i].daemon.cluster,
+                     first_row [i + 1] - first_row [i], tasks [i].iteration,
+                     tasks [i].change,
                      final_state ? final_state
                                  : spawner_console_state_name (&tasks [i]));
 }
@@ -191,7 +193,8 @@ s_frame_write (zchunk_t **frame_p)
 //  (the caller prints lines instead).
 static bool
 s_draw_table (spawner_console_t *self, const char *heading,
-              const spawner_task_t *tasks, size_t count)
+              const spawner_task_t *tasks, size_t count,
+              const int64_t *first_row)
 {
     int rows, columns;
     int table_rows = (int) count + 2;
@@ -203,7 +206,7 @@ s_draw_table (spawner_console_t *self, const char *heading,
         s_reserve_screen (self, frame, rows, table_rows);
     zchunk_extend (frame, "\0337", 2);
     s_frame_table (frame, rows - table_rows + 1, columns, heading, tasks,
-                   count, NULL);
+                   count, first_row, NULL);
     zchunk_extend (frame, "\0338", 2);
     s_frame_write (&frame);
     return true;
@@ -229,7 +232,8 @@ s_print_line (spawner_console_t *self, int64_t now,
 int64_t
 spawner_console_update (spawner_console_t *self, int64_t now,
                         const spawner_task_t *tasks, size_t count,
-                        int64_t snapshots, double residual)
+                        const int64_t *first_row, int64_t snapshots,
+                        double residual)
 {
     assert (self);
     if (self->quiet)
@@ -242,7 +246,7 @@ spawner_console_update (spawner_console_t *self, int64_t now,
         snprintf (heading, sizeof heading, "%s  %.1f s  snapshots %" PRId64
                   "  %s", self->job, now / 1000.0, snapshots, last);
         if (self->live_table
-        &&  s_draw_table (self, heading, tasks, count))
+        &&  s_draw_table (self, heading, tasks, count, first_row))
             self->next_print = now + LIVE_TABLE_MSEC;
         else {
             s_release_screen (self);
@@ -256,8 +260,8 @@ spawner_console_update (spawner_console_t *self, int64_t now,
 void
 spawner_console_finish (spawner_console_t *self, int64_t now,
                         const spawner_task_t *tasks, size_t count,
-                        double residual, double tolerance,
-                        const char *failure)
+                        const int64_t *first_row, double residual,
+                        double tolerance, const char *failure)
 {
     assert (self);
     if (!self->screen_rows)
@@ -279,7 +283,7 @@ spawner_console_finish (spawner_console_t *self, int64_t now,
     zchunk_t *frame = zchunk_new (NULL, 4096);
     const char *release = "\0337\033[r\0338\033[J";
     zchunk_extend (frame, release, strlen (release));
-    s_frame_table (frame, 0, columns, heading, tasks, count,
+    s_frame_table (frame, 0, columns, heading, tasks, count, first_row,
                    failure ? "stopped" : "done");
     s_frame_write (&frame);
     self->screen_rows = 0;

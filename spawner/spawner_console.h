@@ -41,11 +41,14 @@ void
     spawner_console_destroy (spawner_console_t **self_p);
 
 //  Refresh the table or print a progress line if one is due at `now`
-//  (msec since submission).  Returns msec until the next one is due.
+//  (msec since submission).  `first_row` holds the tasks' block starts
+//  (count + 1; task i has rows first_row [i] to first_row [i + 1]), for
+//  the table's ROWS column.  Returns msec until the next one is due.
 int64_t
     spawner_console_update (spawner_console_t *self, int64_t now,
                             const spawner_task_t *tasks, size_t count,
-                            int64_t snapshots, double residual);
+                            const int64_t *first_row, int64_t snapshots,
+                            double residual);
 
 //  The job is over: the live table's last frame shows how it ended (the
 //  verified residual, or failure), every task done or stopped, and gives
@@ -53,8 +56,8 @@ int64_t
 void
     spawner_console_finish (spawner_console_t *self, int64_t now,
                             const spawner_task_t *tasks, size_t count,
-                            double residual, double tolerance,
-                            const char *failure);
+                            const int64_t *first_row, double residual,
+                            double tolerance, const char *failure);
 
 //  Lowest and highest iteration among the tasks.
 void

@@ -440,20 +440,21 @@ s_print_status (jace_msg_t *reply, bool json)
                 residual && isfinite (atof (residual)) ? residual : "null");
     else
         printf ("%s  %s  %.1f s  snapshots %s  last residual %s\n"
-                "%5s  %-16s %-10s %12s %12s  %s\n", job, state ? state : "",
-                age ? atoll (age) / 1000.0 : 0.0, snapshots ? snapshots : "0",
-                residual ? residual : "-", "TASK", "DAEMON", "CLUSTER",
-                "ITERATION", "CHANGE", "STATE");
+                "%5s  %-16s %-10s %10s %12s %12s  %s\n", job,
+                state ? state : "", age ? atoll (age) / 1000.0 : 0.0,
+                snapshots ? snapshots : "0", residual ? residual : "-",
+                "TASK", "DAEMON", "CLUSTER", "ROWS", "ITERATION", "CHANGE",
+                "STATE");
     for (size_t i = 0; i < count; i++) {
         const jace_node_t *node = jace_msg_node (reply, i);
         char key [64], word [32] = "-";
-        long long iteration = -1;
+        long long iteration = -1, rows = -1;
         double change = NAN;
         snprintf (key, sizeof key, "task/%" PRId64, node->task);
         const char *row = jace_msg_param (reply, key);
-        if (!row || sscanf (row, "%lld %lf %31[^\n]", &iteration, &change,
-                            word) != 3) {
-            iteration = -1;
+        if (!row || sscanf (row, "%lld %lf %lld %31[^\n]", &iteration,
+                            &change, &rows, word) != 4) {
+            iteration = rows = -1;
             change = NAN;
             snprintf (word, sizeof word, "-");
         }
@@ -467,14 +468,14 @@ s_print_status (jace_msg_t *reply, bool json)
                 snprintf (changed, sizeof changed, "%.6e", change);
             printf ("%s{\"task\":%" PRId64 ",\"daemon\":\"%s\","
                     "\"cluster\":\"%s\",\"endpoint\":\"%s\","
-                    "\"iteration\":%lld,\"change\":%s,\"state\":\"%s\"}",
-                    i ? "," : "", node->task, id, cluster, endpoint,
-                    iteration, changed, word);
+                    "\"rows\":%lld,\"iteration\":%lld,\"change\":%s,"
+                    "\"state\":\"%s\"}", i ? "," : "", node->task, id,
+                    cluster, endpoint, rows, iteration, changed, word);
         }
         else
-            printf ("%5" PRId64 "  %-16s %-10s %12lld %12.3e  %s\n",
+            printf ("%5" PRId64 "  %-16s %-10s %10lld %12lld %12.3e  %s\n",
                     node->task, *id ? id : "-", *cluster ? cluster : "-",
-                    iteration, change, word);
+                    rows, iteration, change, word);
     }
     if (json)
         printf ("]}\n");

@@ -1384,12 +1384,14 @@ s_status_msg (server_t *self, jace_msg_t *request)
         node.state = self->tasks [i].state;
         jace_msg_add_node (reply, &node);
         //  What the live table shows, for `jace-spawner status`: one
-        //  param per task, as many as the params map holds beside ours
+        //  param per task, as many as the params map holds beside ours:
+        //  "ITERATION CHANGE ROWS STATE"
         if (i + 16 < JACE_PARAMS_MAX) {
-            char key [64], text [96];
+            char key [64], text [128];
             snprintf (key, sizeof key, "task/%zu", i);
-            snprintf (text, sizeof text, "%" PRId64 " %.6e %s",
+            snprintf (text, sizeof text, "%" PRId64 " %.6e %" PRId64 " %s",
                       self->tasks [i].iteration, self->tasks [i].change,
+                      self->first_row [i + 1] - self->first_row [i],
                       spawner_console_state_name (&self->tasks [i]));
             jace_msg_set_param (reply, key, text);
         }
@@ -2683,7 +2685,7 @@ s_finish (server_t *self)
             s_fail (self, "%s", reason);
     }
     spawner_console_finish (self->console, s_elapsed (self), self->tasks,
-                            self->task_count,
+                            self->task_count, self->first_row,
                             spawner_verify_residual (self->verify),
                             spawner_job_tolerance (self->job),
                             *self->failure ? self->failure : NULL);
@@ -2827,7 +2829,7 @@ s_next_wait (server_t *self, int64_t now)
         wait = lease < wait ? lease : wait;
     }
     int64_t console = spawner_console_update (self->console,
-        now - self->started, self->tasks, self->task_count,
+        now - self->started, self->tasks, self->task_count, self->first_row,
         spawner_verify_count (self->verify),
         spawner_verify_residual (self->verify));
     return console < wait ? console : wait;

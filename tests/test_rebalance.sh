@@ -17,7 +17,7 @@
 #  the last rebalance's pause.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 25
+plan 26
 
 #  Exact inner solves: each iteration does the same work, so the rates
 #  measured are the nodes' speeds.
@@ -203,6 +203,16 @@ rebalanced_twice () {
 wait_for 90 rebalanced_twice
 ok $? "auto rebalanced job C twice ($(event c rebalance_done | wc -l) done)"
 id_c=$(jq -r 'select(.event == "submit") | .job' "$RUN/c.events")
+#  status shows the rows of a cut the spawner planned (one more may have
+#  begun meanwhile), not the first one
+timeout 10 "$BIN/jace-spawner" status "$id_c" --supernode "$SN" --json \
+    >"$RUN/c-status.json"
+rows_c=$(jq -c '[.table[].rows]' "$RUN/c-status.json")
+jq -e -s --argjson rows "${rows_c:-null}" '$rows != null
+    and ($rows | add == 64000) and $rows != [32000, 32000]
+    and ([.[] | select(.event == "rebalance_plan") | .new_rows]
+         | index ([$rows]) != null)' "$RUN/c.events" >/dev/null
+ok $? "jace-spawner status shows each task's rows after a rebalance ($rows_c)"
 "$BIN/jace-spawner" cancel "$id_c" --supernode "$SN" >"$RUN/cancel.out" 2>&1
 ok $? "job C is cancelled"
 wait $job_c

@@ -4,7 +4,7 @@
 #
 #  While a job runs, status asks its spawner (found through the super-
 #  node's lease) for the task table: one row per task with its daemon,
-#  cluster, iteration and state, as text and as JSON.  A job that is not
+#  cluster, rows, iteration and state, as text and as JSON.  A job that is not
 #  running is an error that says so.
 . "$(dirname "$0")/lib.sh"
 lib_init
@@ -39,15 +39,16 @@ jq -e --arg id "$id" '.job == $id and .tasks == 2
     and ([.table[].daemon] | sort == ["d1", "d2"])
     and ([.table[].cluster] | sort == ["A", "B"])
     and ([.table[] | select(.state == "running" or .state == "converged")]
-         | length == 2)' \
+         | length == 2)
+    and ([.table[].rows] | add == 16 and all (. > 0))' \
     "$RUN/status.json" >/dev/null
-ok $? "one row per task: its daemon, cluster and state (iterating), in a running job"
+ok $? "one row per task: its daemon, cluster, rows (the 16 grid rows in all) and state (iterating), in a running job"
 
 timeout 10 "$BIN/jace-spawner" status "$id" --supernode "$SN_sn" \
     >"$RUN/status.txt"
 [ $? -eq 0 ] && head -n 1 "$RUN/status.txt" \
     | grep -qE "^$id  (running|verifying)  " \
-    && grep -q "TASK  DAEMON" "$RUN/status.txt" \
+    && grep -qE "TASK  DAEMON +CLUSTER +ROWS +ITERATION" "$RUN/status.txt" \
     && [ "$(grep -c -E '^ +[01]  d[12] ' "$RUN/status.txt")" -eq 2 ]
 ok $? "the text table has the job's line, a header and a row per task"
 
