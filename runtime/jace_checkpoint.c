@@ -4,16 +4,7 @@
 */
 #include "jace_checkpoint.h"
 
-#include <sodium.h>
-
-static void
-s_update_int (crypto_generichash_state *state, int64_t value)
-{
-    uint8_t bytes [8];
-    for (int i = 0; i < 8; i++)
-        bytes [i] = (uint8_t) ((uint64_t) value >> (8 * i));
-    crypto_generichash_update (state, bytes, sizeof bytes);
-}
+#include "jace_hash.h"
 
 //  Keyed BLAKE2b under the job key: a copy travels through daemons that
 //  only keep it (the holders), so its tags and bytes are bound to the job
@@ -33,15 +24,15 @@ jace_checkpoint_mac (const jace_msg_t *copy, const jace_key_t *key,
     const char *job = jace_msg_job (copy);
     crypto_generichash_update (&state, (const unsigned char *) job,
                                strlen (job) + 1);
-    s_update_int (&state, jace_msg_task (copy));
-    s_update_int (&state, jace_msg_epoch (copy));
-    s_update_int (&state, jace_msg_iteration (copy));
-    s_update_int (&state, (int64_t) jace_msg_payload_count (copy));
+    jace_hash_update_int64 (&state, jace_msg_task (copy));
+    jace_hash_update_int64 (&state, jace_msg_epoch (copy));
+    jace_hash_update_int64 (&state, jace_msg_iteration (copy));
+    jace_hash_update_int64 (&state, (int64_t) jace_msg_payload_count (copy));
     for (size_t i = 0; i < jace_msg_payload_count (copy); i++) {
         size_t length = jace_msg_payload_length (copy, i);
         jace_payload_kind_t kind = jace_msg_payload_kind (copy, i);
-        s_update_int (&state, (int64_t) kind);
-        s_update_int (&state, (int64_t) length);
+        jace_hash_update_int64 (&state, (int64_t) kind);
+        jace_hash_update_int64 (&state, (int64_t) length);
         if (length)
             crypto_generichash_update (&state,
                 jace_msg_payload_data (copy, i),

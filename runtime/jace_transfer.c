@@ -5,7 +5,7 @@
 */
 #include "jace_transfer.h"
 
-#include <sodium.h>
+#include "jace_hash.h"
 
 //  Descriptor: kind, round, step, count, then three words per piece.
 #define HEAD_WORDS 4
@@ -14,15 +14,6 @@
 //  Rounds beyond this are no exchange number a job reaches (a billion
 //  exchanges a second for a century is under 2^62): refused as forged.
 #define ROUND_MAX ((int64_t) 1 << 62)
-
-static void
-s_update_int (crypto_generichash_state *state, int64_t value)
-{
-    uint8_t bytes [8];
-    for (int i = 0; i < 8; i++)
-        bytes [i] = (uint8_t) ((uint64_t) value >> (8 * i));
-    crypto_generichash_update (state, bytes, sizeof bytes);
-}
 
 //  Keyed BLAKE2b of what the seal leaves out: the descriptor and the
 //  pieces' bytes, bound to the job, the sender and its epoch.  Read from
@@ -41,12 +32,12 @@ jace_transfer_mac (const jace_msg_t *msg, const jace_key_t *key,
     const char *job = jace_msg_job (msg);
     crypto_generichash_update (&state, (const unsigned char *) job,
                                strlen (job) + 1);
-    s_update_int (&state, jace_msg_task (msg));
-    s_update_int (&state, jace_msg_epoch (msg));
+    jace_hash_update_int64 (&state, jace_msg_task (msg));
+    jace_hash_update_int64 (&state, jace_msg_epoch (msg));
     size_t words = jace_msg_payload_length (msg, 0);
     size_t bytes = jace_msg_payload_length (msg, 1);
-    s_update_int (&state, (int64_t) words);
-    s_update_int (&state, (int64_t) bytes);
+    jace_hash_update_int64 (&state, (int64_t) words);
+    jace_hash_update_int64 (&state, (int64_t) bytes);
     if (words)
         crypto_generichash_update (&state, jace_msg_payload_data (msg, 0),
                                    words * sizeof (int64_t));
