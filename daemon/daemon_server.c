@@ -755,6 +755,21 @@ s_rebalanced (server_t *self, const jace_msg_t *assign, const jace_key_t *key)
     return true;
 }
 
+//  True if the ASSIGN is for the job we run and sealed with its key by a
+//  spawner: a new block of our task from the spawner that resumed the
+//  job, which adopted us with no lease token from our super-node.
+//  s_rebalanced still decides whether it is ours to take.
+static bool
+s_sealed_by_our_job (server_t *self, const jace_msg_t *assign)
+{
+    char who [JACE_ID_MAX + 16];
+    return *self->job && streq (jace_msg_job (assign), self->job)
+        && jace_msg_sealed (assign, self->job_key.bytes)
+        && jace_security_authorise (self->security, assign,
+                                    JACE_ROLE_SPAWNER,
+                                    s_who (self, who, sizeof who));
+}
+
 static void
 s_on_assign (server_t *self, jace_msg_t **msg_p)
 {
@@ -762,7 +777,8 @@ s_on_assign (server_t *self, jace_msg_t **msg_p)
     char reason [256];
     jace_key_t key;
     bool keyed = jace_key_decode (&key, jace_msg_key (assign)) == 0;
-    if (!s_lease_valid (self, assign, keyed ? &key : NULL))
+    if (!s_sealed_by_our_job (self, assign)
+    &&  !s_lease_valid (self, assign, keyed ? &key : NULL))
         goto out;
     if (!keyed) {
         s_refuse (self, assign, JACE_REFUSE_FAILED, "ASSIGN without a valid "

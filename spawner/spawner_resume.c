@@ -89,6 +89,19 @@ s_adopt_daemons (const char *job_id, const spawner_options_t *options,
     return answers;
 }
 
+//  The rows of the answering daemon's task by its own cut, "FIRST-END"
+static void
+s_task_rows (const jace_msg_t *answer, char *text, size_t size)
+{
+    char key [64];
+    int64_t task = jace_msg_task (answer);
+    snprintf (key, sizeof key, "block/first/%" PRId64, task);
+    const char *first = jace_msg_param (answer, key);
+    snprintf (key, sizeof key, "block/first/%" PRId64, task + 1);
+    const char *end = jace_msg_param (answer, key);
+    snprintf (text, size, "%s-%s", first ? first : "?", end ? end : "?");
+}
+
 static spawner_job_t *
 s_adopted_job (zlist_t *answers, const char *job_id, char *reason,
                size_t reason_size)
@@ -117,12 +130,53 @@ spawner_resume_gather (const char *job_id, const spawner_options_t *options,
     return answers;
 }
 
+//  True if two answers cut the rows alike: the same block starts, as many
+//  as the first one's task count says.
+static bool
+s_same_cut (const jace_msg_t *one, const jace_msg_t *other)
+{
+    for (int64_t i = 0; i <= jace_msg_count (one); i++) {
+        char key [64];
+        snprintf (key, sizeof key, "block/first/%" PRId64, i);
+        const char *mine = jace_msg_param (one, key);
+        const char *theirs = jace_msg_param (other, key);
+        if (!mine || !theirs || !streq (mine, theirs))
+            return false;
+    }
+    return jace_msg_count (one) == jace_msg_count (other);
+}
+
+bool
+spawner_resume_same_cut (zlist_t *answers, char *reason, size_t reason_size)
+{
+    assert (answers && reason);
+    jace_msg_t *first = (jace_msg_t *) zlist_first (answers);
+    for (jace_msg_t *answer = first; answer;
+         answer = (jace_msg_t *) zlist_next (answers))
+        if (!s_same_cut (first, answer)) {
+            char one [64], other [64];
+            s_task_rows (first, one, sizeof one);
+            s_task_rows (answer, other, sizeof other);
+            snprintf (reason, reason_size, "its daemons cut the rows two "
+                      "ways, as a rebalance its spawner did not finish left "
+                      "them: task %" PRId64 " (epoch %" PRId64 ") holds rows "
+                      "%s, task %" PRId64 " (epoch %" PRId64 ") rows %s, "
+                      "each by its own cut", jace_msg_task (first),
+                      jace_msg_epoch (first), one, jace_msg_task (answer),
+                      jace_msg_epoch (answer), other);
+            return false;
+        }
+    return true;
+}
+
 spawner_job_t *
 spawner_resume_job (zlist_t *answers, const char *job_id, char *reason,
                     size_t reason_size)
 {
-    return zlist_size (answers)
-         ? s_adopted_job (answers, job_id, reason, reason_size) : NULL;
+    if (!zlist_size (answers)
+    ||  !spawner_resume_same_cut (answers, reason, reason_size))
+        return NULL;
+    return s_adopted_job (answers, job_id, reason, reason_size);
 }
 
 void

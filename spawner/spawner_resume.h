@@ -27,7 +27,17 @@ zlist_t *
                            const jace_key_t *job_key, char *reason,
                            size_t reason_size);
 
-//  The job the answers describe, or NULL with the reason.
+//  True if every answer cuts the job's rows the same way (its ASSIGN's
+//  block/first/0 .. block/first/<tasks>).  A spawner killed while it
+//  re-assigned the tasks of a rebalance, with some ASSIGNs still in its
+//  sockets, leaves daemons on two cuts, which no resumed job could put
+//  together: false, and the reason names a task on each.
+bool
+    spawner_resume_same_cut (zlist_t *answers, char *reason,
+                             size_t reason_size);
+
+//  The job the answers describe, or NULL with the reason (the answers
+//  disagree on the cut, or the job they describe is not valid).
 spawner_job_t *
     spawner_resume_job (zlist_t *answers, const char *job_id, char *reason,
                         size_t reason_size);

@@ -570,11 +570,17 @@ s_assign_msg (server_t *self, size_t rank, spawner_stream_t *stream)
     s_add_table (self, assign);
     //  Not sealed: the daemon checks the lease token the super-node gave
     //  us for it, and learns the job key from this message.
-    jace_msg_set_token (assign, spawner_lease_token (self->lease,
-                                                     task->daemon.id));
+    const char *token = spawner_lease_token (self->lease, task->daemon.id);
+    jace_msg_set_token (assign, token);
     char job_key [JACE_KEY_TEXT + 1];
     jace_key_encode (&self->job_key, job_key);
     jace_msg_set_key (assign, job_key);
+    //  A daemon adopted on resume runs our task, and the super-node gave
+    //  this spawner no token for it: a new block of that task (a
+    //  rebalance) is sealed with the job key instead, which the daemon
+    //  holds.
+    if (!*token)
+        jace_msg_seal (assign, self->job_key.bytes);
     return assign;
 }
 
@@ -2765,6 +2771,12 @@ s_adopt_tasks (server_t *self, zlist_t *answers)
         if (s_place (self, (size_t) rank, &node))
             continue;
         spawner_lease_adopt (self->lease, &node);
+        //  Copies older than its generation are of another cut: a later
+        //  replacement of the task must not fetch them.
+        const char *generation = jace_msg_param (answer,
+                                                 "block/generation_epoch");
+        if (generation)
+            task->generation_epoch = atoll (generation);
         jace_msg_t *adopt = s_job_msg (self, JACE_MSG_ADOPT, task);
         s_send_job (self, &adopt, task->link);
         task->phase = SPAWNER_TASK_RUNNING;
@@ -2805,9 +2817,13 @@ s_resume (server_t *self, zlist_t *answers)
     s_adopt_tasks (self, answers);
     //  From here on this spawner ends the job, and removes its secret.
     self->secret_ours = true;
+    size_t size = 32 * self->task_count + 64;
+    char *rows = (char *) zmalloc (size);
+    s_rows_json (self, self->first_row, rows, size);
     spawner_events_write (self->events, "resume", ",\"tasks\":%zu,"
-                          "\"daemons\":%zu", self->task_count,
-                          zlist_size (answers));
+                          "\"daemons\":%zu,\"rows\":%s", self->task_count,
+                          zlist_size (answers), rows);
+    free (rows);
     if (!self->options->quiet)
         fprintf (stderr, "jace-spawner: resumed job %s: %zu of its %zu tasks "
                  "answered\n", self->id, zlist_size (answers),

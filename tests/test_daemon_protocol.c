@@ -1080,6 +1080,31 @@ s_test_data_plane (attacker_t *evil, rig_t *rig)
         "DATA ignored: the task goes on with task 1's real values");
 }
 
+//  A new block of the running task, as a spawner that resumed the job
+//  sends it (no lease token, sealed with the job key), but from the
+//  attacker: unsealed, and sealed with its own key.  Refused for want of
+//  a lease token; the task goes on.
+static void
+s_test_evil_reassign (attacker_t *evil, rig_t *rig)
+{
+    jace_msg_t *assign = s_assign (rig, "job-victim", STORM_TASKS, 2);
+    jace_msg_set_token (assign, "");
+    char key [JACE_KEY_TEXT + 1];
+    jace_key_encode (&evil->key, key);
+    jace_msg_set_key (assign, key);
+    s_evil_twice (evil, evil->control, assign);
+    int64_t code = -1;
+    char reason [256] = "";
+    s_evil_inbox (evil->control, 500, &code, reason, sizeof reason);
+    int64_t before = s_progress (rig);
+    s_pump (rig, 300);
+    ok (code == JACE_REFUSE_BUSY && strstr (reason, "lease token")
+        && rig->node.state == JACE_NODE_WORKING && s_progress (rig) > before,
+        "a new block of the running task with no lease token, unsealed or "
+        "sealed with another key than the job's: REFUSE BUSY, the task "
+        "goes on");
+}
+
 static void
 s_test_running_job (attacker_t *evil, rig_t *rig)
 {
@@ -1108,6 +1133,7 @@ s_test_running_job (attacker_t *evil, rig_t *rig)
     ok (rig->node.state == JACE_NODE_WORKING && after > before
         && s_progress (rig) > after, "the job goes on: the daemon works and "
         "reports progress to its spawner only");
+    s_test_evil_reassign (evil, rig);
     s_test_data_plane (evil, rig);
     s_stop (rig, "job-victim");
     ok (s_wait_state (rig, JACE_NODE_FREE, 5000) >= 0,
@@ -1199,7 +1225,7 @@ main (void)
     zsys_init ();
     zsys_set_logident ("test_daemon_protocol");
     srandom (7);
-    tap_plan (35);
+    tap_plan (36);
     rig_t rig;
     if (!ok (s_rig_start (&rig, 64 << 20) == 0, "daemon registered")) {
         s_rig_stop (&rig);

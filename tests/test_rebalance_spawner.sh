@@ -1,0 +1,103 @@
+#!/bin/sh
+#  test_rebalance_spawner - a spawner killed during a rebalance, and the
+#  job resumed
+#
+#  A file-matrix job on a fast and a slow daemon rebalances by itself
+#  (job/rebalance = auto, a threshold of 1%, so that the cut keeps
+#  moving); its spawner is killed (SIGKILL) as soon as it re-assigns the
+#  tasks.  `jace-spawner resume` finds every daemon on one cut (whichever
+#  it is: the re-assignments may have reached them or died with the
+#  spawner), and the resumed spawner rebalances again: a daemon it
+#  adopted runs our task with no lease token of ours, so the new block
+#  comes sealed with the job key (before, the daemons refused it and the
+#  job failed).  The job converges on the new cut, and is cancelled: its
+#  tolerance is out of reach, so that it cannot end before the checks
+#  however fast the machine.  test_spawner_resume checks that daemons
+#  left on two cuts are refused.
+. "$(dirname "$0")/lib.sh"
+lib_init
+plan 9
+
+start_supernode sn
+start_daemon fast1 --supernode "$SN" --speed 1
+start_daemon slow1 --supernode "$SN" --speed 0.1
+check "two daemons register" wait_for 15 count_is 2 "$SN"
+"$BIN/jace-mmgen" poisson2d 100 "$RUN/p100.mtx" --rhs "$RUN/p100_rhs.mtx" \
+    >/dev/null
+cat >"$RUN/r.job" <<JOBFILE
+job
+    application = "multisplit"
+    tasks = 2
+    tolerance = 1e-300
+    stall_snapshots = 0
+    max_seconds = 100
+    mapping = "simple"
+    spares = 0
+    rebalance = "auto"
+    rebalance_threshold = 0.01
+    heartbeat_timeout = 800
+problem
+    kind = "matrix"
+    matrix = "p100.mtx"
+    rhs = "p100_rhs.mtx"
+solver
+    inner = "lu-banded"
+checkpoint
+    every_seconds = 1
+report
+    sample_seconds = 0.3
+JOBFILE
+
+event () {          #  event EVENT: its lines in the job's log
+    jq -c "select(.event == \"$1\")" "$RUN/r.events" 2>/dev/null
+}
+has_event () {      #  has_event EVENT
+    [ -n "$(event "$1")" ]
+}
+#  Lines of EVENT after the resumption
+after_resume () {   #  after_resume EVENT
+    jq -c -s "(map(.event) | index(\"resume\")) as \$at
+        | if \$at == null then empty
+          else .[\$at:][] | select(.event == \"$1\") end" "$RUN/r.events"
+}
+
+"$BIN/jace-spawner" submit "$RUN/r.job" --supernode "$SN" -q \
+    --events "$RUN/r.events" >"$RUN/r.out" 2>"$RUN/r.err" &
+submitted=$!
+wait_for 60 has_event rebalance_assign
+seen=$?
+kill -KILL "$submitted"
+[ $seen -eq 0 ] && [ -z "$(event rebalance_done)" ]
+ok $? "the spawner is killed as it re-assigns the tasks of a rebalance"
+wait "$submitted" 2>/dev/null
+
+job=$(head -n 1 "$RUN/r.events" | jq -r .job)
+timeout 100 "$BIN/jace-spawner" resume "$job" --supernode "$SN" -q \
+    --events "$RUN/r.events" >"$RUN/resume.out" 2>"$RUN/resume.err" &
+resumed=$!
+wait_for 30 has_event resume
+event resume | jq -e '.rows | add == 10000' >/dev/null
+ok $? "resume takes the job over, every daemon on one cut: $(event resume | jq -c .rows)"
+
+#  The resumed spawner cuts the rows again, on the daemons it adopted
+rebalanced () { [ -n "$(after_resume rebalance_done)" ]; }
+wait_for 60 rebalanced
+ok $? "the resumed spawner rebalances the job again"
+[ -z "$(after_resume dead)" ]
+ok $? "no daemon refused the new blocks or was lost"
+#  A snapshot sampled after that rebalance shows the job converging
+converged () {
+    jq -e -s '(map(.event) | rindex("rebalance_done")) as $at
+        | $at != null and ([.[$at:][] | select(.event == "verification"
+                                              and .residual < 1e-9)]
+                           | length > 0)' "$RUN/r.events" >/dev/null
+}
+wait_for 60 converged
+ok $? "and converges on its new cut (a verified residual under 1e-9)"
+
+"$BIN/jace-spawner" cancel "$job" --supernode "$SN" >"$RUN/cancel.out" 2>&1
+ok $? "the resumed job is cancelled"
+wait "$resumed"
+diag "$(jq -c 'select(.event | test("resume|rebalance_(plan|done)|dead"))
+               | {event, time, rows, new_rows}' "$RUN/r.events")"
+lib_finish

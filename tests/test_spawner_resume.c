@@ -1,0 +1,94 @@
+/*  =========================================================================
+    test_spawner_resume - a resumed job's daemons must agree on its cut
+
+    The answers to ADOPT are the daemons' ASSIGNs.  A spawner killed while
+    it re-assigned a rebalance's tasks can leave some daemons on the new
+    cut and some on the old: resuming then would gather an iterate from
+    blocks that overlap and leave rows out.  spawner_resume_same_cut
+    tells, and spawner_resume_job refuses such answers with the reason.
+    =========================================================================
+*/
+#include "spawner_resume.h"
+#include "tap.h"
+
+//  An ADOPT answer: task `task` of `count`, at `epoch`, with block starts
+//  `first` (count + 1 of them, or fewer to leave keys out)
+static jace_msg_t *
+s_answer (int64_t task, int64_t count, int64_t epoch, const int64_t *first,
+          int64_t starts)
+{
+    jace_msg_t *answer = jace_msg_new (JACE_MSG_ASSIGN);
+    jace_msg_set_job (answer, "job-resume");
+    jace_msg_set_task (answer, task);
+    jace_msg_set_count (answer, count);
+    jace_msg_set_epoch (answer, epoch);
+    for (int64_t i = 0; i < starts; i++) {
+        char key [64], value [32];
+        snprintf (key, sizeof key, "block/first/%" PRId64, i);
+        snprintf (value, sizeof value, "%" PRId64, first [i]);
+        jace_msg_set_param (answer, key, value);
+    }
+    return answer;
+}
+
+static zlist_t *
+s_answers (jace_msg_t *one, jace_msg_t *two)
+{
+    zlist_t *answers = zlist_new ();
+    zlist_append (answers, one);
+    zlist_append (answers, two);
+    return answers;
+}
+
+int
+main (void)
+{
+    zsys_set_logstream (stderr);
+    tap_plan (7);
+    const int64_t old_cut [3] = { 0, 5005, 10000 };
+    const int64_t new_cut [3] = { 0, 9071, 10000 };
+    const int64_t four [5] = { 0, 2500, 5000, 7500, 10000 };
+    char reason [512] = "";
+
+    zlist_t *answers = s_answers (s_answer (0, 2, 1, old_cut, 3),
+                                  s_answer (1, 2, 1, old_cut, 3));
+    ok (spawner_resume_same_cut (answers, reason, sizeof reason),
+        "two daemons on one cut agree");
+    spawner_resume_forget (&answers);
+
+    //  Task 0 took the rebalance's ASSIGN (epoch 2), task 1's died with
+    //  the spawner
+    answers = s_answers (s_answer (0, 2, 2, new_cut, 3),
+                         s_answer (1, 2, 1, old_cut, 3));
+    ok (!spawner_resume_same_cut (answers, reason, sizeof reason),
+        "a daemon on the new cut and one on the old do not");
+    ok (strstr (reason, "cut the rows two ways")
+        && strstr (reason, "task 0 (epoch 2) holds rows 0-9071")
+        && strstr (reason, "task 1 (epoch 1) rows 5005-10000"),
+        "the reason names a task on each cut");
+    diag ("%s", reason);
+    *reason = 0;
+    ok (spawner_resume_job (answers, "job-resume", reason, sizeof reason)
+        == NULL && strstr (reason, "cut the rows two ways"),
+        "and the job is not resumed from them");
+    spawner_resume_forget (&answers);
+
+    answers = s_answers (s_answer (0, 2, 1, old_cut, 3),
+                         s_answer (1, 2, 1, old_cut, 2));
+    ok (!spawner_resume_same_cut (answers, reason, sizeof reason),
+        "an answer without its last block start does not agree");
+    spawner_resume_forget (&answers);
+
+    answers = s_answers (s_answer (0, 2, 1, old_cut, 3),
+                         s_answer (1, 4, 1, four, 5));
+    ok (!spawner_resume_same_cut (answers, reason, sizeof reason),
+        "nor one that counts other tasks");
+    spawner_resume_forget (&answers);
+
+    answers = zlist_new ();
+    *reason = 0;
+    ok (spawner_resume_job (answers, "job-resume", reason, sizeof reason)
+        == NULL, "no answer, no job");
+    spawner_resume_forget (&answers);
+    return tap_done ();
+}
