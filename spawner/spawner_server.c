@@ -568,8 +568,9 @@ s_assign_msg (server_t *self, size_t rank, spawner_stream_t *stream)
     if (stream)
         spawner_stream_declare (stream, assign);
     s_add_table (self, assign);
-    //  Not sealed: the daemon checks the lease token the super-node gave
-    //  us for it, and learns the job key from this message.
+    //  Not sealed when we hold a token: the daemon checks the lease token
+    //  the super-node gave us for it, and learns the job key from this
+    //  message.
     const char *token = spawner_lease_token (self->lease, task->daemon.id);
     jace_msg_set_token (assign, token);
     char job_key [JACE_KEY_TEXT + 1];
