@@ -7,10 +7,10 @@
 #  moving); its spawner is killed (SIGKILL) as soon as it re-assigns the
 #  tasks.  `jace-spawner resume` finds every daemon on one cut (whichever
 #  it is: the re-assignments may have reached them or died with the
-#  spawner), and the resumed spawner rebalances again: a daemon it
-#  adopted runs our task with no lease token of ours, so the new block
-#  comes sealed with the job key (before, the daemons refused it and the
-#  job failed).  The job converges on the new cut, and is cancelled: its
+#  spawner).  Then the fast daemon dies and a slow one replaces it, and
+#  the resumed spawner rebalances again: the daemon it adopted runs our
+#  task with no lease token of ours, so its new block comes sealed with
+#  the job key (before, the daemon refused it and the job failed).  The job converges on the new cut, and is cancelled: its
 #  tolerance is out of reach, so that it cannot end before the checks
 #  however fast the machine.  test_spawner_resume checks that daemons
 #  left on two cuts are refused.
@@ -79,12 +79,25 @@ wait_for 30 has_event resume
 event resume | jq -e '.rows | add == 10000' >/dev/null
 ok $? "resume takes the job over, every daemon on one cut: $(event resume | jq -c .rows)"
 
-#  The resumed spawner cuts the rows again, on the daemons it adopted
-rebalanced () { [ -n "$(after_resume rebalance_done)" ]; }
+#  Make sure the rows must move again, whatever cut the daemons are on:
+#  the fast daemon dies, and the only free one is slow too.  The resumed
+#  spawner replaces it (a daemon leased now, with a token), then cuts the
+#  rows again on it and on slow1, which it adopted (no token: sealed).
+start_daemon slow2 --supernode "$SN" --speed 0.1
+wait_for 15 count_is 1 "$SN" '.state == "free"'
+crash "$PID_fast1"
+replaced () { [ -n "$(after_resume replace)" ]; }
+wait_for 30 replaced
+rebalanced () {
+    jq -e -s '(map(.event) | index("replace")) as $at
+        | $at != null and ([.[$at:][] | select(.event == "rebalance_done")]
+                           | length > 0)' "$RUN/r.events" >/dev/null
+}
 wait_for 60 rebalanced
-ok $? "the resumed spawner rebalances the job again"
-[ -z "$(after_resume dead)" ]
-ok $? "no daemon refused the new blocks or was lost"
+ok $? "after a replacement, the resumed spawner cuts the rows again"
+! grep -q "refused its task" "$RUN/resume.err" \
+    && [ "$(after_resume dead | wc -l)" -eq 1 ]
+ok $? "no daemon refused its new block; only the crashed one was lost"
 #  A snapshot sampled after that rebalance shows the job converging
 converged () {
     jq -e -s '(map(.event) | rindex("rebalance_done")) as $at
