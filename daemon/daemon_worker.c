@@ -1160,6 +1160,14 @@ s_iterate (worker_t *self)
     }
     jace_task_count_iteration (self->task);
     double change = jace_task_change (self->task);
+    if (jace_task_take_converged (self->task)) {
+        //  The application computed the job's residual: under tolerance
+        if (self->quiet_iterations < self->converge_iterations)
+            self->quiet_iterations = self->converge_iterations;
+        else
+            self->quiet_iterations++;
+    }
+    else
     if (isfinite (change) && change < self->tolerance)
         self->quiet_iterations++;
     else

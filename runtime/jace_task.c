@@ -83,6 +83,8 @@ struct _jace_task_t {
     int64_t iteration;          //  Completed iterations
     bool restored;              //  Restarted from a checkpoint
     double change;              //  Local change of the last iteration
+    bool converged;             //  The application says the job's answer
+                                //  meets its tolerance (this iteration)
     int64_t first_row;          //  First row we own
     int64_t row_count;          //  Rows we own
     int64_t rows;               //  Rows in the job
@@ -421,6 +423,13 @@ jace_task_set_change (jace_task_t *self, double change)
     self->change = change;
 }
 
+void
+jace_task_set_converged (jace_task_t *self)
+{
+    assert (self);
+    self->converged = true;
+}
+
 //  --------------------------------------------------------------------------
 
 //  A PUSH to a peer task's data endpoint keeping at most `queue` messages
@@ -570,6 +579,15 @@ jace_task_change (const jace_task_t *self)
 {
     assert (self);
     return self->change;
+}
+
+bool
+jace_task_take_converged (jace_task_t *self)
+{
+    assert (self);
+    bool converged = self->converged;
+    self->converged = false;
+    return converged;
 }
 
 void

@@ -193,6 +193,16 @@ const double *
 void
     jace_task_set_change (jace_task_t *self, double change);
 
+//  Report, from iterate, that the job's answer meets job/tolerance as far
+//  as a residual this task computed with the others says (TSIRM's step
+//  knows the true residual of the iterate it makes): the task counts as
+//  locally converged now, not after job/converge_iterations iterations of
+//  small change.  Holds for this iteration only: call it in each one
+//  while it is so.  The spawner still verifies a snapshot before the job
+//  ends.
+void
+    jace_task_set_converged (jace_task_t *self);
+
 //  Set-up only: ask task `from` for the unknowns `indices` (global
 //  numbers).  Before the first iteration the runtime delivers every
 //  task's requests to their owners (jace_task_requested), in a total

@@ -49,6 +49,11 @@ int64_t
 double
     jace_task_change (const jace_task_t *self);
 
+//  True if the application called jace_task_set_converged during its last
+//  iteration; clears it.
+bool
+    jace_task_take_converged (jace_task_t *self);
+
 //  Count one completed iteration.
 void
     jace_task_count_iteration (jace_task_t *self);

@@ -76,8 +76,11 @@ typedef struct {
     double *external;           //  Neighbours' values of the s + 1 columns,
                                 //  (s + 1) x external_size
     double *wr;                 //  Our rows of [A D | r0], rows x (s + 1)
-    double *factor;             //  Our share of the step
+    double *factor;             //  Our share of the step, then our rows'
+                                //  ||b||^2 (every task learns ||b||)
     double *boundary;           //  Outgoing pieces, in one buffer
+    double tolerance;           //  job/tolerance: relative residual
+    bool converged;             //  The last step's iterate meets it
 } window_t;
 
 //  Daemon side: one task.
@@ -609,11 +612,29 @@ s_window_destroy (window_t **window_p)
     }
 }
 
+//  ||b||^2 over our core rows: the residual of x = 0.
+static double
+s_rhs_squared (const multisplit_t *split, int32_t rows)
+{
+    double *zeros = (double *) zmalloc (((size_t) rows
+        + (size_t) multisplit_external_size (split) + 1) * sizeof (double));
+    double *b = (double *) zmalloc (((size_t) rows + 1) * sizeof (double));
+    multisplit_residual_of (split, zeros, zeros + rows, b);
+    double sum = 0;
+    for (int32_t i = 0; i < rows; i++)
+        sum += b [i] * b [i];
+    free (zeros);
+    free (b);
+    return sum;
+}
+
 static window_t *
-s_window_new (const tsirm_options_t *options, const multisplit_t *split)
+s_window_new (const tsirm_options_t *options, const multisplit_t *split,
+              double tolerance)
 {
     window_t *window = (window_t *) zmalloc (sizeof *window);
     window->options = *options;
+    window->tolerance = tolerance;
     window->rows = multisplit_row_end (split) - multisplit_row_begin (split);
     size_t columns = (size_t) options->size + 1;
     window->columns = (double *) zmalloc (columns * window->rows
@@ -621,8 +642,9 @@ s_window_new (const tsirm_options_t *options, const multisplit_t *split)
     window->external = (double *) zmalloc (columns
         * ((size_t) multisplit_external_size (split) + 1) * sizeof (double));
     window->wr = (double *) zmalloc (columns * window->rows * sizeof (double));
-    window->factor = (double *) zmalloc (tsirm_factor_length (options->size)
-                                         * sizeof (double));
+    size_t length = tsirm_factor_length (options->size);
+    window->factor = (double *) zmalloc ((length + 1) * sizeof (double));
+    window->factor [length] = s_rhs_squared (split, window->rows);
     return window;
 }
 
@@ -680,7 +702,8 @@ s_setup (jace_task_t *task, char *reason, size_t reason_size)
         (multisplit_external_size (self->split) + 1) * sizeof (double));
     s_request_dependencies (self, task);
     if (spec.tsirm)
-        self->window = s_window_new (&spec.window, self->split);
+        self->window = s_window_new (&spec.window, self->split,
+            jace_task_param_double (task, "job/tolerance", 1e-6));
     return self;
 }
 
@@ -865,14 +888,15 @@ s_local_factor (task_state_t *self)
     tsirm_local_factor (window->wr, rows, s, window->factor);
 }
 
-//  Round 2: every task's factor, and the small problem.  Returns 0 with
-//  beta, or -1.
+//  Round 2: every task's factor (and its rows' ||b||^2), and the small
+//  problem.  Returns 0 with beta and *b_norm, or -1.
 static int
 s_exchange_factors (task_state_t *self, jace_task_t *task, double *beta,
-                    tsirm_result_t *result)
+                    tsirm_result_t *result, double *b_norm)
 {
     window_t *window = self->window;
     size_t length = tsirm_factor_length (window->options.size);
+    size_t piece = length + 1;
     const void **buffers = (const void **) zmalloc (self->tasks
                                                     * sizeof (void *));
     size_t *sizes = (size_t *) zmalloc (self->tasks * sizeof (size_t));
@@ -882,26 +906,29 @@ s_exchange_factors (task_state_t *self, jace_task_t *task, double *beta,
                                                  * sizeof (size_t));
     for (int32_t t = 0; t < self->tasks; t++) {
         buffers [t] = window->factor;
-        sizes [t] = length * sizeof (double);
+        sizes [t] = piece * sizeof (double);
     }
-    double *factors = (double *) zmalloc (self->tasks * length
+    double *factors = (double *) zmalloc (self->tasks * piece
                                           * sizeof (double));
     const double **pieces = (const double **) zmalloc (self->tasks
                                                        * sizeof (double *));
     int rc = jace_task_alltoallv (task, buffers, sizes, received,
                                   received_sizes);
+    double b_squared = 0;
     for (int32_t t = 0; rc == 0 && t < self->tasks; t++) {
-        if (received_sizes [t] != length * sizeof (double)) {
+        if (received_sizes [t] != piece * sizeof (double)) {
             zsys_error ("task %d: TSIRM factor of task %d is %zu bytes, "
                         "not %zu values", self->rank, t, received_sizes [t],
-                        length);
+                        piece);
             rc = -1;
             break;
         }
         //  Copied: a received piece need not be aligned for doubles.
-        memcpy (factors + t * length, received [t], length * sizeof (double));
-        pieces [t] = factors + t * length;
+        memcpy (factors + t * piece, received [t], piece * sizeof (double));
+        pieces [t] = factors + t * piece;
+        b_squared += pieces [t][length];
     }
+    *b_norm = sqrt (b_squared);
     if (rc == 0)
         rc = tsirm_solve (pieces, self->tasks, &window->options, beta,
                           result);
@@ -952,12 +979,18 @@ s_minimise (task_state_t *self, jace_task_t *task, double *change)
 {
     double beta [TSIRM_SIZE_MAX];
     tsirm_result_t result;
+    double b_norm;
     if (s_exchange_columns (self, task))
         return -1;
     s_local_factor (self);
-    if (s_exchange_factors (self, task, beta, &result))
+    if (s_exchange_factors (self, task, beta, &result, &b_norm))
         return -1;
     *change = fmax (*change, s_apply_step (self, beta));
+    //  The step's residual is the true residual of the iterate every task
+    //  goes on from: when it meets the tolerance, the job has its answer,
+    //  and the tasks need not wait for their changes to settle.
+    self->window->converged = b_norm > 0
+        && result.residual_after <= self->window->tolerance * b_norm;
     return isfinite (*change) ? 0 : -1;
 }
 
@@ -1006,6 +1039,8 @@ s_iterate (jace_task_t *task, void *state)
         change = step.change;
     }
     jace_task_set_change (task, change);
+    if (self->window && self->window->converged)
+        jace_task_set_converged (task);
     for (int32_t t = 0; t < self->tasks; t++) {
         int32_t count = self->requested_count [t];
         if (count == 0)

@@ -7,12 +7,13 @@
 #  in the middle of the job: every job ends with a verified residual
 #  under its tolerance and its replacement restored.  ILU(0) inner solves
 #  with TSIRM and overlap converge, and so do single inner iterations;
+#  the step's own residual ends a job whose changes never settle;
 #  unknown solver/outer and solver/preconditioner names and an inner
 #  iteration cap of 0 are refused.  A job whose verified
 #  residual stops falling ends early and says so.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 24
+plan 26
 
 JOB=$RUN/tsirm.job
 cat >"$JOB" <<JOBFILE
@@ -107,6 +108,19 @@ status=$?
 residual=$(job_residual one-inner)
 [ $status -eq 0 ] && jq -n -e "$residual <= 1e-8" >/dev/null
 ok $? "one ILU(0) inner iteration per outer one: verified residual ${residual:-none}"
+#  Convergence on TSIRM's word: with job/converge_iterations out of reach
+#  the tasks' changes never make them converged, and nothing samples the
+#  job (job/stall_snapshots = 0); only the step's residual, which is the
+#  true residual of the iterate every task goes on from, can.
+for mode in sync async; do
+    submit "own-word-$mode" "$JOB" "$SN_sn" --set job/mode=$mode \
+        --set problem/n=20 --set job/converge_iterations=100000000 \
+        --set job/stall_snapshots=0 --set job/max_seconds=30
+    status=$?
+    residual=$(job_residual "own-word-$mode")
+    [ $status -eq 0 ] && jq -n -e "$residual <= 1e-8" >/dev/null
+    ok $? "$mode: the step's residual ends the job (verified ${residual:-none})"
+done
 submit bad-inner "$JOB" "$SN_sn" --set solver/inner_max_iterations=0
 [ $? -eq 2 ] && grep -q "solver/inner_max_iterations = '0' is not a number in \[1, 1e+06\]" "$RUN/bad-inner.err"
 ok $? "an inner iteration cap of 0 is refused, with the range"
