@@ -367,6 +367,22 @@ jace_param_number (zhash_t *params, const char *key, double fallback,
     return 0;
 }
 
+int
+jace_param_integer (zhash_t *params, const char *key, double fallback,
+                    double min, double max, double *value, char *reason,
+                    size_t reason_size)
+{
+    assert (fallback == floor (fallback));
+    const char *text = (const char *) zhash_lookup (params, key);
+    if (jace_param_number (params, key, fallback, min, max, value, reason,
+                           reason_size) == 0
+    &&  *value == floor (*value))
+        return 0;
+    snprintf (reason, reason_size, "%s = '%s' is not an integer in [%.0f, "
+              "%.0f]", key, text ? text : "", min, max);
+    return -1;
+}
+
 int64_t
 jace_task_param_int (const jace_task_t *self, const char *key,
                      int64_t fallback)

@@ -161,6 +161,14 @@ int
                        double min, double max, double *value, char *reason,
                        size_t reason_size);
 
+//  The same for a count (sizes, iterations, seeds): the number must also
+//  be whole ("1e3" is, "2.5" is not), or -1 with "KEY = 'TEXT' is not an
+//  integer in [MIN, MAX]" in reason.
+int
+    jace_param_integer (zhash_t *params, const char *key, double fallback,
+                        double min, double max, double *value, char *reason,
+                        size_t reason_size);
+
 //  First row and number of rows this task owns.
 int64_t
     jace_task_first_row (const jace_task_t *self);

@@ -142,16 +142,16 @@ s_read_settings (zhash_t *params, settings_t *settings, char *reason,
                  size_t reason_size)
 {
     double tasks, rounds, bytes, seed, warmup, pause;
-    if (jace_param_number (params, "job/tasks", 1, 1, 65536, &tasks, reason,
-                           reason_size)
-    ||  jace_param_number (params, "exchange/rounds", 10, 1, ROUNDS_MAX,
-                           &rounds, reason, reason_size)
-    ||  jace_param_number (params, "exchange/bytes", 1024, 0, BYTES_MAX,
-                           &bytes, reason, reason_size)
-    ||  jace_param_number (params, "exchange/seed", 1, 0, 1e15, &seed,
-                           reason, reason_size)
-    ||  jace_param_number (params, "exchange/warmup", 1, 0, ROUNDS_MAX,
-                           &warmup, reason, reason_size)
+    if (jace_param_integer (params, "job/tasks", 1, 1, 65536, &tasks, reason,
+                            reason_size)
+    ||  jace_param_integer (params, "exchange/rounds", 10, 1, ROUNDS_MAX,
+                            &rounds, reason, reason_size)
+    ||  jace_param_integer (params, "exchange/bytes", 1024, 0, BYTES_MAX,
+                            &bytes, reason, reason_size)
+    ||  jace_param_integer (params, "exchange/seed", 1, 0, 1e15, &seed,
+                            reason, reason_size)
+    ||  jace_param_integer (params, "exchange/warmup", 1, 0, ROUNDS_MAX,
+                            &warmup, reason, reason_size)
     ||  jace_param_number (params, "exchange/pause_ms", 0, 0, PAUSE_MAX,
                            &pause, reason, reason_size))
         return -1;

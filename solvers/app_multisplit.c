@@ -130,11 +130,11 @@ s_parse_outer (zhash_t *params, spec_t *spec, char *reason,
     spec->tsirm = outer && streq (outer, "tsirm");
     tsirm_options_defaults (&spec->window);
     double size, iterations, tolerance;
-    if (jace_param_number (params, "solver/tsirm_size", spec->window.size, 2,
-                           TSIRM_SIZE_MAX, &size, reason, reason_size)
-    ||  jace_param_number (params, "solver/tsirm_max_iterations",
-                           spec->window.max_iterations, 1, 1000, &iterations,
-                           reason, reason_size)
+    if (jace_param_integer (params, "solver/tsirm_size", spec->window.size, 2,
+                            TSIRM_SIZE_MAX, &size, reason, reason_size)
+    ||  jace_param_integer (params, "solver/tsirm_max_iterations",
+                            spec->window.max_iterations, 1, 1000, &iterations,
+                            reason, reason_size)
     ||  jace_param_number (params, "solver/tsirm_tolerance",
                            spec->window.tolerance, 0, 1, &tolerance, reason,
                            reason_size))
@@ -173,12 +173,12 @@ s_parse_solver (zhash_t *params, spec_t *spec, char *reason,
     if (jace_param_number (params, "solver/inner_tolerance",
                            spec->options.inner_tolerance, 1e-300, 1,
                            &tolerance, reason, reason_size)
-    ||  jace_param_number (params, "solver/inner_max_iterations",
-                           spec->tsirm ? APP_TSIRM_INNER_MAX_ITERATIONS
-                                       : spec->options.inner_max_iterations,
-                           1, 1e6, &max_iterations, reason, reason_size)
-    ||  jace_param_number (params, "solver/overlap", 0, 0, 1e6, &overlap,
-                           reason, reason_size))
+    ||  jace_param_integer (params, "solver/inner_max_iterations",
+                            spec->tsirm ? APP_TSIRM_INNER_MAX_ITERATIONS
+                                        : spec->options.inner_max_iterations,
+                            1, 1e6, &max_iterations, reason, reason_size)
+    ||  jace_param_integer (params, "solver/overlap", 0, 0, 1e6, &overlap,
+                            reason, reason_size))
         return -1;
     spec->options.inner_tolerance = tolerance;
     spec->options.inner_max_iterations = (int32_t) max_iterations;
@@ -196,25 +196,25 @@ s_parse_size (zhash_t *params, spec_t *spec, char *reason,
                 || spec->kind == KIND_POISSON3D;
     double max_n = spec->kind == KIND_POISSON2D ? 46340
                  : spec->kind == KIND_POISSON3D ? 1290 : INT32_MAX;
-    if (jace_param_number (params, "problem/n", poisson ? 32 : 1000, 2,
-                           max_n, &n, reason, reason_size)
-    ||  jace_param_number (params, "problem/per_row", 4, 1, 1000, &per_row,
-                           reason, reason_size)
+    if (jace_param_integer (params, "problem/n", poisson ? 32 : 1000, 2,
+                            max_n, &n, reason, reason_size)
+    ||  jace_param_integer (params, "problem/per_row", 4, 1, 1000, &per_row,
+                            reason, reason_size)
     ||  jace_param_number (params, "problem/dominance", 2, 1e-3, 1e6,
                            &dominance, reason, reason_size)
     ||  jace_param_number (params, "problem/shift", 1, 1e-12, 1e12, &shift,
                            reason, reason_size)
-    ||  jace_param_number (params, "problem/seed", 1, 0, 1e15, &seed,
-                           reason, reason_size))
+    ||  jace_param_integer (params, "problem/seed", 1, 0, 1e15, &seed,
+                            reason, reason_size))
         return -1;
     spec->grid = (int32_t) n;
     spec->n = spec->kind == KIND_POISSON2D ? spec->grid * spec->grid
             : spec->kind == KIND_POISSON3D ? spec->grid * spec->grid
                                              * spec->grid
             : (int32_t) n;
-    if (jace_param_number (params, "problem/bandwidth",
-                           fmax (1, spec->n / 50), 1, fmax (1, spec->n - 1),
-                           &bandwidth, reason, reason_size))
+    if (jace_param_integer (params, "problem/bandwidth",
+                            fmax (1, spec->n / 50), 1, fmax (1, spec->n - 1),
+                            &bandwidth, reason, reason_size))
         return -1;
     spec->per_row = (int32_t) per_row;
     spec->bandwidth = (int32_t) bandwidth;

@@ -13,7 +13,7 @@
 #  residual stops falling ends early and says so.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 26
+plan 27
 
 JOB=$RUN/tsirm.job
 cat >"$JOB" <<JOBFILE
@@ -122,8 +122,16 @@ for mode in sync async; do
     ok $? "$mode: the step's residual ends the job (verified ${residual:-none})"
 done
 submit bad-inner "$JOB" "$SN_sn" --set solver/inner_max_iterations=0
-[ $? -eq 2 ] && grep -q "solver/inner_max_iterations = '0' is not a number in \[1, 1e+06\]" "$RUN/bad-inner.err"
+[ $? -eq 2 ] && grep -q "solver/inner_max_iterations = '0' is not an integer in \[1, 1000000\]" "$RUN/bad-inner.err"
 ok $? "an inner iteration cap of 0 is refused, with the range"
+submit half-inner "$JOB" "$SN_sn" --set solver/inner_max_iterations=2.5
+[ $? -eq 2 ] && grep -q "solver/inner_max_iterations = '2.5' is not an integer" "$RUN/half-inner.err"
+status=$?
+submit half-n "$JOB" "$SN_sn" --set problem/n=20.5
+half_n=$?
+[ $status -eq 0 ] && [ $half_n -eq 2 ] \
+    && grep -q "problem/n = '20.5' is not an integer in \[2, 1290\]" "$RUN/half-n.err"
+ok $? "counts that are not whole (2.5 inner iterations, n = 20.5) are refused"
 submit bad-pc "$JOB" "$SN_sn" --set solver/preconditioner=ilu1
 [ $? -eq 2 ] && grep -q "solver/preconditioner = 'ilu1' is not one of jacobi, ilu0" "$RUN/bad-pc.err"
 ok $? "an unknown preconditioner is refused, with its name"

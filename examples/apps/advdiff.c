@@ -57,8 +57,8 @@ s_problem_read (zhash_t *params, problem_t *problem, char *reason,
                 size_t reason_size)
 {
     double n;
-    if (jace_param_number (params, "problem/n", 32, 2, ADVDIFF_N_MAX, &n,
-                           reason, reason_size)
+    if (jace_param_integer (params, "problem/n", 32, 2, ADVDIFF_N_MAX, &n,
+                            reason, reason_size)
     ||  jace_param_number (params, "problem/nu", 1, 1e-6, 1e6,
                            &problem->nu, reason, reason_size)
     ||  jace_param_number (params, "problem/ax", 20, 0, 1e6, &problem->ax,
@@ -68,11 +68,6 @@ s_problem_read (zhash_t *params, problem_t *problem, char *reason,
     ||  jace_param_number (params, "problem/kappa", 10, 0, 1e6,
                            &problem->kappa, reason, reason_size))
         return -1;
-    if (n != floor (n)) {
-        snprintf (reason, reason_size, "problem/n = %g is not an integer",
-                  n);
-        return -1;
-    }
     problem->n = (int64_t) n;
     problem->h = 1.0 / (double) (problem->n + 1);
     return 0;
