@@ -166,22 +166,10 @@ write_problem () {
 
 #  The n x n grid's upwind convection-diffusion matrix (flow along x, the
 #  convection c weighting the upwind neighbour): nonsymmetric, diagonally
-#  dominant, as a general Matrix Market file.
+#  dominant, written by jace-mmgen as a general Matrix Market file.
 write_convection () {   #  write_convection N C FILE
-    awk -v N="$1" -v c="$2" 'BEGIN {
-        print "%%MatrixMarket matrix coordinate real general"
-        print "% upwind convection-diffusion, " N " x " N " grid, c = " c
-        nnz = N * N * 5 - 4 * N
-        print N * N, N * N, nnz
-        for (y = 0; y < N; y++) for (x = 0; x < N; x++) {
-            i = y * N + x + 1
-            print i, i, 4 + c
-            if (x > 0) print i, i - 1, -1 - c
-            if (x < N - 1) print i, i + 1, -1
-            if (y > 0) print i, i - N, -1
-            if (y < N - 1) print i, i + N, -1
-        }
-    }' >"$3"
+    "$JACE_BUILDDIR/jace-mmgen" --convection "$2" convection2d "$1" "$3" \
+        >/dev/null
 }
 
 #  A grid of $1 speed-1 daemons in one cluster; the links are emulated with

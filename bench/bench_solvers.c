@@ -208,20 +208,45 @@ s_bench_inner_tolerance (const bench_case_t *cases, int count)
     }
 }
 
+//  One case's system A x = b with b = A * 1, and room for x
+typedef struct {
+    csr_t *A;
+    double *b;
+    double *x;
+} bench_system_t;
+
+static bench_system_t
+s_system_new (const bench_case_t *test)
+{
+    bench_system_t system = { .A = s_generate (test) };
+    system.b = malloc (system.A->nrows * sizeof (double));
+    system.x = malloc (system.A->nrows * sizeof (double));
+    problems_rhs_ones_solution (system.A, system.b);
+    return system;
+}
+
+static void
+s_system_destroy (bench_system_t *system)
+{
+    free (system->b);
+    free (system->x);
+    csr_destroy (&system->A);
+}
+
 //  One whole solve of A x = b with `options` (tolerance 1e-9, verified
 //  residual 1e-8, 20000 outer iterations at most are set here); ends the
 //  table row the caller began with its columns: status, outer its,
 //  residual, inner its, total s.
 static void
-s_solve_row (const csr_t *A, const double *b, double *x,
-             multisplit_serial_options_t *options)
+s_solve_row (bench_system_t *system, multisplit_serial_options_t *options)
 {
     options->tolerance = 1e-9;
     options->residual_tolerance = 1e-8;
     options->max_iterations = 20000;
     multisplit_serial_result_t result;
     double start = s_now ();
-    int rc = multisplit_serial_solve (A, b, options, x, &result, NULL, 0);
+    int rc = multisplit_serial_solve (system->A, system->b, options, system->x,
+                                      &result, NULL, 0);
     double elapsed = s_now () - start;
     printf ("%s | %d | %.2e | %lld | %.3f |\n", rc ? "set-up failed"
             : multisplit_status_name (result.status), result.iterations,
@@ -241,10 +266,7 @@ s_bench_tsirm (const bench_case_t *cases, int count)
             "status | outer its | residual | inner its | total s |\n"
             "|---|---|---|---|---|---|---|---|---|---|\n");
     for (int c = 0; c < count; c++) {
-        csr_t *A = s_generate (&cases [c]);
-        double *b = malloc (A->nrows * sizeof (double));
-        double *x = malloc (A->nrows * sizeof (double));
-        problems_rhs_ones_solution (A, b);
+        bench_system_t system = s_system_new (&cases [c]);
         for (int pc = 0; pc < 2; pc++)
         for (int outer = 0; outer < 2; outer++)
         for (size_t t = 0; t < sizeof tolerances / sizeof tolerances [0]; t++) {
@@ -260,11 +282,9 @@ s_bench_tsirm (const bench_case_t *cases, int count)
             printf ("| %s | %s | %s | %.0e | %d | ", cases [c].name,
                     pc ? "ILU(0)" : "Jacobi", outer ? "TSIRM" : "plain",
                     tolerances [t], cases [c].tasks);
-            s_solve_row (A, b, x, &options);
+            s_solve_row (&system, &options);
         }
-        free (b);
-        free (x);
-        csr_destroy (&A);
+        s_system_destroy (&system);
     }
 }
 
@@ -280,10 +300,7 @@ s_bench_window (const bench_case_t *cases, int count)
             "residual | inner its | total s |\n"
             "|---|---|---|---|---|---|---|---|---|\n");
     for (int c = 0; c < count; c++) {
-        csr_t *A = s_generate (&cases [c]);
-        double *b = malloc (A->nrows * sizeof (double));
-        double *x = malloc (A->nrows * sizeof (double));
-        problems_rhs_ones_solution (A, b);
+        bench_system_t system = s_system_new (&cases [c]);
         for (size_t l = 0; l < sizeof least_squares / sizeof least_squares [0];
              l++)
         for (size_t w = 0; w < sizeof sizes / sizeof sizes [0]; w++) {
@@ -297,11 +314,9 @@ s_bench_window (const bench_case_t *cases, int count)
             options.tsirm.max_iterations = least_squares [l];
             printf ("| %s | %d | %d | %d | ", cases [c].name, sizes [w],
                     least_squares [l], cases [c].tasks);
-            s_solve_row (A, b, x, &options);
+            s_solve_row (&system, &options);
         }
-        free (b);
-        free (x);
-        csr_destroy (&A);
+        s_system_destroy (&system);
     }
 }
 
@@ -317,10 +332,7 @@ s_bench_overlap (const bench_case_t *cases, int count)
             "residual | inner its | total s |\n"
             "|---|---|---|---|---|---|---|---|---|\n");
     for (int c = 0; c < count; c++) {
-        csr_t *A = s_generate (&cases [c]);
-        double *b = malloc (A->nrows * sizeof (double));
-        double *x = malloc (A->nrows * sizeof (double));
-        problems_rhs_ones_solution (A, b);
+        bench_system_t system = s_system_new (&cases [c]);
         for (size_t o = 0; o < sizeof overlaps / sizeof overlaps [0]; o++)
         for (int outer = 0; outer < 2; outer++) {
             multisplit_serial_options_t options = {
@@ -331,11 +343,9 @@ s_bench_overlap (const bench_case_t *cases, int count)
                 tsirm_options_defaults (&options.tsirm);
             printf ("| %s | %d | %s | %d | ", cases [c].name, overlaps [o],
                     outer ? "TSIRM" : "plain", cases [c].tasks);
-            s_solve_row (A, b, x, &options);
+            s_solve_row (&system, &options);
         }
-        free (b);
-        free (x);
-        csr_destroy (&A);
+        s_system_destroy (&system);
     }
 }
 

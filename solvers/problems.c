@@ -133,6 +133,37 @@ problems_poisson2d (int32_t N, int32_t row_begin, int32_t row_end,
 }
 
 //  --------------------------------------------------------------------------
+//  Rows [row_begin, row_end) of the upwind convection-diffusion matrix: the
+//  2D Poisson rows, then the convection on the diagonal and on the west
+//  neighbour (column row - 1, present only where x > 0).
+
+int
+problems_convection2d (int32_t N, double convection, int32_t row_begin,
+                       int32_t row_end, csr_t **A_p, char *error,
+                       size_t error_size)
+{
+    assert (A_p);
+    if (!(convection >= 0) || !isfinite (convection)) {
+        solvers_set_error (error, error_size, "convection %g is not a "
+                           "finite number >= 0", convection);
+        return -1;
+    }
+    if (problems_poisson2d (N, row_begin, row_end, A_p, error, error_size))
+        return -1;
+    csr_t *A = *A_p;
+    for (int32_t i = 0; i < A->nrows; i++) {
+        int32_t row = row_begin + i;
+        for (int64_t k = A->row_ptr [i]; k < A->row_ptr [i + 1]; k++)
+            if (A->col_idx [k] == row)
+                A->values [k] += convection;
+            else
+            if (A->col_idx [k] == row - 1)
+                A->values [k] -= convection;
+    }
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
 //  Rows [row_begin, row_end) of the 3D Poisson matrix on an N^3 grid.
 
 int

@@ -37,6 +37,15 @@ int
     problems_poisson2d (int32_t N, int32_t row_begin, int32_t row_end,
                         csr_t **A_p, char *error, size_t error_size);
 
+//  Rows [row_begin, row_end) of the upwind convection-diffusion matrix of
+//  an N x N grid, flow along x: the 2D Poisson matrix with `convection`
+//  (c >= 0) added to the diagonal (4 + c) and taken from the upwind, x - 1
+//  neighbour (-1 - c).  Nonsymmetric for c > 0, diagonally dominant.
+int
+    problems_convection2d (int32_t N, double convection, int32_t row_begin,
+                           int32_t row_end, csr_t **A_p, char *error,
+                           size_t error_size);
+
 //  Rows [row_begin, row_end) of the 3D Poisson matrix (7-point stencil,
 //  6 on the diagonal) on an N x N x N grid: n = N^3, bandwidth N^2.
 int

@@ -32,25 +32,10 @@ problem
     kind = "poisson3d"
 JOBFILE
 
-#  A 30 x 30 upwind convection-diffusion matrix (flow along x), written
-#  as a general (nonsymmetric) Matrix Market file.
+#  A 30 x 30 upwind convection-diffusion matrix (flow along x, c = 2),
+#  written as a general (nonsymmetric) Matrix Market file.
 MTX=$RUN/convection.mtx
-awk 'BEGIN {
-    N = 30; c = 2
-    print "%%MatrixMarket matrix coordinate real general"
-    nnz = 0
-    for (y = 0; y < N; y++) for (x = 0; x < N; x++)
-        nnz += 1 + (x > 0) + (x < N - 1) + (y > 0) + (y < N - 1)
-    print N * N, N * N, nnz
-    for (y = 0; y < N; y++) for (x = 0; x < N; x++) {
-        i = y * N + x + 1
-        print i, i, 4 + c
-        if (x > 0) print i, i - 1, -1 - c
-        if (x < N - 1) print i, i + 1, -1
-        if (y > 0) print i, i - N, -1
-        if (y < N - 1) print i, i + N, -1
-    }
-}' >"$MTX"
+"$BIN/jace-mmgen" --convection 2 convection2d 30 "$MTX" >/dev/null
 
 start_supernode sn --heartbeat 200 --timeout 1000
 next_daemon=0

@@ -146,6 +146,34 @@ s_test_poisson (void)
     csr_destroy (&A);
 }
 
+//  The upwind convection-diffusion rows, whole and in two blocks
+static void
+s_test_convection (void)
+{
+    csr_t *A = NULL, *top = NULL, *bottom = NULL;
+    ok (problems_convection2d (5, 2.0, 0, 25, &A, NULL, 0) == 0,
+        "convection 5x5, c = 2, builds");
+    is_int (A->nnz, 5 * 25 - 4 * 5, "with the 2D Poisson pattern");
+    ok (csr_value (A, 12, 12) == 6.0 && csr_value (A, 12, 11) == -3.0
+        && csr_value (A, 12, 13) == -1.0 && csr_value (A, 12, 7) == -1.0,
+        "4 + c on the diagonal, -1 - c upwind, -1 elsewhere");
+    ok (csr_value (A, 10, 9) == 0.0 && csr_value (A, 10, 10) == 6.0,
+        "no upwind entry at the grid's west edge");
+    ok (!csr_is_symmetric (A, 0), "nonsymmetric for c > 0");
+    ok (problems_convection2d (5, 2.0, 0, 12, &top, NULL, 0) == 0
+        && problems_convection2d (5, 2.0, 12, 25, &bottom, NULL, 0) == 0
+        && csr_value (bottom, 0, 11) == -3.0
+        && csr_value (bottom, 0, 12) == 6.0,
+        "a block of rows starting mid-grid has the same rows");
+    csr_destroy (&top);
+    csr_destroy (&bottom);
+    csr_destroy (&A);
+    char error [256] = "";
+    ok (problems_convection2d (5, -1.0, 0, 25, &A, error, sizeof error) == -1
+        && !A && strstr (error, "convection -1"),
+        "a negative convection is refused, named");
+}
+
 static void
 s_test_errors (void)
 {
@@ -264,8 +292,9 @@ int
 main (void)
 {
     openblas_set_num_threads (1);
-    tap_plan (46);
+    tap_plan (53);
     s_test_poisson ();
+    s_test_convection ();
     s_test_errors ();
     s_test_random ();
     s_test_determinism ();

@@ -2,7 +2,8 @@
     jace-mmgen - write generated test matrices as Matrix Market files
 
     jace-mmgen [--symmetric] [--rhs FILE] KIND N OUT writes the 2D or 3D
-    Poisson matrix of grid side N, built by solvers/problems.c's own row
+    Poisson matrix of grid side N, or the 2D upwind convection-diffusion
+    one (nonsymmetric), built by solvers/problems.c's own row
     generators, one block of rows at a time: memory stays at one block
     whatever the size, so the files the reader is measured on (a 216,000-row
     N = 60 3D file of 25 MB, a 2,097,152-row N = 128 one of 260 MB) cost
@@ -24,11 +25,16 @@ static const char *s_usage =
 "\"coordinate real general\" (or \"symmetric\"), one block of rows at a time.\n"
 "\n"
 "Kinds:\n"
-"  poisson2d   5-point Laplacian, n = N^2 rows (N <= 46340)\n"
-"  poisson3d   7-point Laplacian, n = N^3 rows (N <= 1290)\n"
+"  poisson2d     5-point Laplacian, n = N^2 rows (N <= 46340)\n"
+"  poisson3d     7-point Laplacian, n = N^3 rows (N <= 1290)\n"
+"  convection2d  upwind convection-diffusion along x, n = N^2 rows:\n"
+"                4 + C on the diagonal, -1 - C for the x - 1 neighbour,\n"
+"                -1 for the others (nonsymmetric for C > 0)\n"
 "\n"
 "Options:\n"
-"  -s, --symmetric   store only the lower triangle (about half the file)\n"
+"  -c, --convection C  convection2d's C (default 2, >= 0)\n"
+"  -s, --symmetric   store only the lower triangle (about half the file;\n"
+"                    symmetric kinds only)\n"
 "  -r, --rhs FILE    also write b = A * 1 (solution all ones) as an array\n"
 "  -h, --help        show this help\n"
 "  -V, --version     show the version\n"
@@ -39,6 +45,17 @@ static const char *s_usage =
 //  The generator of one kind: rows [begin, end) of an n x n matrix
 typedef int (generator_fn) (int32_t N, int32_t row_begin, int32_t row_end,
                             csr_t **A_p, char *error, size_t error_size);
+
+//  convection2d's C (--convection), for the generator below
+static double s_convection = 2;
+
+static int
+s_convection2d (int32_t N, int32_t row_begin, int32_t row_end, csr_t **A_p,
+                char *error, size_t error_size)
+{
+    return problems_convection2d (N, s_convection, row_begin, row_end, A_p,
+                                  error, error_size);
+}
 
 //  --------------------------------------------------------------------------
 //  Complain about the command line
@@ -121,6 +138,7 @@ int
 main (int argc, char *argv [])
 {
     static const struct option options [] = {
+        { "convection", required_argument, NULL, 'c' },
         { "symmetric", no_argument, NULL, 's' },
         { "rhs", required_argument, NULL, 'r' },
         { "help", no_argument, NULL, 'h' },
@@ -130,8 +148,19 @@ main (int argc, char *argv [])
     bool symmetric = false;
     const char *rhs = NULL;
     int option;
-    while ((option = getopt_long (argc, argv, "sr:hV", options, NULL)) != -1)
+    while ((option = getopt_long (argc, argv, "c:sr:hV", options, NULL))
+           != -1)
         switch (option) {
+            case 'c': {
+                char *end;
+                errno = 0;
+                s_convection = strtod (optarg, &end);
+                if (*end || end == optarg || errno || !(s_convection >= 0)
+                ||  !isfinite (s_convection))
+                    return s_usage_error ("--convection must be a number "
+                                          ">= 0, got '%s'", optarg);
+                break;
+            }
             case 's':
                 symmetric = true;
                 break;
@@ -162,8 +191,16 @@ main (int argc, char *argv [])
         dimension = 3;
     }
     else
-        return s_usage_error ("unknown kind '%s' (poisson2d or poisson3d)",
-                              kind);
+    if (strcmp (kind, "convection2d") == 0) {
+        if (symmetric)
+            return s_usage_error ("convection2d is not symmetric: no "
+                                  "--symmetric");
+        generate = s_convection2d;
+        dimension = 2;
+    }
+    else
+        return s_usage_error ("unknown kind '%s' (poisson2d, poisson3d or "
+                              "convection2d)", kind);
     char *end;
     errno = 0;
     long N = strtol (argv [optind + 1], &end, 10);
