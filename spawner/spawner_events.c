@@ -8,6 +8,8 @@ struct _spawner_events_t {
     FILE *file;                 //  Log file, or NULL to write nothing
     char *job;                  //  Job id on every line
     int64_t start;              //  Submission time (msec, monotonic)
+    bool ended;                 //  The "result" line is written: nothing
+                                //  follows it
 };
 
 static spawner_events_t *
@@ -79,8 +81,11 @@ spawner_events_write (spawner_events_t *self, const char *event,
                       const char *fields, ...)
 {
     assert (self);
-    if (!self->file)
+    //  Users and tools read the verified answer off the last line: a late
+    //  report (a PROGRESS handled after the result, say) is not logged.
+    if (!self->file || self->ended)
         return;
+    self->ended = streq (event, "result");
     fprintf (self->file, "{\"event\":\"%s\",\"time\":%.3f,\"job\":\"%s\"",
              event, (zclock_mono () - self->start) / 1000.0, self->job);
     va_list args;

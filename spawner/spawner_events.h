@@ -34,8 +34,9 @@ spawner_events_t *
 void
     spawner_events_destroy (spawner_events_t **self_p);
 
-//  Write one event.  `fields` is a printf format producing the JSON members
-//  after the common ones, starting with a comma, e.g.
+//  Write one event; after the "result" event, nothing (the log's last
+//  line is the verified answer).  `fields` is a printf format producing
+//  the JSON members after the common ones, starting with a comma, e.g.
 //      spawner_events_write (log, "assign", ",\"task\":%d", 3);
 void
     spawner_events_write (spawner_events_t *self, const char *event,
