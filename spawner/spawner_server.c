@@ -1747,16 +1747,19 @@ s_rates_known (server_t *self)
     return true;
 }
 
-//  Append to text a JSON array of the tasks' rows in `first`.
-static void
-s_rows_json (server_t *self, const int64_t *first, char *text, size_t size)
+//  The tasks' rows in `first` as a JSON array, for the events; the caller
+//  frees it.  32 characters a task hold any count.
+static char *
+s_rows_json (server_t *self, const int64_t *first)
 {
-    size_t used = strlen (text);
-    for (size_t i = 0; i < self->task_count && used + 24 < size; i++)
+    size_t size = 32 * self->task_count + 64;
+    char *text = (char *) zmalloc (size);
+    size_t used = 0;
+    for (size_t i = 0; i < self->task_count; i++)
         used += (size_t) snprintf (text + used, size - used, "%s%" PRId64,
                                    i ? "," : "[", first [i + 1] - first [i]);
-    if (used + 2 < size)
-        snprintf (text + used, size - used, "]");
+    snprintf (text + used, size - used, "%s]", self->task_count ? "" : "[");
+    return text;
 }
 
 //  The rebalance_plan event: old and new rows, what the tasks measured,
@@ -1765,12 +1768,10 @@ static void
 s_rebalance_event (server_t *self, const char *trigger, double drift,
                    double step, const char *why)
 {
+    char *old_rows = s_rows_json (self, self->first_row);
+    char *new_rows = s_rows_json (self, self->rebalance_first);
     size_t size = 32 * self->task_count + 64;
-    char *old_rows = (char *) zmalloc (size);
-    char *new_rows = (char *) zmalloc (size);
     char *usecs = (char *) zmalloc (size);
-    s_rows_json (self, self->first_row, old_rows, size);
-    s_rows_json (self, self->rebalance_first, new_rows, size);
     size_t used = 0;
     for (size_t i = 0; i < self->task_count && used + 24 < size; i++)
         used += (size_t) snprintf (usecs + used, size - used, "%s%.0f",
@@ -1950,9 +1951,7 @@ s_end_rebalance (server_t *self)
     double seconds = (now - self->rebalance_started) / 1000.0;
     int64_t wait = REBALANCE_AUTO_COST_FACTOR * self->rebalance_pause;
     self->next_rebalance_check = now + wait;
-    size_t size = 32 * self->task_count + 64;
-    char *rows = (char *) zmalloc (size);
-    s_rows_json (self, self->first_row, rows, size);
+    char *rows = s_rows_json (self, self->first_row);
     spawner_events_write (self->events, "rebalance_done", ",\"seconds\":"
                           "%.3f,\"paused_seconds\":%.3f,\"rows\":%s,"
                           "\"iteration\":%" PRId64 ",\"next_auto_seconds\":"
@@ -2818,9 +2817,7 @@ s_resume (server_t *self, zlist_t *answers)
     s_adopt_tasks (self, answers);
     //  From here on this spawner ends the job, and removes its secret.
     self->secret_ours = true;
-    size_t size = 32 * self->task_count + 64;
-    char *rows = (char *) zmalloc (size);
-    s_rows_json (self, self->first_row, rows, size);
+    char *rows = s_rows_json (self, self->first_row);
     spawner_events_write (self->events, "resume", ",\"tasks\":%zu,"
                           "\"daemons\":%zu,\"rows\":%s", self->task_count,
                           zlist_size (answers), rows);
