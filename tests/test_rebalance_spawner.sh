@@ -95,9 +95,13 @@ rebalanced () {
 }
 wait_for 60 rebalanced
 ok $? "after a replacement, the resumed spawner cuts the rows again"
+#  fast1 is lost either way: crashed, or earlier, when it was still
+#  taking its new block as the spawner died and could not answer the
+#  resume in time (seen under load); slow1 never is.
 ! grep -q "refused its task" "$RUN/resume.err" \
-    && [ "$(after_resume dead | wc -l)" -eq 1 ]
-ok $? "no daemon refused its new block; only the crashed one was lost"
+    && jq -e -s '[.[] | select(.event == "dead") | .daemon] | unique
+                 == ["fast1"]' "$RUN/r.events" >/dev/null
+ok $? "no daemon refused its new block; only fast1 was lost"
 #  A snapshot sampled after that rebalance shows the job converging
 converged () {
     jq -e -s '(map(.event) | rindex("rebalance_done")) as $at
