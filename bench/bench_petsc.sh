@@ -32,6 +32,9 @@
 #                          iterations, 3 inner iterations)
 #    jace-tsirm-ilu-async/sync  TSIRM with ILU(0)-preconditioned inner
 #                          solves (solver/preconditioner = ilu0)
+#    jace-gmres-sync       GMRES(30) around the blocks, each applying
+#                          its ILU(0) once (solver/outer = gmres: what
+#                          PETSc's gmres-ilu below runs)
 #  (a convection problem has no generator: its jace-gen and TSIRM runs
 #  read the file)
 #    petsc VARIANT         mpirun -n P petsc_solve, for each variant below
@@ -354,6 +357,10 @@ for problem in "$@"; do
                 jace_run "jace-tsirm-ilu-$mode" --set job/mode=$mode \
                     --set solver/outer=tsirm --set solver/preconditioner=ilu0 \
                     $sets
+                # shellcheck disable=SC2086
+                [ "$mode" = async ] \
+                || jace_run "jace-gmres-sync" --set job/mode=sync \
+                    --set solver/outer=gmres $sets
             done
             [ "$with_petsc" = 1 ] || continue
             echo "$variants" | while IFS= read -r variant; do

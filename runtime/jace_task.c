@@ -1087,6 +1087,19 @@ jace_task_exchanges (const jace_task_t *self)
 }
 
 int
+jace_task_replay_exchanges (jace_task_t *self, int64_t count)
+{
+    assert (self);
+    //  The engine numbers rounds upwards: a round it began is never begun
+    //  again, so rewinding is only for a task that began none past count.
+    if (count < 0 || count > self->exchanges
+    ||  jace_exchange_round (self->exchange) > count)
+        return -1;
+    self->exchanges = count;
+    return 0;
+}
+
+int
 jace_task_set_routes (jace_task_t *self, const jace_route_t *routes,
                       size_t count, char *reason, size_t reason_size)
 {

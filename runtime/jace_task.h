@@ -262,6 +262,15 @@ int
 int64_t
     jace_task_exchanges (const jace_task_t *self);
 
+//  Number the next jace_task_alltoallv call count + 1 again: for a task
+//  restored from a checkpoint whose application must run again rounds
+//  that its predecessor ran after round `count` (an outer GMRES cycle
+//  begun before the checkpoint).  The other tasks serve those rounds from
+//  their logs.  Allowed before the task's first call since its set-up or
+//  restore, for 0 <= count <= jace_task_exchanges.  Returns 0, or -1.
+int
+    jace_task_replay_exchanges (jace_task_t *self, int64_t count);
+
 //  Data the spawner attached to this task's ASSIGN (e.g. its rows of a
 //  matrix read from a file): number of blocks, and block `index`'s kind
 //  and length in elements.

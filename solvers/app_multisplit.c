@@ -12,6 +12,7 @@
 #include "csr.h"
 #include "mmio.h"
 #include "multisplit.h"
+#include "outer_gmres.h"
 #include "problems.h"
 #include "tsirm.h"
 
@@ -52,6 +53,8 @@ typedef struct {
     multisplit_options_t options;   //  Inner solver
     bool tsirm;                 //  solver/outer = tsirm
     tsirm_options_t window;     //  Its least-squares step
+    bool gmres;                 //  solver/outer = gmres
+    outer_gmres_options_t gmres_options;    //  Its restart and blocks
 } spec_t;
 
 //  Spawner side: the whole system.
@@ -94,6 +97,7 @@ typedef struct {
     double *outgoing;           //  Values being sent, largest request
     bool requests_read;         //  requested[] filled from the runtime
     window_t *window;           //  TSIRM's window, or NULL
+    outer_gmres_t *gmres;       //  The outer GMRES, or NULL
 } task_state_t;
 
 
@@ -116,18 +120,48 @@ s_parse_kind (zhash_t *params, spec_t *spec, char *reason,
     return -1;
 }
 
+//  GMRES's keys, and what it needs of the job.
+static int
+s_parse_gmres (zhash_t *params, spec_t *spec, char *reason,
+               size_t reason_size)
+{
+    double restart, inner;
+    if (jace_param_integer (params, "solver/gmres_restart", 30, 1,
+                            OUTER_GMRES_RESTART_MAX, &restart, reason,
+                            reason_size)
+    ||  jace_param_integer (params, "solver/gmres_inner_iterations", 0, 0,
+                            1000, &inner, reason, reason_size))
+        return -1;
+    spec->gmres_options.restart = (int32_t) restart;
+    spec->gmres_options.inner_iterations = (int32_t) inner;
+    spec->gmres_options.tolerance = 1e-6;   //  job/tolerance, at set-up
+    const char *mode = (const char *) zhash_lookup (params, "job/mode");
+    if (spec->gmres && !(mode && streq (mode, "sync"))) {
+        //  Every step sums over all tasks: it cannot run asynchronously
+        snprintf (reason, reason_size, "solver/outer = gmres needs job/mode "
+                  "= sync (its steps are global), not %s",
+                  mode ? mode : "async (the default)");
+        return -1;
+    }
+    return 0;
+}
+
 //  solver/outer and TSIRM's keys.
 static int
 s_parse_outer (zhash_t *params, spec_t *spec, char *reason,
                size_t reason_size)
 {
     const char *outer = (const char *) zhash_lookup (params, "solver/outer");
-    if (outer && !streq (outer, "multisplit") && !streq (outer, "tsirm")) {
+    if (outer && !streq (outer, "multisplit") && !streq (outer, "tsirm")
+    &&  !streq (outer, "gmres")) {
         snprintf (reason, reason_size, "solver/outer = '%s' is not one of "
-                  "multisplit, tsirm", outer);
+                  "multisplit, tsirm, gmres", outer);
         return -1;
     }
     spec->tsirm = outer && streq (outer, "tsirm");
+    spec->gmres = outer && streq (outer, "gmres");
+    if (s_parse_gmres (params, spec, reason, reason_size))
+        return -1;
     tsirm_options_defaults (&spec->window);
     double size, iterations, tolerance;
     if (jace_param_integer (params, "solver/tsirm_size", spec->window.size, 2,
@@ -167,7 +201,7 @@ s_parse_solver (zhash_t *params, spec_t *spec, char *reason,
         return -1;
     //  TSIRM's few inner iterations need ILU(0): capped Jacobi-PCG blocks
     //  took 7x the outer iterations on 3D Poisson (BENCHMARKS.md).
-    if (pc ? streq (pc, "ilu0") : spec->tsirm)
+    if (pc ? streq (pc, "ilu0") : spec->tsirm || spec->gmres)
         spec->options.preconditioner = MULTISPLIT_PC_ILU0;
     double tolerance, max_iterations, overlap;
     if (jace_param_number (params, "solver/inner_tolerance",
@@ -183,6 +217,13 @@ s_parse_solver (zhash_t *params, spec_t *spec, char *reason,
     spec->options.inner_tolerance = tolerance;
     spec->options.inner_max_iterations = (int32_t) max_iterations;
     spec->overlap = (int32_t) overlap;
+    if (spec->gmres && spec->overlap > 0) {
+        //  Block Jacobi preconditions GMRES; an overlap would need the
+        //  restricted additive Schwarz operator, which is not built
+        snprintf (reason, reason_size, "solver/outer = gmres takes no "
+                  "solver/overlap (%d asked)", spec->overlap);
+        return -1;
+    }
     return 0;
 }
 
@@ -661,6 +702,7 @@ s_destroy (void **state_p)
         free (self->outgoing);
         free (self->x_ext);
         s_window_destroy (&self->window);
+        outer_gmres_destroy (&self->gmres);
         free (self);
         *state_p = NULL;
     }
@@ -701,9 +743,13 @@ s_setup (jace_task_t *task, char *reason, size_t reason_size)
     self->x_ext = (double *) zmalloc (
         (multisplit_external_size (self->split) + 1) * sizeof (double));
     s_request_dependencies (self, task);
+    double tolerance = jace_task_param_double (task, "job/tolerance", 1e-6);
     if (spec.tsirm)
-        self->window = s_window_new (&spec.window, self->split,
-            jace_task_param_double (task, "job/tolerance", 1e-6));
+        self->window = s_window_new (&spec.window, self->split, tolerance);
+    if (spec.gmres) {
+        spec.gmres_options.tolerance = tolerance;
+        self->gmres = outer_gmres_new (&spec.gmres_options, self->split);
+    }
     return self;
 }
 
@@ -1020,6 +1066,23 @@ s_iterate_tsirm (task_state_t *self, jace_task_t *task, double *change)
     return s_minimise (self, task, change);
 }
 
+//  One step of the outer GMRES.  Its iterate moves only at a cycle's end;
+//  the change reported is its estimate of the relative residual, which is
+//  what the job's tolerance is about.
+static int
+s_iterate_gmres (task_state_t *self, jace_task_t *task, double *change,
+                 bool *converged)
+{
+    outer_gmres_readers_t readers = { self->tasks, self->rank,
+        self->requested, self->requested_count };
+    outer_gmres_step_t step;
+    if (outer_gmres_iterate (self->gmres, task, &readers, &step))
+        return -1;
+    *change = step.estimate;
+    *converged = step.converged;
+    return 0;
+}
+
 static int
 s_iterate (jace_task_t *task, void *state)
 {
@@ -1027,9 +1090,16 @@ s_iterate (jace_task_t *task, void *state)
     if (!self->requests_read)
         s_read_requests (self, task);
     double change;
+    bool converged = false;
+    if (self->gmres) {
+        if (s_iterate_gmres (self, task, &change, &converged))
+            return -1;
+    }
+    else
     if (self->window) {
         if (s_iterate_tsirm (self, task, &change))
             return -1;
+        converged = self->window->converged;
     }
     else {
         s_take_newest (self, task, 0);
@@ -1039,7 +1109,7 @@ s_iterate (jace_task_t *task, void *state)
         change = step.change;
     }
     jace_task_set_change (task, change);
-    if (self->window && self->window->converged)
+    if (converged)
         jace_task_set_converged (task);
     for (int32_t t = 0; t < self->tasks; t++) {
         int32_t count = self->requested_count [t];
@@ -1068,6 +1138,10 @@ static const void *
 s_checkpoint (void *state, size_t *size)
 {
     task_state_t *self = (task_state_t *) state;
+    if (self->gmres) {
+        *size = outer_gmres_saved_length (self->gmres) * sizeof (double);
+        return outer_gmres_save (self->gmres);
+    }
     *size = (size_t) (multisplit_row_end (self->split)
                       - multisplit_row_begin (self->split)) * sizeof (double);
     return multisplit_solution (self->split);
@@ -1078,6 +1152,23 @@ s_restore (jace_task_t *task, void *state, const void *bytes, size_t size,
            char *reason, size_t reason_size)
 {
     task_state_t *self = (task_state_t *) state;
+    if (self->gmres) {
+        //  Its own checkpoint, or a rebalance's bare iterate
+        if (size % sizeof (double)) {
+            snprintf (reason, reason_size, "checkpoint of task %" PRId64
+                      " has %zu bytes, not whole doubles",
+                      jace_task_rank (task), size);
+            return -1;
+        }
+        double *saved = (double *) malloc (size + 1);
+        assert (saved);
+        memcpy (saved, bytes, size);
+        int rc = outer_gmres_restore (self->gmres, saved,
+                                      size / sizeof (double), reason,
+                                      reason_size);
+        free (saved);
+        return rc;
+    }
     size_t expected;
     s_checkpoint (state, &expected);
     if (size != expected) {
@@ -1103,8 +1194,12 @@ s_stall_advice (void *raw)
         return "TSIRM does not converge on this matrix; try a larger "
                "solver/tsirm_size, solver/overlap or a smaller "
                "solver/inner_tolerance";
+    if (problem->spec.gmres)
+        return "GMRES does not converge on this matrix; try a larger "
+               "solver/gmres_restart or solver/gmres_inner_iterations";
     return "block Jacobi (multisplitting) does not converge on this matrix; "
-           "try solver/outer = tsirm or solver/overlap";
+           "try solver/outer = gmres (job/mode = sync), solver/outer = tsirm "
+           "or solver/overlap";
 }
 
 //  Every key the application reads
@@ -1115,7 +1210,8 @@ static const char *const s_keys [] = {
     "solver/inner_max_iterations", "solver/overlap", "solver/outer",
     "solver/preconditioner",
     "solver/tsirm_size", "solver/tsirm_max_iterations",
-    "solver/tsirm_tolerance", NULL
+    "solver/tsirm_tolerance", "solver/gmres_restart",
+    "solver/gmres_inner_iterations", NULL
 };
 
 const jace_app_t app_multisplit = {

@@ -24,6 +24,9 @@
       solver/inner      krylov (default) | lu-banded | cg | bicgstab
       solver/inner_tolerance   Krylov relative tolerance (default 1e-3)
       solver/overlap    rows of overlap on each side (default 0)
+      solver/outer      multisplit (default) | tsirm | gmres (sync only:
+                        GMRES(m) preconditioned by the blocks,
+                        outer_gmres.h)
     Generated problems use b = A*1, so the exact solution is all ones and
     the summary reports the error against it.
     =========================================================================

@@ -338,6 +338,18 @@ krylov_solve (krylov_t *self, const double *b, double *x, double tolerance,
 }
 
 //  --------------------------------------------------------------------------
+//  One application of the preconditioner, for an outer Krylov method that
+//  uses it as its own (block Jacobi with ILU(0) blocks, as PETSc's
+//  -pc_type bjacobi -sub_pc_type ilu).
+
+void
+krylov_precondition (const krylov_t *self, const double *r, double *z)
+{
+    assert (self && r && z);
+    s_precondition (self, r, z);
+}
+
+//  --------------------------------------------------------------------------
 //  Name of a status.
 
 const char *

@@ -80,6 +80,12 @@ krylov_status_t
                   double tolerance, int32_t max_iterations,
                   krylov_result_t *result);
 
+//  z = M^-1 r with the solver's preconditioner (the diagonal, or ILU(0)
+//  after krylov_set_ilu0); r and z have the matrix's order and must not
+//  overlap.  Allocates nothing.
+void
+    krylov_precondition (const krylov_t *self, const double *r, double *z);
+
 //  Name of a status, for messages ("converged", ...).
 const char *
     krylov_status_name (krylov_status_t status);

@@ -583,6 +583,35 @@ multisplit_iterate (multisplit_t *self, const double *x_ext,
 }
 
 //  --------------------------------------------------------------------------
+//  The block solve as a preconditioner: z = A_local^-1 v, approximately.
+
+int
+multisplit_precondition (multisplit_t *self, const double *v, double *z,
+                         int32_t iterations)
+{
+    assert (self && v && z && iterations >= 0);
+    //  With overlap the block's rows are not the core's: no such operator
+    assert (self->local_size == self->core_end - self->core_begin);
+    if (self->lu)
+        banded_lu_solve (self->lu, v, z);
+    else
+    if (iterations == 0)
+        krylov_precondition (self->krylov, v, z);
+    else {
+        memset (z, 0, (size_t) self->local_size * sizeof (double));
+        krylov_result_t result;
+        krylov_solve (self->krylov, v, z, self->inner_tolerance, iterations,
+                      &result);
+        if (result.status == KRYLOV_BREAKDOWN)
+            return -1;
+    }
+    for (int32_t i = 0; i < self->local_size; i++)
+        if (!isfinite (z [i]))
+            return -1;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
 //  The task's share of the true residual.
 
 //  y = (A x) on the core rows, or b - A x when `b` is set, with x_core on

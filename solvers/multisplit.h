@@ -192,6 +192,17 @@ int
     multisplit_iterate (multisplit_t *self, const double *x_ext,
                         multisplit_step_t *step);
 
+//  z = M^-1 v on the core rows, M the block A_local as this task solves
+//  it: for an outer Krylov method that uses the multisplitting as its
+//  preconditioner (block Jacobi).  Banded LU solves exactly; a Krylov
+//  inner solver applies its preconditioner once (iterations = 0: ILU(0)
+//  or the diagonal) or runs that many iterations from zero.  Needs no
+//  overlap (asserted).  Returns 0, or -1 on breakdown or a value not
+//  finite.  Allocates nothing.
+int
+    multisplit_precondition (multisplit_t *self, const double *v, double *z,
+                             int32_t iterations);
+
 //  r = b - A x on the core rows (row_end - row_begin entries), with the
 //  current core iterate and the owners' values x_ext for every other
 //  component: the task's share of the true residual.

@@ -249,13 +249,41 @@ s_test_fetch_targets (jace_task_t *task)
         "no checkpoints, no FETCH");
 }
 
+//  A restored task may number its exchanges back to where its
+//  application's state began, never forward, never below zero.
+static void
+s_test_replay (void)
+{
+    jace_task_t *task = s_task ();
+    ok (jace_task_replay_exchanges (task, -1) == -1
+        && jace_task_replay_exchanges (task, 1) == -1,
+        "no replay below 0 or past the exchanges completed");
+    //  A checkpoint copy saved after 7 exchanges (and no neighbour values)
+    jace_msg_t *copy = jace_msg_new (JACE_MSG_CKPT);
+    double state = 1;
+    int64_t meta [5] = { -1, 7, 0, 0, 0 };
+    jace_msg_add_payload (copy, JACE_PAYLOAD_F64, &state, 1);
+    jace_msg_add_payload (copy, JACE_PAYLOAD_I64, meta, 5);
+    jace_msg_add_payload (copy, JACE_PAYLOAD_F64, &state, 0);
+    jace_task_restore_newest (task, copy);
+    jace_msg_destroy (&copy);
+    is_int (jace_task_exchanges (task), 7, "the copy's exchange count is "
+            "restored");
+    ok (jace_task_replay_exchanges (task, 4) == 0
+        && jace_task_exchanges (task) == 4,
+        "a restored task numbers its next exchange as the 5th again");
+    ok (jace_task_replay_exchanges (task, 5) == -1,
+        "and cannot skip forward again");
+    jace_task_destroy (&task);
+}
+
 int
 main (void)
 {
     zsys_set_logstream (stderr);
     zsys_init ();
     jace_key_random (&s_job_key);
-    tap_plan (31);
+    tap_plan (35);
     zsock_t *pulls [TASKS] = { NULL };
     for (int rank = 0; rank < TASKS; rank++)
         if (rank != RANK) {
@@ -317,6 +345,7 @@ main (void)
             "was sealed with the job key");
     jace_task_destroy (&task);
     s_test_fresh_links (pulls);
+    s_test_replay ();
     for (int rank = 0; rank < TASKS; rank++)
         zsock_destroy (&pulls [rank]);
     return tap_done ();

@@ -1,0 +1,118 @@
+/*  =========================================================================
+    outer_gmres - restarted GMRES around the multisplitting blocks
+
+    solver/outer = gmres of the multisplit application: GMRES(m) (Saad and
+    Schultz 1986) on A x = b, preconditioned on the right by the blocks of
+    the multisplitting (block Jacobi: each task applies its block's inner
+    solver to its rows of the basis vector), distributed by rows.  With the
+    block's preconditioner applied once (ILU(0) or the diagonal) or a
+    banded LU, this is PETSc's -ksp_type gmres -pc_type bjacobi; with
+    inner Krylov iterations the preconditioner changes from step to step
+    and the method is flexible GMRES (Saad 1993), which keeps the
+    preconditioned vectors too.
+
+    One Arnoldi step per iteration of the task.  Each step runs three
+    total exchanges through the task API (jace_task_alltoallv): the
+    preconditioned vector's values each neighbour reads, the dot products
+    of classical Gram-Schmidt, and the new vector's norm; a cycle's first
+    step runs two more (the iterate's values, then ||r0|| and ||b||).
+    Every task sums the pieces in rank order, so every task holds the same
+    Hessenberg matrix and takes the same decisions: where a cycle ends
+    (after m steps, or once the residual estimate meets the tolerance) and
+    when the job has converged.  The iterate changes only at a cycle's
+    end, so a snapshot taken at any iteration is consistent.
+
+    A task replaced during a cycle is restored from a checkpoint holding
+    the iterate at the cycle's start and the iteration and exchange count
+    the cycle began at (outer_gmres_save); its first iteration runs the
+    cycle's steps again, with the other tasks' pieces of those rounds
+    served from their logs (docs/EXCHANGE.md), and then goes on with the
+    others.  The steps it runs again are the ones its predecessor ran,
+    from the same data.
+    =========================================================================
+*/
+#ifndef OUTER_GMRES_H_INCLUDED
+#define OUTER_GMRES_H_INCLUDED
+
+#include "jace_task.h"
+#include "multisplit.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+//  Largest restart length (solver/gmres_restart)
+#define OUTER_GMRES_RESTART_MAX 200
+
+//  What the job asks for
+typedef struct {
+    int32_t restart;            //  m: steps per cycle (default 30)
+    int32_t inner_iterations;   //  0: the block's preconditioner once;
+                                //  k: k inner Krylov iterations (flexible)
+    double tolerance;           //  job/tolerance: relative residual
+} outer_gmres_options_t;
+
+//  Who reads which of our values: the lists the other tasks sent at
+//  set-up, as global row indices of our core
+typedef struct {
+    int32_t tasks;              //  Tasks in the job
+    int32_t rank;               //  Our task
+    int32_t *const *requested;  //  Per task: indices it reads, or NULL
+    const int32_t *requested_count;  //  Per task: their number
+} outer_gmres_readers_t;
+
+//  What one iteration did
+typedef struct {
+    double estimate;            //  ||b - A x|| / ||b|| as GMRES knows it
+    bool converged;             //  The iterate now meets the tolerance
+    int32_t steps;              //  Arnoldi steps run (more when catching up)
+} outer_gmres_step_t;
+
+typedef struct _outer_gmres_t outer_gmres_t;
+
+//  Bind to a task's multisplitting state (borrowed: must outlive us);
+//  allocates the basis, (m + 1) vectors of the core rows, and m more when
+//  flexible.  split must have no overlap.
+outer_gmres_t *
+    outer_gmres_new (const outer_gmres_options_t *options,
+                     multisplit_t *split);
+
+//  Destroy; nullifies the reference.  Safe on NULL.
+void
+    outer_gmres_destroy (outer_gmres_t **self_p);
+
+//  One iteration: a cycle's start if none is under way, and one Arnoldi
+//  step (with a cycle to run again first after a restore); at a cycle's
+//  end, the iterate moves.  Returns 0 with *step, or -1 (an exchange
+//  failed or was cut short, a piece had the wrong size, the block solve
+//  broke down, or a restore cannot be caught up): the iteration is then
+//  void and the cycle starts again at the next one.
+int
+    outer_gmres_iterate (outer_gmres_t *self, jace_task_t *task,
+                         const outer_gmres_readers_t *readers,
+                         outer_gmres_step_t *step);
+
+//  Length in doubles of a checkpoint: the core rows and two more
+size_t
+    outer_gmres_saved_length (const outer_gmres_t *self);
+
+//  The checkpoint: the iterate (the cycle's start), then the iteration
+//  and the exchange count the cycle began at, -1 and 0 between cycles.
+//  Borrowed until the next call.
+const double *
+    outer_gmres_save (outer_gmres_t *self);
+
+//  Take a checkpoint back: `count` doubles, either outer_gmres_save's or
+//  the bare iterate (a rebalance's); the iterate goes into the
+//  multisplitting state.  The cycle it names is run again at the next
+//  iteration.  Returns 0, or -1 with a reason (wrong length, fields that
+//  are no iteration or count).
+int
+    outer_gmres_restore (outer_gmres_t *self, const double *saved,
+                         size_t count, char *reason, size_t reason_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,122 @@
+#!/bin/sh
+#  test_solver_gmres - GMRES around the multisplitting blocks, as users
+#  submit it
+#
+#  solver/outer = gmres on 3D Poisson, the NAS-CG-like generator and a
+#  nonsymmetric Matrix Market file, each with one daemon crashed on
+#  progress in the middle of a GMRES cycle: every job ends with a
+#  verified residual under its tolerance, its replacement restored from a
+#  checkpoint and caught up with the cycle.  The iteration count is
+#  GMRES's, not block Jacobi's; flexible GMRES (inner iterations) and
+#  banded LU blocks converge; asynchronous mode, overlap and a restart
+#  out of range are refused with what was wrong.
+. "$(dirname "$0")/lib.sh"
+lib_init
+plan 16
+
+JOB=$RUN/gmres.job
+cat >"$JOB" <<JOBFILE
+job
+    application = "multisplit"
+    tasks = 3
+    mode = "sync"
+    tolerance = 1e-8
+    max_seconds = 60
+    heartbeat_timeout = 800
+checkpoint
+    every_iterations = 5
+solver
+    outer = "gmres"
+    gmres_restart = 20
+problem
+    kind = "poisson3d"
+JOBFILE
+
+MTX=$RUN/convection.mtx
+"$BIN/jace-mmgen" --convection 2 convection2d 40 "$MTX" >/dev/null
+
+start_supernode sn --heartbeat 200 --timeout 1000
+next_daemon=0
+add_daemons () {    #  add_daemons COUNT
+    for _ in $(seq 1 "$1"); do
+        next_daemon=$((next_daemon + 1))
+        start_daemon "d$next_daemon" --supernode "$SN_sn"
+    done
+}
+add_daemons 5
+check "5 daemons register" wait_for 15 count_is 5 "$SN_sn"
+
+field () {          #  field NAME KEY: a key of the job's result
+    tail -n 1 "$RUN/$1.events" | jq -r "select(.event == \"result\") | .$2"
+}
+
+#  solve NAME ARGS...: a GMRES job with one crash.  The crash comes at
+#  iteration 8, the checkpoint before it at 5: the replacement starts in
+#  the middle of a cycle of 20 and must run its first 5 steps again.
+solve () {
+    label=$1; shift
+    submit "$label" "$JOB" "$SN_sn" --set faults/first_iteration=8 \
+        --set faults/count=1 --set faults/rounds=1 --set faults/every=1 "$@"
+    status=$?
+    residual=$(job_residual "$label")
+    [ $status -eq 0 ] && jq -n -e "$residual <= 1e-8" >/dev/null
+    ok $? "$label, GMRES, one crash: verified residual ${residual:-none}"
+    [ "$(grep -c '"event":"crash"' "$RUN/$label.events")" -ge 1 ] \
+        && [ "$(field "$label" from_checkpoint)" -ge 1 ]
+    ok $? "$label: the crashed task restarted from a checkpoint"
+    reap_dead
+    [ "$REAPED" -gt 0 ] && add_daemons "$REAPED"
+    wait_for 15 count_is 5 "$SN_sn" '.state == "free"'
+}
+solve poisson3d --set problem/n=24
+solve nascg --set problem/kind=nascg --set problem/n=30000 \
+    --set problem/bandwidth=600
+solve convection --set problem/kind=matrix --set problem/matrix="$MTX"
+#  Checkpoints every 5 iterations, cycles of 20: a crash at any time
+#  after the 5th iteration finds a checkpoint taken in mid-cycle.
+grep -q "runs the [0-9]* steps of its GMRES cycle from iteration" "$RUN"/d*.log
+ok $? "a replacement ran its cycle's steps again and went on"
+
+#  GMRES, not block Jacobi: A = [I C; C' I] with C = 1.5 times the
+#  identity, split in its two blocks.  Block Jacobi's iteration matrix
+#  then has spectral radius 1.5 and diverges; A has two eigenvalues,
+#  -0.5 and 2.5, and GMRES solves it in a few steps.
+TWO=$RUN/two-blocks.mtx
+awk 'BEGIN {
+    n = 100
+    print "%%MatrixMarket matrix coordinate real symmetric"
+    print n, n, n + n / 2
+    for (i = 1; i <= n; i++) print i, i, 1
+    for (i = 1; i <= n / 2; i++) print i + n / 2, i, 1.5
+}' >"$TWO"
+submit jacobi "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
+    --set problem/matrix="$TWO" --set solver/outer=multisplit
+jacobi=$?
+submit krylov "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
+    --set problem/matrix="$TWO"
+status=$?
+residual=$(job_residual krylov)
+[ $jacobi -ne 0 ] && [ $status -eq 0 ] && jq -n -e "$residual <= 1e-8" >/dev/null
+ok $? "GMRES solves (${residual:-no result}) where block Jacobi fails (exit $jacobi)"
+
+submit flexible "$JOB" "$SN_sn" --set problem/n=24 \
+    --set solver/gmres_inner_iterations=3
+residual=$(job_residual flexible)
+[ -n "$residual" ] && jq -n -e "$residual <= 1e-8" >/dev/null
+ok $? "flexible GMRES (3 inner iterations a block): verified ${residual:-none}"
+submit banded "$JOB" "$SN_sn" --set problem/kind=matrix \
+    --set problem/matrix="$MTX" --set solver/inner=lu-banded
+residual=$(job_residual banded)
+[ -n "$residual" ] && jq -n -e "$residual <= 1e-8" >/dev/null
+ok $? "banded LU blocks (exact block Jacobi): verified ${residual:-none}"
+
+submit async "$JOB" "$SN_sn" --set job/mode=async
+[ $? -eq 2 ] && grep -q "solver/outer = gmres needs job/mode = sync (its steps are global), not async" "$RUN/async.err"
+ok $? "asynchronous GMRES is refused, saying why"
+submit overlap "$JOB" "$SN_sn" --set solver/overlap=4
+[ $? -eq 2 ] && grep -q "solver/outer = gmres takes no solver/overlap (4 asked)" "$RUN/overlap.err"
+ok $? "GMRES with overlap is refused"
+submit restart "$JOB" "$SN_sn" --set solver/gmres_restart=0
+[ $? -eq 2 ] && grep -q "solver/gmres_restart = '0' is not an integer in \[1, 200\]" "$RUN/restart.err"
+ok $? "a restart of 0 is refused, with the range"
+lib_finish
