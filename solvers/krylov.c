@@ -211,6 +211,7 @@ s_cg (krylov_t *self, const double *b, double *x, double tolerance,
     memcpy (p, z, (size_t) n * sizeof (double));
     double rz = s_dot (n, r, z);
     double r_norm = sqrt (s_dot (n, r, r));
+    result->initial_residual = r_norm;
     double target = s_target (self, tolerance, b_norm, r_norm);
     int32_t iteration = 0;
     while (r_norm > target && iteration < max_iterations) {
@@ -283,6 +284,7 @@ s_bicgstab (krylov_t *self, const double *b, double *x, double tolerance,
     memset (v, 0, (size_t) n * sizeof (double));
     double rho = 1.0, alpha = 1.0, omega = 1.0;
     double r_norm = sqrt (s_dot (n, r, r));
+    result->initial_residual = r_norm;
     double target = s_target (self, tolerance, b_norm, r_norm);
     int32_t iteration = 0;
     for (; r_norm > target && iteration < max_iterations; iteration++) {

@@ -42,6 +42,7 @@ typedef struct {
     krylov_status_t status;     //  Outcome
     int32_t iterations;         //  Iterations run
     double residual;            //  Final ||r||_2 / ||b||_2 (0 if b = 0)
+    double initial_residual;    //  ||b - A x||_2 of the starting x
 } krylov_result_t;
 
 //  A solver bound to one matrix

@@ -76,6 +76,11 @@ typedef struct {
 typedef struct {
     double change;              //  max_i |x_new_i - x_old_i| over the core
     double relative_change;     //  change / max_i |x_new_i| (or change)
+    double residual;            //  ||b - A x||_2 on the extended rows
+                                //  at the iterate the iteration started
+                                //  from and the x_ext given: over the
+                                //  core rows, the task's share of the
+                                //  residual (at most this with overlap)
     int32_t inner_iterations;   //  Krylov iterations (0 for LU)
     int inner_status;           //  krylov_status_t of the solve (0 for LU)
 } multisplit_step_t;

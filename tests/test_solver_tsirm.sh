@@ -7,13 +7,14 @@
 #  in the middle of the job: every job ends with a verified residual
 #  under its tolerance and its replacement restored.  ILU(0) inner solves
 #  with TSIRM and overlap converge, and so do single inner iterations;
-#  the step's own residual ends a job whose changes never settle;
+#  the step's own residual ends a job whose changes never settle, and
+#  so do plain multisplitting tasks' residuals of their rows;
 #  unknown solver/outer and solver/preconditioner names and an inner
 #  iteration cap of 0 are refused.  A job whose verified
 #  residual stops falling ends early and says so.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 27
+plan 29
 
 JOB=$RUN/tsirm.job
 cat >"$JOB" <<JOBFILE
@@ -105,6 +106,15 @@ for mode in sync async; do
     residual=$(job_residual "own-word-$mode")
     [ $status -eq 0 ] && jq -n -e "$residual <= 1e-8" >/dev/null
     ok $? "$mode: the step's residual ends the job (verified ${residual:-none})"
+    #  Plain multisplitting says so too, from its rows' residual
+    submit "own-rows-$mode" "$JOB" "$SN_sn" --set job/mode=$mode \
+        --set problem/n=20 --set job/converge_iterations=100000000 \
+        --set job/stall_snapshots=0 --set job/max_seconds=30 \
+        --set solver/outer=multisplit
+    status=$?
+    residual=$(job_residual "own-rows-$mode")
+    [ $status -eq 0 ] && jq -n -e "$residual <= 1e-8" >/dev/null
+    ok $? "$mode: plain tasks' residuals end the job (verified ${residual:-none})"
 done
 submit bad-inner "$JOB" "$SN_sn" --set solver/inner_max_iterations=0
 [ $? -eq 2 ] && grep -q "solver/inner_max_iterations = '0' is not an integer in \[1, 1000000\]" "$RUN/bad-inner.err"

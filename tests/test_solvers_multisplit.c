@@ -223,6 +223,30 @@ s_test_residual_and_step (void)
         for (int t = 0; t < 5; t++)
             multisplit_destroy (&states [t]);
     }
+    //  A step reports its rows' residual at the iterate it started from:
+    //  the shares of the true residual, with either inner solver.
+    for (int inner = 0; inner < 2; inner++) {
+        int32_t boundaries [6];
+        multisplit_partition (300, 5, NULL, boundaries, NULL, 0);
+        multisplit_t *states [5];
+        s_setup_tasks (&system, boundaries, 5, 0, inner
+                       ? MULTISPLIT_INNER_KRYLOV : MULTISPLIT_INNER_BANDED_LU,
+                       states);
+        double shares = 0.0;
+        for (int t = 0; t < 5; t++) {
+            double *x_ext = malloc ((multisplit_external_size (states [t]) + 1) * sizeof (double));
+            multisplit_set_solution (states [t], x + boundaries [t]);
+            s_fill (states [t], 5, x, x_ext);
+            multisplit_step_t step;
+            multisplit_iterate (states [t], x_ext, &step);
+            shares += step.residual * step.residual;
+            free (x_ext);
+            multisplit_destroy (&states [t]);
+        }
+        is_double (shares, global, 1e-9 * global, inner
+                   ? "Krylov steps' starting residuals add up to the true one"
+                   : "LU steps' starting residuals add up to the true one");
+    }
     //  Given the exact external values, one LU step gives the exact block.
     for (int i = 0; i < 300; i++)
         x [i] = 1.0;
@@ -577,7 +601,7 @@ int
 main (void)
 {
     openblas_set_num_threads (1);
-    tap_plan (11 + 14 + 8 + 5 + 6 + 50 + 3 + 9 + 5);
+    tap_plan (11 + 14 + 10 + 5 + 6 + 50 + 3 + 9 + 5);
     s_test_partition ();
     s_test_dependencies ();
     s_test_residual_and_step ();
