@@ -329,6 +329,10 @@ s_test_locality (void)
     double plain_time = grid_execution_time (grid, tig, placement);
     for (size_t task = 0; task < 12; task++)
         in_c += grid_node_cluster (grid, placement [task]) == 2;
+    size_t plain_crossings = 0;
+    for (size_t task = 1; task < 12; task++)
+        plain_crossings += grid_node_cluster (grid, placement [task - 1])
+                        != grid_node_cluster (grid, placement [task]);
     grid_destroy (&grid);
     grid = grid_new (platform);
     ok (mapper_map ("maheve-locality", grid, tig, placement) == 0,
@@ -336,6 +340,14 @@ s_test_locality (void)
     double local_time = grid_execution_time (grid, tig, placement);
     for (size_t task = 0; task < 12; task++)
         in_b += grid_node_cluster (grid, placement [task]) == 1;
+    size_t crossings = 0;
+    for (size_t task = 1; task < 12; task++)
+        crossings += grid_node_cluster (grid, placement [task - 1])
+                  != grid_node_cluster (grid, placement [task]);
+    ok (crossings <= 2, "locality: the chain "
+        "crosses between its two clusters at most twice");
+    diag ("chain crossings: MAHEVE %zu, maheve-locality %zu",
+          plain_crossings, crossings);
     ok (in_c == 5 && in_b == 5, "locality: the 5 tasks A cannot hold go to "
         "C with MAHEVE, to B with locality");
     ok (local_time < plain_time, "locality: the predicted ET is shorter");
@@ -396,7 +408,7 @@ s_test_order (void)
 int
 main (void)
 {
-    tap_plan (10 + 15 + 9 + 2 + 10 + 3 + 9 + 4);
+    tap_plan (10 + 15 + 9 + 2 + 11 + 3 + 9 + 4);
     s_test_tig ();
     s_test_low ();
     s_test_high ();
