@@ -137,7 +137,6 @@ s_parse_gmres (zhash_t *params, spec_t *spec, char *reason,
         return -1;
     spec->gmres_options.restart = (int32_t) restart;
     spec->gmres_options.inner_iterations = (int32_t) inner;
-    spec->gmres_options.tolerance = 1e-6;   //  job/tolerance, at set-up
     const char *mode = (const char *) zhash_lookup (params, "job/mode");
     if (spec->gmres && !(mode && streq (mode, "sync"))) {
         //  Every step sums over all tasks: it cannot run asynchronously
@@ -674,7 +673,7 @@ s_rhs_squared (const multisplit_t *split, int32_t rows)
 
 static window_t *
 s_window_new (const tsirm_options_t *options, const multisplit_t *split,
-              double tolerance)
+              double tolerance, double b_squared)
 {
     window_t *window = (window_t *) zmalloc (sizeof *window);
     window->options = *options;
@@ -688,7 +687,7 @@ s_window_new (const tsirm_options_t *options, const multisplit_t *split,
     window->wr = (double *) zmalloc (columns * window->rows * sizeof (double));
     size_t length = tsirm_factor_length (options->size);
     window->factor = (double *) zmalloc ((length + 1) * sizeof (double));
-    window->factor [length] = s_rhs_squared (split, window->rows);
+    window->factor [length] = b_squared;
     return window;
 }
 
@@ -749,12 +748,14 @@ s_setup (jace_task_t *task, char *reason, size_t reason_size)
     double tolerance = jace_task_param_double (task, "job/tolerance", 1e-6);
     int32_t core = multisplit_row_end (self->split)
                  - multisplit_row_begin (self->split);
-    self->residual_bound = tolerance * sqrt (s_rhs_squared (self->split,
-                                                            core));
+    double b_squared = s_rhs_squared (self->split, core);
+    self->residual_bound = tolerance * sqrt (b_squared);
     if (spec.tsirm)
-        self->window = s_window_new (&spec.window, self->split, tolerance);
+        self->window = s_window_new (&spec.window, self->split, tolerance,
+                                     b_squared);
     if (spec.gmres) {
         spec.gmres_options.tolerance = tolerance;
+        spec.gmres_options.rows_b_squared = b_squared;
         self->gmres = outer_gmres_new (&spec.gmres_options, self->split);
     }
     return self;

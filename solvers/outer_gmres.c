@@ -36,7 +36,6 @@ struct _outer_gmres_t {
                                 //  the residual's norm
     double *saved;              //  Checkpoint: rows + 2
     int32_t position;           //  Steps of the cycle run, 0 between
-    double b_squared;           //  Our rows' ||b||^2, or -1 before known
     double b_norm;              //  ||b||, summed at every cycle's start
     int64_t cycle_iteration;    //  Iteration the cycle began at
     int64_t cycle_exchanges;    //  Exchanges completed before it
@@ -78,7 +77,6 @@ outer_gmres_new (const outer_gmres_options_t *options, multisplit_t *split)
     self->sines = (double *) zmalloc (m * sizeof (double));
     self->g = (double *) zmalloc ((m + 1) * sizeof (double));
     self->saved = (double *) zmalloc ((rows + 2) * sizeof (double));
-    self->b_squared = -1;
     self->replay_iteration = -1;
     return self;
 }
@@ -230,20 +228,10 @@ s_start_cycle (outer_gmres_t *self, jace_task_t *task,
         return -1;
     double *r = s_column (self, self->basis, 0);
     multisplit_residual_of (self->split, x, self->external_values, r);
-    if (self->b_squared < 0) {
-        //  b is the residual of x = 0; v1 is free until the first step
-        double *b = s_column (self, self->basis, 1);
-        memset (self->work, 0, (size_t) self->rows * sizeof (double));
-        memset (self->external_values, 0,
-                (size_t) self->external * sizeof (double));
-        multisplit_residual_of (self->split, self->work,
-                                self->external_values, b);
-        self->b_squared = cblas_ddot (self->rows, b, 1, b, 1);
-    }
     //  ||b|| is summed again at every cycle: a replacement that runs a
     //  cycle again gets it from the pieces of that cycle, as the others did
     double sums [2] = { cblas_ddot (self->rows, r, 1, r, 1),
-                        self->b_squared };
+                        self->options.rows_b_squared };
     if (s_sum (self, task, readers, sums, 2))
         return -1;
     self->b_norm = sqrt (sums [1]);

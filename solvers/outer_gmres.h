@@ -50,6 +50,7 @@ typedef struct {
     int32_t inner_iterations;   //  0: the block's preconditioner once;
                                 //  k: k inner Krylov iterations (flexible)
     double tolerance;           //  job/tolerance: relative residual
+    double rows_b_squared;      //  ||b||^2 over the task's core rows
 } outer_gmres_options_t;
 
 //  Who reads which of our values: the lists the other tasks sent at
