@@ -90,19 +90,34 @@ s_precondition (const krylov_t *self, const double *r, double *z)
             z [i] = self->inverse_diagonal [i] * r [i];
         return;
     }
+    //  Each row's value depends on the one just computed (the row before
+    //  in the forward solve, after in the backward one), and most rows
+    //  hold that neighbour: it is kept in a register, so the chain from
+    //  row to row is one multiply-add, not a store and a load besides.
     const csr_t *A = self->A;
     const double *lu = self->factors;
+    const int32_t *column = A->col_idx;
+    double previous = 0;
     for (int32_t i = 0; i < self->n; i++) {
+        int64_t begin = A->row_ptr [i], end = self->diagonal [i];
+        bool chained = end > begin && column [end - 1] == i - 1;
         double sum = r [i];
-        for (int64_t k = A->row_ptr [i]; k < self->diagonal [i]; k++)
-            sum -= lu [k] * z [A->col_idx [k]];
-        z [i] = sum;
+        for (int64_t k = begin; k < end - chained; k++)
+            sum -= lu [k] * z [column [k]];
+        if (chained)
+            sum -= lu [end - 1] * previous;
+        z [i] = previous = sum;
     }
+    double next = 0;
     for (int32_t i = self->n - 1; i >= 0; i--) {
+        int64_t begin = self->diagonal [i] + 1, end = A->row_ptr [i + 1];
+        bool chained = end > begin && column [begin] == i + 1;
         double sum = z [i];
-        for (int64_t k = self->diagonal [i] + 1; k < A->row_ptr [i + 1]; k++)
-            sum -= lu [k] * z [A->col_idx [k]];
-        z [i] = sum * self->inverse_pivot [i];
+        for (int64_t k = begin + chained; k < end; k++)
+            sum -= lu [k] * z [column [k]];
+        if (chained)
+            sum -= lu [begin] * next;
+        z [i] = next = sum * self->inverse_pivot [i];
     }
 }
 
