@@ -35,6 +35,9 @@
 #    jace-gmres-sync       GMRES(30) around the blocks, each applying
 #                          its ILU(0) once (solver/outer = gmres: what
 #                          PETSc's gmres-ilu below runs)
+#    jace-tsirm-gmres-sync TSIRM over GMRES cycles (solver/tsirm_inner =
+#                          gmres, its defaults: cycles of 12, a
+#                          least-squares step every 4): KSPTSIRM's form
 #  (a convection problem has no generator: its jace-gen and TSIRM runs
 #  read the file)
 #    petsc VARIANT         mpirun -n P petsc_solve, for each variant below
@@ -361,6 +364,11 @@ for problem in "$@"; do
                 [ "$mode" = async ] \
                 || jace_run "jace-gmres-sync" --set job/mode=sync \
                     --set solver/outer=gmres $sets
+                # shellcheck disable=SC2086
+                [ "$mode" = async ] \
+                || jace_run "jace-tsirm-gmres-sync" --set job/mode=sync \
+                    --set solver/outer=tsirm --set solver/tsirm_inner=gmres \
+                    $sets
             done
             [ "$with_petsc" = 1 ] || continue
             echo "$variants" | while IFS= read -r variant; do

@@ -27,6 +27,9 @@
       solver/outer      multisplit (default) | tsirm | gmres (sync only:
                         GMRES(m) preconditioned by the blocks,
                         outer_gmres.h)
+      solver/tsirm_inner  multisplit (default) | gmres (sync only: the
+                        TSIRM window collects the iterates of GMRES
+                        cycles, as PETSc's KSPTSIRM)
     Generated problems use b = A*1, so the exact solution is all ones and
     the summary reports the error against it.
     =========================================================================

@@ -375,7 +375,6 @@ s_step (outer_gmres_t *self, jace_task_t *task,
     if (s_arnoldi (self, task, readers, self->position))
         return -1;
     self->position++;
-    step->steps++;
     step->estimate = s_estimate (self);
     step->converged = step->estimate <= self->options.tolerance;
     if (step->converged || self->position == self->options.restart) {
@@ -383,6 +382,7 @@ s_step (outer_gmres_t *self, jace_task_t *task,
         self->position = 0;
         if (s_end_cycle (self, steps))
             return -1;
+        step->cycle_ended = true;
     }
     return 0;
 }

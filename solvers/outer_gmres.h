@@ -66,7 +66,7 @@ typedef struct {
 typedef struct {
     double estimate;            //  ||b - A x|| / ||b|| as GMRES knows it
     bool converged;             //  The iterate now meets the tolerance
-    int32_t steps;              //  Arnoldi steps run (more when catching up)
+    bool cycle_ended;           //  A cycle ended: the iterate moved
 } outer_gmres_step_t;
 
 typedef struct _outer_gmres_t outer_gmres_t;

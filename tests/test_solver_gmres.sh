@@ -9,10 +9,12 @@
 #  checkpoint and caught up with the cycle.  The iteration count is
 #  GMRES's, not block Jacobi's; flexible GMRES (inner iterations) and
 #  banded LU blocks converge; asynchronous mode, overlap and a restart
-#  out of range are refused with what was wrong.
+#  out of range are refused with what was wrong.  TSIRM over GMRES cycles
+#  survives a crash in the middle of its window, converges on the
+#  nonsymmetric file, and refuses what it cannot run.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 16
+plan 23
 
 JOB=$RUN/gmres.job
 cat >"$JOB" <<JOBFILE
@@ -76,6 +78,49 @@ solve convection --set problem/kind=matrix --set problem/matrix="$MTX"
 #  after the 5th iteration finds a checkpoint taken in mid-cycle.
 grep -q "runs the [0-9]* steps of its GMRES cycle from iteration" "$RUN"/d*.log
 ok $? "a replacement ran its cycle's steps again and went on"
+
+#  TSIRM over GMRES cycles (solver/tsirm_inner = gmres): cycles of 3
+#  steps, a least-squares step every 8 cycles (windows of 24 iterations).
+#  A checkpoint taken after I iterations holds the cycles its window had
+#  ended, (I mod 24) div 3, and the replacement must count them: it takes
+#  its least-squares step with the others at the window's end, or the
+#  job's exchanges no longer match and it fails.  Which checkpoint the
+#  crash finds depends on when progress shows iteration 10; 7 in 8 of
+#  them are in a window's later cycles.
+solve tsirm-gmres --set problem/n=24 --set solver/outer=tsirm \
+    --set solver/tsirm_inner=gmres --set solver/gmres_restart=3 \
+    --set solver/tsirm_size=8 --set faults/first_iteration=10
+restored=$(jq -r 'select(.event == "restored") | .iteration' \
+           "$RUN/tsirm-gmres.events" | head -n 1)
+cycles=$(( ${restored:-0} % 24 / 3 ))
+if [ "$cycles" -gt 0 ]; then
+    grep -q "its TSIRM window goes on after $cycles of its 8 GMRES cycles" "$RUN"/d*.log
+else
+    ! grep -q "its TSIRM window goes on after" "$RUN"/d*.log
+fi
+ok $? "restored after ${restored:-no} iterations: the window went on after $cycles cycles"
+for mode in sync async; do
+    submit "tsirm-$mode" "$JOB" "$SN_sn" --set problem/kind=matrix \
+        --set problem/matrix="$MTX" --set solver/outer=tsirm \
+        --set solver/tsirm_inner=gmres --set solver/gmres_restart=12 \
+        --set job/mode=$mode
+    status=$?
+    case $mode in
+    sync)
+        residual=$(job_residual "tsirm-$mode")
+        [ $status -eq 0 ] && jq -n -e "$residual <= 1e-8" >/dev/null
+        ok $? "TSIRM over GMRES(12), nonsymmetric file: verified ${residual:-none}" ;;
+    async)
+        [ $status -eq 2 ] && grep -q "solver/tsirm_inner = gmres needs job/mode = sync" "$RUN/tsirm-async.err"
+        ok $? "asynchronous TSIRM over GMRES is refused, saying why" ;;
+    esac
+done
+submit inner-alone "$JOB" "$SN_sn" --set solver/tsirm_inner=gmres
+[ $? -eq 2 ] && grep -q "solver/tsirm_inner = gmres needs solver/outer = tsirm, not gmres" "$RUN/inner-alone.err"
+ok $? "solver/tsirm_inner without TSIRM is refused"
+submit inner-bad "$JOB" "$SN_sn" --set solver/outer=tsirm --set solver/tsirm_inner=cg
+[ $? -eq 2 ] && grep -q "solver/tsirm_inner = 'cg' is not one of multisplit, gmres" "$RUN/inner-bad.err"
+ok $? "an unknown solver/tsirm_inner is refused, with the choices"
 
 #  GMRES, not block Jacobi: A = [I C; C' I] with C = 1.5 times the
 #  identity, split in its two blocks.  Block Jacobi's iteration matrix
