@@ -2338,8 +2338,14 @@ s_step_verification (server_t *self, int64_t now)
     //  Without report/sample_seconds, a job that never settles is still
     //  sampled (STALL_SAMPLE_SECONDS) so that a stall is seen.
     double period = spawner_job_sample_seconds (self->job);
-    if (period == 0 && spawner_job_stall_snapshots (self->job) > 0)
+    if (period == 0 && spawner_job_stall_snapshots (self->job) > 0) {
         period = STALL_SAMPLE_SECONDS;
+        //  The first one a period in: at the start the residual is the
+        //  initial guess's, and the snapshot would only hold back the
+        //  next one, that of convergence (spawner_verify's back-off)
+        if (self->next_sample == 0)
+            self->next_sample = now + (int64_t) (period * 1000);
+    }
     bool sample = period > 0 && now >= self->next_sample;
     bool settled = s_all_settled (self)
                 && spawner_verify_may_begin (self->verify, now);
@@ -2849,6 +2855,25 @@ s_next_wait (server_t *self, int64_t now)
     return console < wait ? console : wait;
 }
 
+//  A pass of the state machine may leave work to the next one: a lease
+//  that placed the tasks sends their ASSIGNs in the next state, a checked
+//  snapshot finishes the job at the next pass.  Passes run until the
+//  state holds, so that none of that waits for the poll's timeout (it
+//  did: three waits of up to PASS_MAX_MSEC each, a third of a small job's
+//  time).
+static void
+s_step_until_steady (server_t *self)
+{
+    for (int pass = 0; pass < 8 && self->state < JOB_DONE; pass++) {
+        job_state_t state = self->state;
+        bool verified = self->verified, failed = *self->failure != 0;
+        s_step (self, zclock_mono ());
+        if (self->state == state && self->verified == verified
+        &&  (*self->failure != 0) == failed)
+            break;
+    }
+}
+
 void
 spawner_server_actor (zsock_t *pipe, void *args)
 {
@@ -2885,8 +2910,7 @@ spawner_server_actor (zsock_t *pipe, void *args)
              && !self->items_dirty; i++)
             if (self->items [i].revents & ZMQ_POLLIN)
                 s_drain_item (self, i);
-        if (self->state < JOB_DONE)
-            s_step (self, zclock_mono ());
+        s_step_until_steady (self);
     }
     s_server_destroy (&self);
 }
