@@ -227,13 +227,25 @@ s_locality_sort (grid_t *grid, tig_t *tig, double hd, const bool *anchored,
     for (size_t cluster = 0; anchored && cluster < clusters; cluster++)
         if (anchored [cluster])
             near [cluster] = any_near = true;
+    double nodes = 0, node_power = 0;
     for (size_t cluster = 0; cluster < clusters; cluster++) {
         double count;
         marks [cluster] = maheve_cluster_mark (grid, cluster, hd);
         s_cluster_figures (grid, cluster, &count, &power [cluster]);
+        nodes += count;
+        node_power += count * power [cluster];
     }
     double edge, cost;
     s_tig_means (tig, &edge, &cost);
+    //  A link is weighed against a task's compute time on the grid's mean
+    //  node, the same for every cluster.  Against the cluster's own, a
+    //  fast cluster's short compute made its links weigh more than a slow
+    //  one's: on table1-hd072 the slowest cluster (6 times slower than
+    //  lille, as far from the others) came before lille, and the job ran
+    //  5 times slower than default's.
+    double mean_power = nodes > 0 ? node_power / nodes : 0;
+    double compute = mean_power > 0
+                   ? cost / (GRID_FLOPS_PER_GFLOPS * mean_power) : 0;
     for (size_t rank = 0; rank < clusters; rank++) {
         size_t best = SIZE_MAX;
         double best_key = 0;
@@ -248,8 +260,6 @@ s_locality_sort (grid_t *grid, tig_t *tig, double hd, const bool *anchored,
                     if (near [other])
                         link = fmin (link, grid_cluster_link_time (
                             grid, other, cluster, edge));
-                double compute = power [cluster] > 0
-                    ? cost / (GRID_FLOPS_PER_GFLOPS * power [cluster]) : 0;
                 double rho = compute > 0 ? link / compute
                            : link > 0 ? HUGE_VAL : 0;
                 key = marks [cluster] / (1 + rho);

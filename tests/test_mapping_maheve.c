@@ -289,6 +289,42 @@ s_test_mappers (void)
     platform_destroy (&platform);
 }
 
+//  Two clusters equally far from the first: the faster comes first.  A
+//  (power 4), F (power 2) and S (power 0.25) joined by the same 20 ms
+//  links.  A link weighed against a task's compute time on the cluster's
+//  own nodes made F's weigh 8 times S's (F computes 8 times faster) and
+//  put S first; against the grid's mean node, the links weigh the same.
+static void
+s_test_locality_equal_links (void)
+{
+    platform_t *platform = platform_parse (
+        "platform\n    name = equal-links\n"
+        "    cluster\n        name = A\n        nodes = 8\n        power = 4\n"
+        "    cluster\n        name = F\n        nodes = 8\n        power = 2\n"
+        "    cluster\n        name = S\n        nodes = 8\n"
+        "        power = 0.25\n"
+        "    backbone\n        latency_us = 20000\n"
+        "        bandwidth_mbps = 100\n", NULL, 0);
+    assert (platform);
+    tig_t *tig = tig_new (12);
+    for (size_t task = 0; task < 12; task++) {
+        tig_set_cost (tig, task, 1e7);
+        if (task > 0)
+            tig_add_edge (tig, task - 1, task, 1000);
+    }
+    grid_t *grid = grid_new (platform);
+    size_t order [3];
+    maheve_locality_sort_clusters (grid, tig, grid_heterogeneity (grid),
+                                   order);
+    ok (order [0] == 0 && order [1] == 1 && order [2] == 2,
+        "locality: of two clusters as far away, the faster comes first");
+    diag ("locality order %zu %zu %zu (A F S = 0 1 2)", order [0], order [1],
+          order [2]);
+    grid_destroy (&grid);
+    tig_destroy (&tig);
+    platform_destroy (&platform);
+}
+
 //  MAHEVE's order against the locality order: A (power 2), B (power 1)
 //  next to it, C (power 1.5) behind a slow link.  MAHEVE goes A, C, B
 //  (marks by power); with locality C's 50 ms link outweighs its power.
@@ -408,12 +444,13 @@ s_test_order (void)
 int
 main (void)
 {
-    tap_plan (10 + 15 + 9 + 2 + 11 + 3 + 9 + 4);
+    tap_plan (10 + 15 + 9 + 2 + 11 + 1 + 3 + 9 + 4);
     s_test_tig ();
     s_test_low ();
     s_test_high ();
     s_test_mappers ();
     s_test_locality ();
+    s_test_locality_equal_links ();
     s_test_order ();
     return tap_done ();
 }
