@@ -1129,9 +1129,8 @@ s_iterate_tsirm (task_state_t *self, jace_task_t *task, double *change)
 //  stagnates, because each cycle forgets the others' directions, that
 //  step combines them.  Cycles end on every task in the same iteration
 //  (GMRES's decisions are global), so the windows are aligned on cycles.
-//  A checkpoint adds the window's cycle count to GMRES's: a replacement
-//  opens its window there, the cycles it missed standing, for its rows,
-//  as the iterate it restarts from (as over multisplitting).
+//  A checkpoint adds the window's cycles and columns to GMRES's
+//  (s_checkpoint_tsirm_gmres).
 
 //  One step of the outer GMRES.  Its iterate moves only at a cycle's end;
 //  the change reported is its estimate of the relative residual, which is
