@@ -138,6 +138,29 @@ s_parse_kind (zhash_t *params, spec_t *spec, char *reason,
     return -1;
 }
 
+//  A key that takes one of `choices` (NULL-terminated), or is absent
+//  (*value NULL).  Returns 0, or -1 with a reason that lists them.
+static int
+s_parse_choice (zhash_t *params, const char *key,
+                const char *const *choices, const char **value,
+                char *reason, size_t reason_size)
+{
+    *value = (const char *) zhash_lookup (params, key);
+    if (!*value)
+        return 0;
+    char list [256] = "";
+    for (size_t i = 0; choices [i]; i++) {
+        if (streq (*value, choices [i]))
+            return 0;
+        size_t used = strlen (list);
+        snprintf (list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                  choices [i]);
+    }
+    snprintf (reason, reason_size, "%s = '%s' is not one of %s", key, *value,
+              list);
+    return -1;
+}
+
 //  How the job asked for GMRES, for messages
 static const char *
 s_gmres_name (const spec_t *spec)
@@ -177,21 +200,16 @@ static int
 s_parse_outer (zhash_t *params, spec_t *spec, char *reason,
                size_t reason_size)
 {
-    const char *outer = (const char *) zhash_lookup (params, "solver/outer");
-    if (outer && !streq (outer, "multisplit") && !streq (outer, "tsirm")
-    &&  !streq (outer, "gmres")) {
-        snprintf (reason, reason_size, "solver/outer = '%s' is not one of "
-                  "multisplit, tsirm, gmres", outer);
+    static const char *const outers [] = { "multisplit", "tsirm", "gmres",
+                                           NULL };
+    static const char *const inners [] = { "multisplit", "gmres", NULL };
+    const char *outer, *inner;
+    if (s_parse_choice (params, "solver/outer", outers, &outer, reason,
+                        reason_size)
+    ||  s_parse_choice (params, "solver/tsirm_inner", inners, &inner, reason,
+                        reason_size))
         return -1;
-    }
     spec->tsirm = outer && streq (outer, "tsirm");
-    const char *inner = (const char *) zhash_lookup (params,
-                                                     "solver/tsirm_inner");
-    if (inner && !streq (inner, "multisplit") && !streq (inner, "gmres")) {
-        snprintf (reason, reason_size, "solver/tsirm_inner = '%s' is not one "
-                  "of multisplit, gmres", inner);
-        return -1;
-    }
     if (inner && streq (inner, "gmres") && !spec->tsirm) {
         snprintf (reason, reason_size, "solver/tsirm_inner = gmres needs "
                   "solver/outer = tsirm, not %s", outer ? outer
@@ -232,13 +250,11 @@ s_parse_solver (zhash_t *params, spec_t *spec, char *reason,
                   "krylov, lu-banded, cg, bicgstab", inner);
         return -1;
     }
-    const char *pc = (const char *) zhash_lookup (params,
-                                                  "solver/preconditioner");
-    if (pc && !streq (pc, "jacobi") && !streq (pc, "ilu0")) {
-        snprintf (reason, reason_size, "solver/preconditioner = '%s' is not "
-                  "one of jacobi, ilu0", pc);
+    static const char *const preconditioners [] = { "jacobi", "ilu0", NULL };
+    const char *pc;
+    if (s_parse_choice (params, "solver/preconditioner", preconditioners,
+                        &pc, reason, reason_size))
         return -1;
-    }
     if (s_parse_outer (params, spec, reason, reason_size))
         return -1;
     //  TSIRM's few inner iterations need ILU(0): capped Jacobi-PCG blocks
