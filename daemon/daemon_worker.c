@@ -1217,6 +1217,11 @@ s_finish_fetch (worker_t *self)
             zsys_warning ("daemon %s: %s; starting from the initial state",
                           self->sender, reason);
     }
+    //  From its initial state a replacement is as far behind as from a
+    //  checkpoint: in sync mode its sources wait for it and do not send
+    //  first (it waited for them for ever: a deadlock)
+    if (holder < 0)
+        jace_task_set_iteration (self->task, 0);
     jace_msg_destroy (&self->best_copy);
     self->fetching = false;
     double seconds = (zclock_mono () - self->fetch_started) / 1000.0;

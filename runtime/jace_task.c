@@ -81,7 +81,8 @@ struct _jace_task_t {
     int64_t count;              //  Tasks in the job
     int64_t epoch;              //  Our epoch (bumped on each placement)
     int64_t iteration;          //  Completed iterations
-    bool restored;              //  Restarted from a checkpoint
+    bool restored;              //  Resumes a job under way (a checkpoint,
+                                //  an iterate, or a replacement's start)
     double change;              //  Local change of the last iteration
     bool converged;             //  The application says the job's answer
                                 //  meets its tolerance (this iteration)
@@ -1387,7 +1388,10 @@ jace_task_set_iteration (jace_task_t *self, int64_t iteration)
     assert (self);
     assert (iteration >= 0);
     self->iteration = iteration;
-    self->restored = iteration > 0;
+    //  Whatever the iteration, even 0 (a replacement from its initial
+    //  state), a task set here resumes a job under way: its sources are
+    //  ahead, waiting for it (jace_task_sources_ready)
+    self->restored = true;
 }
 
 const jace_node_t *

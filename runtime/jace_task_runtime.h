@@ -130,8 +130,9 @@ bool
 
 //  True when every task we asked for values has sent those of the
 //  previous iteration or newer (the synchronous mode's condition), or,
-//  for a task restored from a checkpoint (jace_task_set_iteration), while
-//  some of them has not sent to us yet: they wait for us to catch up.
+//  for a task that resumes a job under way (jace_task_set_iteration: a
+//  checkpoint, or a replacement's initial state), while some of them has
+//  not sent to us yet: they wait for us to catch up.
 bool
     jace_task_sources_ready (const jace_task_t *self);
 
@@ -193,7 +194,9 @@ void
                            int64_t iteration);
 
 //  Set the number of completed iterations (a task restored from a
-//  checkpoint goes on from the checkpoint's iteration).
+//  checkpoint goes on from the checkpoint's iteration; a replacement that
+//  starts from its initial state sets 0).  The task then counts as
+//  behind its sources (jace_task_sources_ready).
 void
     jace_task_set_iteration (jace_task_t *self, int64_t iteration);
 

@@ -14,7 +14,7 @@
 #  nonsymmetric file, and refuses what it cannot run.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 23
+plan 25
 
 JOB=$RUN/gmres.job
 cat >"$JOB" <<JOBFILE
@@ -38,11 +38,15 @@ MTX=$RUN/convection.mtx
 "$BIN/jace-mmgen" --convection 2 convection2d 40 "$MTX" >/dev/null
 
 start_supernode sn --heartbeat 200 --timeout 1000
+#  The crashes come when a PROGRESS (every 100 ms at most) shows
+#  iteration 8 or more: at a fifth of their speed the daemons take 5
+#  times the machine's time over these small jobs, so that no job can end
+#  before its crash on a fast machine.
 next_daemon=0
 add_daemons () {    #  add_daemons COUNT
     for _ in $(seq 1 "$1"); do
         next_daemon=$((next_daemon + 1))
-        start_daemon "d$next_daemon" --supernode "$SN_sn"
+        start_daemon "d$next_daemon" --supernode "$SN_sn" --speed 0.2
     done
 }
 add_daemons 5
@@ -121,6 +125,25 @@ ok $? "solver/tsirm_inner without TSIRM is refused"
 submit inner-bad "$JOB" "$SN_sn" --set solver/outer=tsirm --set solver/tsirm_inner=cg
 [ $? -eq 2 ] && grep -q "solver/tsirm_inner = 'cg' is not one of multisplit, gmres" "$RUN/inner-bad.err"
 ok $? "an unknown solver/tsirm_inner is refused, with the choices"
+
+#  A crash before any checkpoint: the replacement starts from its initial
+#  state, behind the others, which wait for it in sync mode.  It waited
+#  for them too, and the job hung; now it catches up, as from a
+#  checkpoint (GMRES from the others' logs, block Jacobi on its values).
+for outer in gmres multisplit; do
+    submit "initial-$outer" "$JOB" "$SN_sn" --set problem/n=24 \
+        --set solver/outer=$outer --set checkpoint/every_iterations=0 \
+        --set checkpoint/every_seconds=600 --set faults/first_iteration=8 \
+        --set faults/count=1 --set faults/rounds=1 --set faults/every=1
+    status=$?
+    residual=$(job_residual "initial-$outer")
+    [ $status -eq 0 ] && jq -n -e "$residual <= 1e-8" >/dev/null \
+        && [ "$(field "initial-$outer" from_initial)" -ge 1 ]
+    ok $? "$outer, sync, crashed before any checkpoint: restarted from its initial state, verified ${residual:-none}"
+    reap_dead
+    [ "$REAPED" -gt 0 ] && add_daemons "$REAPED"
+    wait_for 15 count_is 5 "$SN_sn" '.state == "free"'
+done
 
 #  GMRES, not block Jacobi: A = [I C; C' I] with C = 1.5 times the
 #  identity, split in its two blocks.  Block Jacobi's iteration matrix
