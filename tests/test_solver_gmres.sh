@@ -39,9 +39,10 @@ MTX=$RUN/convection.mtx
 
 start_supernode sn --heartbeat 200 --timeout 1000
 #  The crashes come when a PROGRESS (every 100 ms at most) shows
-#  iteration 8 or more: at a fifth of their speed the daemons take 5
-#  times the machine's time over these small jobs, so that no job can end
-#  before its crash on a fast machine.
+#  iteration 8 or more, and a job must not end before its crash on a fast
+#  machine: at a fifth of their speed the daemons compute five times as
+#  long (at full speed the TSIRM job's crash came at its 45th iteration of
+#  49; at a fifth, at its 35th).
 next_daemon=0
 add_daemons () {    #  add_daemons COUNT
     for _ in $(seq 1 "$1"); do

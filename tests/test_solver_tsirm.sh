@@ -37,6 +37,12 @@ JOBFILE
 #  written as a general (nonsymmetric) Matrix Market file.
 MTX=$RUN/convection.mtx
 "$BIN/jace-mmgen" --convection 2 convection2d 30 "$MTX" >/dev/null
+#  The crash tests' problems are larger: a crash comes when a PROGRESS
+#  (every 100 ms at most) shows iteration 8 or more, and the job must not
+#  end before it on a fast machine (on 20^3 and this 30 x 30 matrix it
+#  came at the 36th iteration of 42).
+CRASH_MTX=$RUN/convection-200.mtx
+"$BIN/jace-mmgen" --convection 2 convection2d 200 "$CRASH_MTX" >/dev/null
 
 start_supernode sn --heartbeat 200 --timeout 1000
 next_daemon=0
@@ -73,10 +79,10 @@ solve () {
         wait_for 15 count_is 5 "$SN_sn" '.state == "free"'
     done
 }
-solve poisson3d --set problem/n=20
-solve nascg --set problem/kind=nascg --set problem/n=20000 \
+solve poisson3d --set problem/n=32
+solve nascg --set problem/kind=nascg --set problem/n=200000 \
     --set problem/bandwidth=400
-solve convection --set problem/kind=matrix --set problem/matrix="$MTX"
+solve convection --set problem/kind=matrix --set problem/matrix="$CRASH_MTX"
 
 #  Inner solves preconditioned by ILU(0) (BiCGStab on the nonsymmetric
 #  blocks), with TSIRM and overlap.
