@@ -23,7 +23,6 @@ struct _outer_gmres_t {
     outer_gmres_options_t options;
     multisplit_t *split;        //  Borrowed: blocks, b, the iterate
     int32_t rows;               //  Core rows
-    int32_t external;           //  Values we read from the others
     bool flexible;              //  The preconditioner varies: keep Z
     double *basis;              //  V: (m + 1) columns of `rows`
     double *preconditioned;     //  Z: m columns when flexible, else one
@@ -62,7 +61,6 @@ outer_gmres_new (const outer_gmres_options_t *options, multisplit_t *split)
     self->options = *options;
     self->split = split;
     self->rows = multisplit_row_end (split) - multisplit_row_begin (split);
-    self->external = multisplit_external_size (split);
     self->flexible = options->inner_iterations > 0
                   && multisplit_inner (split) != MULTISPLIT_INNER_BANDED_LU;
     size_t rows = (size_t) self->rows, m = (size_t) options->restart;
@@ -70,7 +68,8 @@ outer_gmres_new (const outer_gmres_options_t *options, multisplit_t *split)
     self->preconditioned = (double *) zmalloc ((self->flexible ? m : 1)
                                                * rows * sizeof (double));
     self->work = (double *) zmalloc ((rows + 1) * sizeof (double));
-    self->external_values = (double *) zmalloc (((size_t) self->external + 1)
+    size_t external = (size_t) multisplit_external_size (split);
+    self->external_values = (double *) zmalloc ((external + 1)
                                                 * sizeof (double));
     self->hessenberg = (double *) zmalloc ((m + 1) * m * sizeof (double));
     self->cosines = (double *) zmalloc (m * sizeof (double));

@@ -199,6 +199,18 @@ reap_dead () {
     done
 }
 
+#  Start COUNT more daemons, named d1, d2, ... across calls, registered
+#  with SUPERNODE, with ARGS added (a test that crashes daemons calls it
+#  again with REAPED after reap_dead).
+lib_next_daemon=0
+add_daemons () {    #  add_daemons COUNT SUPERNODE [ARGS...]
+    count=$1; supernode=$2; shift 2
+    for _ in $(seq 1 "$count"); do
+        lib_next_daemon=$((lib_next_daemon + 1))
+        start_daemon "d$lib_next_daemon" --supernode "$supernode" "$@"
+    done
+}
+
 #  Crash a process the way a power cut would, and reap it.
 crash () {          #  crash PID
     kill -KILL "$1" 2>/dev/null

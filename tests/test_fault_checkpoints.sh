@@ -28,21 +28,14 @@ plan 30
 
 JOB=$JACE_SRCDIR/examples/poisson3d.job
 start_supernode sn --heartbeat 200 --timeout 1000
-next_daemon=0
-add_daemons () {    #  add_daemons COUNT
-    for _ in $(seq 1 "$1"); do
-        next_daemon=$((next_daemon + 1))
-        start_daemon "d$next_daemon" --supernode "$SN_sn"
-    done
-}
-add_daemons 12
+add_daemons 12 "$SN_sn"
 check "12 daemons register" wait_for 15 count_is 12 "$SN_sn"
 
 #  Until process $1 ends, replace every crashed daemon by a new one.
 keep_pool () {      #  keep_pool PID
     while running "$1"; do
         reap_dead
-        [ "$REAPED" -gt 0 ] && add_daemons "$REAPED"
+        [ "$REAPED" -gt 0 ] && add_daemons "$REAPED" "$SN_sn"
         sleep 0.2
     done
     wait "$1"

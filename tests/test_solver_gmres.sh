@@ -43,14 +43,10 @@ start_supernode sn --heartbeat 200 --timeout 1000
 #  machine: at a fifth of their speed the daemons compute five times as
 #  long (at full speed the TSIRM job's crash came at its 45th iteration of
 #  49; at a fifth, at its 35th).
-next_daemon=0
-add_daemons () {    #  add_daemons COUNT
-    for _ in $(seq 1 "$1"); do
-        next_daemon=$((next_daemon + 1))
-        start_daemon "d$next_daemon" --supernode "$SN_sn" --speed 0.2
-    done
+daemons () {       #  daemons COUNT: more, at a fifth of their speed
+    add_daemons "$1" "$SN_sn" --speed 0.2
 }
-add_daemons 5
+daemons 5
 check "5 daemons register" wait_for 15 count_is 5 "$SN_sn"
 
 field () {          #  field NAME KEY: a key of the job's result
@@ -72,7 +68,7 @@ solve () {
         && [ "$(field "$label" from_checkpoint)" -ge 1 ]
     ok $? "$label: the crashed task restarted from a checkpoint"
     reap_dead
-    [ "$REAPED" -gt 0 ] && add_daemons "$REAPED"
+    [ "$REAPED" -gt 0 ] && daemons "$REAPED"
     wait_for 15 count_is 5 "$SN_sn" '.state == "free"'
 }
 solve poisson3d --set problem/n=24
@@ -142,7 +138,7 @@ for outer in gmres multisplit; do
         && [ "$(field "initial-$outer" from_initial)" -ge 1 ]
     ok $? "$outer, sync, crashed before any checkpoint: restarted from its initial state, verified ${residual:-none}"
     reap_dead
-    [ "$REAPED" -gt 0 ] && add_daemons "$REAPED"
+    [ "$REAPED" -gt 0 ] && daemons "$REAPED"
     wait_for 15 count_is 5 "$SN_sn" '.state == "free"'
 done
 

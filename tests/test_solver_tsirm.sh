@@ -45,14 +45,7 @@ CRASH_MTX=$RUN/convection-200.mtx
 "$BIN/jace-mmgen" --convection 2 convection2d 200 "$CRASH_MTX" >/dev/null
 
 start_supernode sn --heartbeat 200 --timeout 1000
-next_daemon=0
-add_daemons () {    #  add_daemons COUNT
-    for _ in $(seq 1 "$1"); do
-        next_daemon=$((next_daemon + 1))
-        start_daemon "d$next_daemon" --supernode "$SN_sn"
-    done
-}
-add_daemons 5
+add_daemons 5 "$SN_sn"
 check "5 daemons register" wait_for 15 count_is 5 "$SN_sn"
 
 events () {         #  events NAME EVENT: the lines of that event
@@ -75,7 +68,7 @@ solve () {
             && [ "$(events "$name" restored | wc -l)" -ge 1 ]
         ok $? "$label, $mode: a daemon crashed mid-job and its task was restored"
         reap_dead
-        [ "$REAPED" -gt 0 ] && add_daemons "$REAPED"
+        [ "$REAPED" -gt 0 ] && add_daemons "$REAPED" "$SN_sn"
         wait_for 15 count_is 5 "$SN_sn" '.state == "free"'
     done
 }
