@@ -241,8 +241,8 @@ s_locality_sort (grid_t *grid, tig_t *tig, double hd, const bool *anchored,
     //  node, the same for every cluster.  Against the cluster's own, a
     //  fast cluster's short compute made its links weigh more than a slow
     //  one's: on table1-hd072 the slowest cluster (6 times slower than
-    //  lille, as far from the others) came before lille, and the job ran
-    //  5 times slower than default's.
+    //  lille, as far from the others) came before lille and took 6 of a
+    //  job's 16 tasks.
     double mean_power = nodes > 0 ? node_power / nodes : 0;
     double compute = mean_power > 0
                    ? cost / (GRID_FLOPS_PER_GFLOPS * mean_power) : 0;

@@ -2859,8 +2859,7 @@ s_next_wait (server_t *self, int64_t now)
 //  that placed the tasks sends their ASSIGNs in the next state, a checked
 //  snapshot finishes the job at the next pass.  Passes run until the
 //  state holds, so that none of that waits for the poll's timeout (it
-//  did: three waits of up to PASS_MAX_MSEC each, a third of a small job's
-//  time).
+//  did, twice a job, PASS_MAX_MSEC each time).
 static void
 s_step_until_steady (server_t *self)
 {
