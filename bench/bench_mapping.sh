@@ -17,6 +17,9 @@
 #               daemons beat every 200 ms; a crash costs its detection)
 #    REVIVE=0   crashed daemons stay down (default 1: they come back)
 #    REVIVE_EVERY  seconds between two revivals (default 1)
+#    DISTRIBUTION  scatter/distribution of every run (default: the job's;
+#               `uniform` gives every task the same rows, as the paper's
+#               JaceP2P did, instead of rows in proportion to power)
 #    BENCH_QUICK=1  smoke test: the first platform, one repeat, two
 #               mappings (default and maheve, or the first two of MAPPINGS)
 #    BENCH_MAPPING_SET=0  do not pass --set job/mapping=NAME (to check the
@@ -85,6 +88,8 @@ timed () {
     tag="$name.$mode.$mapping.$repeat"
     set_mapping="--set job/mapping=$mapping"
     [ "${BENCH_MAPPING_SET:-1}" = 0 ] && set_mapping=""
+    [ -n "${DISTRIBUTION:-}" ] &&
+        set_mapping="$set_mapping --set scatter/distribution=$DISTRIBUTION"
     "$JACE_BUILDDIR/jace-grid" stop --run "$run/grid" >/dev/null 2>&1 || true
     rm -f "$run/last.events"
     status=ok seconds=NA crashes=NA

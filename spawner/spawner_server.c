@@ -718,7 +718,14 @@ s_data_bytes_per_row (server_t *self, size_t count)
 }
 
 //  The blocks of the tasks on `nodes`: a scatter of the data when the
-//  spawner holds it (spawner_scatter), else in proportion to power.
+//  spawner holds it (spawner_scatter), else in proportion to power, or
+//  the same to each with `scatter/distribution = uniform`.  Uniform is
+//  the MAHEVE paper's setting (JaceP2P's tasks are equal blocks and the
+//  mapping puts the heavy ones on the powerful nodes), and a way out
+//  when a slow node's small block slows the method down: on the
+//  NAS-CG-like matrix, a first block narrower than the band took
+//  synchronous block Jacobi from 41 to 130 iterations (BENCHMARKS.md,
+//  issue 13).
 static void
 s_partition (server_t *self, const jace_node_t *nodes, size_t count)
 {
@@ -746,9 +753,12 @@ s_partition (server_t *self, const jace_node_t *nodes, size_t count)
         }
         zsys_warning ("spawner: %s; rows in proportion to power", reason);
     }
+    bool uniform = spawner_job_scatter (self->job)->distribution
+                == SPAWNER_SCATTER_UNIFORM;
     double *power = (double *) zmalloc (count * sizeof (double));
     for (size_t rank = 0; rank < count; rank++)
-        power [rank] = nodes [rank].power > 0 ? nodes [rank].power : 1;
+        power [rank] = !uniform && nodes [rank].power > 0
+                     ? nodes [rank].power : 1;
     spawner_job_partition (self->job, power, count, self->first_row);
     free (power);
 }

@@ -9,11 +9,13 @@
 #  rows are the rows the tasks got, A is served before B (or after, with
 #  scatter/order = increasing), slow and far B gets fewer rows, the data
 #  phase lasted at least what the emulated backbone needs for B's rows,
-#  and uniform gives every task the same.  Only the emulated link's lower
-#  bound is a time, never how fast this machine runs.
+#  and uniform gives every task the same.  A generated problem (no data
+#  to send) gets rows in proportion to power, or the same with uniform.
+#  Only the emulated link's lower bound is a time, never how fast this
+#  machine runs.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 12
+plan 14
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -116,6 +118,33 @@ submit uniform "$RUN/scatter.job" "$sn" --set scatter/distribution=uniform
 verified uniform && event uniform scatter | jq -e '.rows | unique
                                                    == [266, 267]' >/dev/null
 ok $? "scatter/distribution = uniform gives every task the same rows"
+
+#  A generated problem: each daemon builds its own rows
+cat >"$RUN/generated.job" <<EOF
+job
+    application = "multisplit"
+    tasks = 6
+    tolerance = 1e-8
+    max_seconds = 90
+problem
+    kind = "poisson2d"
+    n = 40
+solver
+    inner = "lu-banded"
+EOF
+submit generated "$RUN/generated.job" "$sn"
+verified generated && jq -s -e '
+    map (select (.event == "assign"))
+    | (map (select (.cluster == "B")) | map (.rows) | max) * 2
+      <= (map (select (.cluster == "A")) | map (.rows) | min) + 1' \
+    "$RUN/generated.events" >/dev/null
+ok $? "a generated problem gives half-speed daemons half the rows"
+submit generated_uniform "$RUN/generated.job" "$sn" \
+    --set scatter/distribution=uniform
+verified generated_uniform && jq -s -e '
+    map (select (.event == "assign")) | map (.rows) | unique == [266, 267]' \
+    "$RUN/generated_uniform.events" >/dev/null
+ok $? "scatter/distribution = uniform gives a generated problem's tasks the same rows"
 
 submit bad "$RUN/scatter.job" "$sn" --set scatter/distribution=fair
 [ $? -ne 0 ] && grep -q "scatter/distribution = 'fair' is unknown" \
