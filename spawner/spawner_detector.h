@@ -50,7 +50,9 @@ void
 
 //  One pass of the spawner's loop ended at `now`; it had asked to wait at
 //  most `planned_msec`.  Time beyond that (less a small margin) was spent
-//  asleep and is not counted as anyone's silence.
+//  asleep and is not counted as anyone's silence.  Tick with planned_msec
+//  0 before judging silences in the middle of a pass: the work done since
+//  the last tick (less the margin) was time nobody could be heard.
 void
     spawner_detector_tick (spawner_detector_t *self, int64_t now,
                            int64_t planned_msec);

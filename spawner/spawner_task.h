@@ -38,6 +38,8 @@ typedef struct {
     int64_t held_bytes;         //  Neighbours' checkpoints its daemon keeps
     bool restoring;             //  A replacement not yet restarted
     bool crash_sent;            //  Its daemon was told to CRASH
+    bool mass_silent;           //  Fell silent with most others: judged
+                                //  on a longer bound until heard again
     int64_t *sources;           //  Tasks it asks values from (ACCEPT)
     size_t source_count;        //  Entries in sources
     bool sources_known;         //  An ACCEPT or ADOPT said them

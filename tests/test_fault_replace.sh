@@ -7,12 +7,14 @@
 #  the other tasks learn the new address, and the job converges.  A daemon
 #  frozen with SIGSTOP past the timeout is replaced the same way, and when
 #  resumed it is fenced: told to stop, it drops the task and is free again.
+#  Every daemon of a job frozen at once for less than the mass-silence
+#  bound (a stall of the machine, not crashes) loses nobody.
 . "$(dirname "$0")/lib.sh"
 #  Exact inner solves (the default, 1e-3, is several times faster) keep
 #  each job running long enough for the crashes to land while it runs.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 18
+plan 20
 
 start_supernode sn --heartbeat 200 --timeout 1000
 for i in 1 2 3 4 5 6; do
@@ -68,6 +70,26 @@ check "the resumed daemon was fenced" \
     grep -q '"event":"fenced"' "$RUN/freeze.events"
 check "and is free again" \
     wait_for 10 count_is 1 "$SN_sn" ".id == \"$frozen\" and .state == \"free\""
+
+#  The whole job's daemons freeze for 1.8 s: past their 1 s bound, under
+#  the 3 s a mass silence is given.  Their silences straddle the bound by
+#  up to a heartbeat; judged one check at a time, the first few to cross
+#  it were lost before the others counted as silent at once.
+run_job stall
+pids=""
+for id in $(nodes_json "$SN_sn" |
+            jq -r '.[] | select(.state == "working") | .id'); do
+    eval "pids=\"\$pids \$PID_$id\""
+done
+# shellcheck disable=SC2086
+kill -STOP $pids
+sleep 1.8
+# shellcheck disable=SC2086
+kill -CONT $pids
+wait $job
+ok $? "a job whose daemons all froze for 1.8 s exits 0 ($(echo $pids | wc -w) frozen)"
+! grep -q '"event":"dead"' "$RUN/stall.events"
+ok $? "no daemon is declared dead for a stall of them all"
 
 #  A daemon that dies while free stays listed until its super-node's
 #  timeout (5 s here); a job that leases it in that window replaces it

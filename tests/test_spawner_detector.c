@@ -10,7 +10,7 @@
 int
 main (void)
 {
-    tap_plan (10);
+    tap_plan (12);
     spawner_detector_t *detector = spawner_detector_new (2, 3000, true);
     int64_t now = 1000;
     spawner_detector_reset (detector, 0, now);
@@ -55,6 +55,20 @@ main (void)
     spawner_detector_tick (detector, now, 4000);
     ok (spawner_detector_suspects (detector, 1, now),
         "silence while the spawner is awake still counts");
+
+    //  The spawner works 5 s in the middle of a pass (a verification of a
+    //  large system), and judges before it polls again: the daemons'
+    //  messages of those 5 s wait unread, so the work is a stall too.
+    spawner_detector_reset (detector, 1, now);
+    now += 5000;
+    spawner_detector_tick (detector, now, 0);
+    ok (!spawner_detector_suspects (detector, 1, now),
+        "no daemon is suspected for the spawner's own work");
+    spawner_detector_heard (detector, 1, now);
+    now += 50;
+    spawner_detector_tick (detector, now, 0);
+    ok (spawner_detector_silence (detector, 1, now) == 50,
+        "short work is not a stall: its silence counts");
     spawner_detector_destroy (&detector);
     spawner_detector_destroy (&detector);
 
