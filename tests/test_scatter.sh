@@ -119,19 +119,12 @@ verified uniform && event uniform scatter | jq -e '.rows | unique
                                                    == [266, 267]' >/dev/null
 ok $? "scatter/distribution = uniform gives every task the same rows"
 
-#  A generated problem: each daemon builds its own rows
-cat >"$RUN/generated.job" <<EOF
-job
-    application = "multisplit"
-    tasks = 6
-    tolerance = 1e-8
-    max_seconds = 90
-problem
-    kind = "poisson2d"
-    n = 40
-solver
-    inner = "lu-banded"
-EOF
+#  A generated problem (each daemon builds its own rows), the same job
+{
+    sed '/^problem/,$d' "$RUN/scatter.job"
+    printf 'problem\n    kind = "poisson2d"\n    n = 40\n'
+    printf 'solver\n    inner = "lu-banded"\n'
+} >"$RUN/generated.job"
 submit generated "$RUN/generated.job" "$sn"
 verified generated && jq -s -e '
     map (select (.event == "assign"))
