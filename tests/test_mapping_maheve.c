@@ -289,6 +289,20 @@ s_test_mappers (void)
     platform_destroy (&platform);
 }
 
+//  A chain of `tasks` tasks of 1e7 flops, each needing `amount` values
+//  from the next
+static tig_t *
+s_chain (size_t tasks, double amount)
+{
+    tig_t *tig = tig_new (tasks);
+    for (size_t task = 0; task < tasks; task++) {
+        tig_set_cost (tig, task, 1e7);
+        if (task > 0)
+            tig_add_edge (tig, task - 1, task, amount);
+    }
+    return tig;
+}
+
 //  Two clusters equally far from the first: the faster comes first.  A
 //  (power 4), F (power 2) and S (power 0.25) joined by the same 20 ms
 //  links.  A link weighed against a task's compute time on the cluster's
@@ -306,12 +320,7 @@ s_test_locality_equal_links (void)
         "    backbone\n        latency_us = 20000\n"
         "        bandwidth_mbps = 100\n", NULL, 0);
     assert (platform);
-    tig_t *tig = tig_new (12);
-    for (size_t task = 0; task < 12; task++) {
-        tig_set_cost (tig, task, 1e7);
-        if (task > 0)
-            tig_add_edge (tig, task - 1, task, 1000);
-    }
+    tig_t *tig = s_chain (12, 1000);
     grid_t *grid = grid_new (platform);
     size_t order [3];
     maheve_locality_sort_clusters (grid, tig, grid_heterogeneity (grid),
@@ -343,12 +352,7 @@ s_test_locality (void)
         "    link\n        between = \"B C\"\n        latency_us = 50000\n"
         "        bandwidth_mbps = 10\n", NULL, 0);
     assert (platform);
-    tig_t *tig = tig_new (12);
-    for (size_t task = 0; task < 12; task++) {
-        tig_set_cost (tig, task, 1e7);
-        if (task > 0)
-            tig_add_edge (tig, task - 1, task, 100);
-    }
+    tig_t *tig = s_chain (12, 100);
     grid_t *grid = grid_new (platform);
     double hd = grid_heterogeneity (grid);
     size_t plain [3], local [3];
