@@ -38,6 +38,12 @@
 #    jace-tsirm-gmres-sync TSIRM over GMRES cycles (solver/tsirm_inner =
 #                          gmres, its defaults: cycles of 12, a
 #                          least-squares step every 4): KSPTSIRM's form
+#    jace-cg-sync          CG around the blocks, each applying its ILU(0)
+#                          (IC(0) on these symmetric blocks) once
+#                          (solver/outer = cg: PETSc's cg-icc below)
+#    jace-tsirm-cg-sync    TSIRM over CG cycles (solver/tsirm_inner = cg:
+#                          cycles of 200, a least-squares step every 4)
+#  (a convection problem is nonsymmetric: no CG runs)
 #  (a convection problem has no generator: its jace-gen and TSIRM runs
 #  read the file)
 #    petsc VARIANT         mpirun -n P petsc_solve, for each variant below
@@ -368,6 +374,15 @@ for problem in "$@"; do
                 [ "$mode" = async ] \
                 || jace_run "jace-tsirm-gmres-sync" --set job/mode=sync \
                     --set solver/outer=tsirm --set solver/tsirm_inner=gmres \
+                    $sets
+                # shellcheck disable=SC2086
+                [ "$mode" = async ] || [ "$kind" = convection ] \
+                || jace_run "jace-cg-sync" --set job/mode=sync \
+                    --set solver/outer=cg $sets
+                # shellcheck disable=SC2086
+                [ "$mode" = async ] || [ "$kind" = convection ] \
+                || jace_run "jace-tsirm-cg-sync" --set job/mode=sync \
+                    --set solver/outer=tsirm --set solver/tsirm_inner=cg \
                     $sets
             done
             [ "$with_petsc" = 1 ] || continue

@@ -12,7 +12,7 @@
 #include "csr.h"
 #include "mmio.h"
 #include "multisplit.h"
-#include "outer_gmres.h"
+#include "outer_krylov.h"
 #include "problems.h"
 #include "tsirm.h"
 
@@ -45,7 +45,21 @@ static const char *s_kind_names [] = {
 //  Poisson 100^3 these took 147-150 steps and 3.0 s where GMRES(30)
 //  took 165 and 4.3 s (BENCHMARKS.md, "TSIRM over GMRES").
 #define APP_TSIRM_GMRES_RESTART 12
-#define APP_TSIRM_GMRES_WINDOW 4
+#define APP_TSIRM_KRYLOV_WINDOW 4
+
+//  CG's cycle, alone or under TSIRM: the longest.  CG keeps no basis, so
+//  a long cycle costs nothing a step, and every restart forgets the
+//  directions so far: 3D Poisson 100^3 took 117 steps in cycles of 200
+//  (PETSc's CG: 117), 119 in cycles of 100 and 145 in cycles of 50; 2D
+//  Poisson 700^2 879 steps in cycles of 200, 1235 in cycles of 100
+//  (BENCHMARKS.md, "CG around the blocks").  Under TSIRM, the step every
+//  4 cycles took 2D Poisson to 827.  A replacement runs its cycle again
+//  from the others' logs: exchange/log_mib must hold a cycle's pieces.
+#define APP_CG_RESTART OUTER_KRYLOV_RESTART_MAX
+
+//  Entries that differ by less than this, relatively, count as equal when
+//  CG checks the matrix is symmetric: files written with 16 digits
+#define APP_SYMMETRY_TOLERANCE 1e-12
 
 //  The problem as the parameters describe it.
 typedef struct {
@@ -61,10 +75,10 @@ typedef struct {
     multisplit_options_t options;   //  Inner solver
     bool tsirm;                 //  solver/outer = tsirm
     tsirm_options_t window;     //  Its least-squares step
-    bool gmres;                 //  GMRES runs the steps: solver/outer =
-                                //  gmres, or tsirm over GMRES cycles
-    bool tsirm_gmres;           //  solver/tsirm_inner = gmres
-    outer_gmres_options_t gmres_options;    //  Its restart and blocks
+    bool krylov;                //  GMRES or CG runs the steps: solver/outer
+                                //  = gmres | cg, or tsirm over their cycles
+    bool tsirm_krylov;          //  solver/tsirm_inner = gmres | cg
+    outer_krylov_options_t krylov_options;  //  Its method, restart, blocks
 } spec_t;
 
 //  Spawner side: the whole system.
@@ -78,7 +92,8 @@ typedef struct {
 //  Daemon side: TSIRM's window (see s_minimise).  Over multisplitting,
 //  windows are aligned on iteration numbers, the same on every task:
 //  window w ends at iteration w s + s - 1, where every task takes its
-//  least-squares step.  Over GMRES, they are aligned on the cycles, which
+//  least-squares step.  Over Krylov cycles (GMRES or CG), they are
+//  aligned on the cycles, which
 //  end on every task in the same iteration.
 typedef struct {
     tsirm_options_t options;    //  s and the CGLS budget
@@ -97,8 +112,10 @@ typedef struct {
     double tolerance;           //  job/tolerance: relative residual
     bool converged;             //  The last step's iterate meets it
     double residual;            //  Its relative residual
-    int32_t cycles;             //  Over GMRES: cycles ended in the window
-    double *saved;              //  Over GMRES: the checkpoint, or NULL
+    int32_t cycles;             //  Over Krylov cycles: those ended in the
+                                //  window
+    double *saved;              //  Over Krylov cycles: the checkpoint, or
+                                //  NULL
 } window_t;
 
 //  Daemon side: one task.
@@ -112,7 +129,7 @@ typedef struct {
     double *outgoing;           //  Values being sent, largest request
     bool requests_read;         //  requested[] filled from the runtime
     window_t *window;           //  TSIRM's window, or NULL
-    outer_gmres_t *gmres;       //  The outer GMRES, or NULL
+    outer_krylov_t *krylov;     //  The outer GMRES or CG, or NULL
     double residual_bound;      //  job/tolerance x our rows' ||b||: our
                                 //  rows' residual under it, every task's
                                 //  is the job's under the tolerance
@@ -161,34 +178,52 @@ s_parse_choice (zhash_t *params, const char *key,
     return -1;
 }
 
-//  How the job asked for GMRES, for messages
-static const char *
-s_gmres_name (const spec_t *spec)
+static bool
+s_cg (const spec_t *spec)
 {
-    return spec->tsirm_gmres ? "solver/tsirm_inner = gmres"
-                             : "solver/outer = gmres";
+    return spec->krylov && spec->krylov_options.method == OUTER_KRYLOV_CG;
 }
 
-//  GMRES's keys, and what it needs of the job.
-static int
-s_parse_gmres (zhash_t *params, spec_t *spec, char *reason,
-               size_t reason_size)
+//  How the job asked for GMRES or CG, for messages
+static const char *
+s_krylov_name (const spec_t *spec)
 {
+    if (s_cg (spec))
+        return spec->tsirm_krylov ? "solver/tsirm_inner = cg"
+                                  : "solver/outer = cg";
+    return spec->tsirm_krylov ? "solver/tsirm_inner = gmres"
+                              : "solver/outer = gmres";
+}
+
+//  GMRES's or CG's keys, and what they need of the job.
+static int
+s_parse_krylov (zhash_t *params, spec_t *spec, char *reason,
+                size_t reason_size)
+{
+    //  A job file may hold both methods' keys: the one not run is ignored,
+    //  as TSIRM's keys are when solver/outer is not tsirm
+    bool cg = s_cg (spec);
+    const char *restart_key = cg ? "solver/cg_restart"
+                                 : "solver/gmres_restart";
+    double restart_default = cg ? APP_CG_RESTART
+                           : spec->tsirm_krylov ? APP_TSIRM_GMRES_RESTART
+                           : 30;
     double restart, inner;
-    if (jace_param_integer (params, "solver/gmres_restart",
-                            spec->tsirm_gmres ? APP_TSIRM_GMRES_RESTART : 30, 1,
-                            OUTER_GMRES_RESTART_MAX, &restart, reason,
+    if (jace_param_integer (params, restart_key, restart_default, 1,
+                            OUTER_KRYLOV_RESTART_MAX, &restart, reason,
                             reason_size)
     ||  jace_param_integer (params, "solver/gmres_inner_iterations", 0, 0,
                             1000, &inner, reason, reason_size))
         return -1;
-    spec->gmres_options.restart = (int32_t) restart;
-    spec->gmres_options.inner_iterations = (int32_t) inner;
+    if (cg)
+        inner = 0;      //  CG needs a fixed preconditioner
+    spec->krylov_options.restart = (int32_t) restart;
+    spec->krylov_options.inner_iterations = (int32_t) inner;
     const char *mode = (const char *) zhash_lookup (params, "job/mode");
-    if (spec->gmres && !(mode && streq (mode, "sync"))) {
+    if (spec->krylov && !(mode && streq (mode, "sync"))) {
         //  Every step sums over all tasks: it cannot run asynchronously
         snprintf (reason, reason_size, "%s needs job/mode = sync (its steps "
-                  "are global), not %s", s_gmres_name (spec),
+                  "are global), not %s", s_krylov_name (spec),
                   mode ? mode : "async (the default)");
         return -1;
     }
@@ -201,8 +236,9 @@ s_parse_outer (zhash_t *params, spec_t *spec, char *reason,
                size_t reason_size)
 {
     static const char *const outers [] = { "multisplit", "tsirm", "gmres",
+                                           "cg", NULL };
+    static const char *const inners [] = { "multisplit", "gmres", "cg",
                                            NULL };
-    static const char *const inners [] = { "multisplit", "gmres", NULL };
     const char *outer, *inner;
     if (s_parse_choice (params, "solver/outer", outers, &outer, reason,
                         reason_size)
@@ -210,19 +246,24 @@ s_parse_outer (zhash_t *params, spec_t *spec, char *reason,
                         reason_size))
         return -1;
     spec->tsirm = outer && streq (outer, "tsirm");
-    if (inner && streq (inner, "gmres") && !spec->tsirm) {
-        snprintf (reason, reason_size, "solver/tsirm_inner = gmres needs "
-                  "solver/outer = tsirm, not %s", outer ? outer
-                                                        : "multisplit");
+    bool inner_krylov = inner && !streq (inner, "multisplit");
+    if (inner_krylov && !spec->tsirm) {
+        snprintf (reason, reason_size, "solver/tsirm_inner = %s needs "
+                  "solver/outer = tsirm, not %s", inner,
+                  outer ? outer : "multisplit");
         return -1;
     }
-    spec->tsirm_gmres = spec->tsirm && inner && streq (inner, "gmres");
-    spec->gmres = (outer && streq (outer, "gmres")) || spec->tsirm_gmres;
-    if (s_parse_gmres (params, spec, reason, reason_size))
+    const char *method = inner_krylov ? inner : outer;
+    spec->tsirm_krylov = spec->tsirm && inner_krylov;
+    spec->krylov = spec->tsirm_krylov
+                || (outer && (streq (outer, "gmres") || streq (outer, "cg")));
+    spec->krylov_options.method = method && streq (method, "cg")
+                                ? OUTER_KRYLOV_CG : OUTER_KRYLOV_GMRES;
+    if (s_parse_krylov (params, spec, reason, reason_size))
         return -1;
     tsirm_options_defaults (&spec->window);
-    if (spec->tsirm_gmres)
-        spec->window.size = APP_TSIRM_GMRES_WINDOW;
+    if (spec->tsirm_krylov)
+        spec->window.size = APP_TSIRM_KRYLOV_WINDOW;
     double size, iterations, tolerance;
     if (jace_param_integer (params, "solver/tsirm_size", spec->window.size, 2,
                             TSIRM_SIZE_MAX, &size, reason, reason_size)
@@ -259,7 +300,7 @@ s_parse_solver (zhash_t *params, spec_t *spec, char *reason,
         return -1;
     //  TSIRM's few inner iterations need ILU(0): capped Jacobi-PCG blocks
     //  took 7x the outer iterations on 3D Poisson (BENCHMARKS.md).
-    if (pc ? streq (pc, "ilu0") : spec->tsirm || spec->gmres)
+    if (pc ? streq (pc, "ilu0") : spec->tsirm || spec->krylov)
         spec->options.preconditioner = MULTISPLIT_PC_ILU0;
     double tolerance, max_iterations, overlap;
     if (jace_param_number (params, "solver/inner_tolerance",
@@ -275,11 +316,11 @@ s_parse_solver (zhash_t *params, spec_t *spec, char *reason,
     spec->options.inner_tolerance = tolerance;
     spec->options.inner_max_iterations = (int32_t) max_iterations;
     spec->overlap = (int32_t) overlap;
-    if (spec->gmres && spec->overlap > 0) {
-        //  Block Jacobi preconditions GMRES; an overlap would need the
-        //  restricted additive Schwarz operator, which is not built
+    if (spec->krylov && spec->overlap > 0) {
+        //  Block Jacobi preconditions GMRES and CG; an overlap would need
+        //  the restricted additive Schwarz operator, which is not built
         snprintf (reason, reason_size, "%s takes no solver/overlap (%d "
-                  "asked)", s_gmres_name (spec), spec->overlap);
+                  "asked)", s_krylov_name (spec), spec->overlap);
         return -1;
     }
     return 0;
@@ -411,15 +452,30 @@ s_load (zhash_t *params, char *reason, size_t reason_size)
     if (problem->spec.kind == KIND_MATRIX) {
         if (s_load_matrix (params, problem, reason, reason_size))
             goto out_fail;
-        return problem;
     }
-    if (s_generate (&problem->spec, 0, problem->spec.n, &problem->A, reason,
-                    reason_size))
+    else {
+        if (s_generate (&problem->spec, 0, problem->spec.n, &problem->A,
+                        reason, reason_size))
+            goto out_fail;
+        problem->b = (double *) malloc (problem->spec.n * sizeof (double));
+        assert (problem->b);
+        problems_rhs_ones_solution (problem->A, problem->b);
+        problem->known_solution = true;
+    }
+    //  CG needs a symmetric matrix; say so now rather than after a breakdown
+    if (s_cg (&problem->spec)
+    &&  !csr_is_symmetric (problem->A, APP_SYMMETRY_TOLERANCE)) {
+        const char *matrix = (const char *) zhash_lookup (params,
+                                                          "problem/matrix");
+        snprintf (reason, reason_size, "%s needs a symmetric positive "
+                  "definite matrix, and %s%s is not symmetric; use %s = "
+                  "gmres", s_krylov_name (&problem->spec),
+                  matrix ? "problem/matrix = " : "problem/kind = ",
+                  matrix ? matrix : s_kind_names [problem->spec.kind],
+                  problem->spec.tsirm_krylov ? "solver/tsirm_inner"
+                                             : "solver/outer");
         goto out_fail;
-    problem->b = (double *) malloc (problem->spec.n * sizeof (double));
-    assert (problem->b);
-    problems_rhs_ones_solution (problem->A, problem->b);
-    problem->known_solution = true;
+    }
     return problem;
 
 out_fail:
@@ -761,7 +817,7 @@ s_destroy (void **state_p)
         free (self->outgoing);
         free (self->x_ext);
         s_window_destroy (&self->window);
-        outer_gmres_destroy (&self->gmres);
+        outer_krylov_destroy (&self->krylov);
         free (self);
         *state_p = NULL;
     }
@@ -810,10 +866,10 @@ s_setup (jace_task_t *task, char *reason, size_t reason_size)
     if (spec.tsirm)
         self->window = s_window_new (&spec.window, self->split, tolerance,
                                      b_squared);
-    if (spec.gmres) {
-        spec.gmres_options.tolerance = tolerance;
-        spec.gmres_options.rows_b_squared = b_squared;
-        self->gmres = outer_gmres_new (&spec.gmres_options, self->split);
+    if (spec.krylov) {
+        spec.krylov_options.tolerance = tolerance;
+        spec.krylov_options.rows_b_squared = b_squared;
+        self->krylov = outer_krylov_new (&spec.krylov_options, self->split);
     }
     return self;
 }
@@ -1134,35 +1190,36 @@ s_iterate_tsirm (task_state_t *self, jace_task_t *task, double *change)
 }
 
 //  --------------------------------------------------------------------------
-//  Daemon side: GMRES, and TSIRM over GMRES
+//  Daemon side: GMRES or CG, and TSIRM over their cycles
 //
-//  solver/tsirm_inner = gmres runs TSIRM as its authors and PETSc's
+//  solver/tsirm_inner = gmres | cg runs TSIRM as its authors and PETSc's
 //  KSPTSIRM do: each outer step is an inner Krylov solve of the whole
-//  system, here one cycle of the outer GMRES, started from the iterate
-//  the last one ended at.  The window keeps the iterates the cycles end
-//  at, and after s of them the least-squares step (s_minimise) replaces
-//  the iterate by their best combination: where restarted GMRES
-//  stagnates, because each cycle forgets the others' directions, that
-//  step combines them.  Cycles end on every task in the same iteration
-//  (GMRES's decisions are global), so the windows are aligned on cycles.
-//  A checkpoint adds the window's cycles and columns to GMRES's
-//  (s_checkpoint_tsirm_gmres).
+//  system, here one cycle of the outer GMRES or CG, started from the
+//  iterate the last one ended at.  The window keeps the iterates the
+//  cycles end at, and after s of them the least-squares step (s_minimise)
+//  replaces the iterate by their best combination: where a restarted
+//  method stagnates, because each cycle forgets the others' directions,
+//  that step combines them.  Cycles end on every task in the same
+//  iteration (the method's decisions are global), so the windows are
+//  aligned on cycles.  A checkpoint adds the window's cycles and columns
+//  to the method's (s_checkpoint_tsirm_krylov).
 
-//  One step of the outer GMRES.  Its iterate moves only at a cycle's end;
-//  the change reported is its estimate of the relative residual, which is
-//  what the job's tolerance is about (after a TSIRM step, that step's).
+//  One step of the outer GMRES or CG.  Its iterate moves only at a
+//  cycle's end; the change reported is its estimate of the relative
+//  residual, which is what the job's tolerance is about (after a TSIRM
+//  step, that step's).
 static int
-s_iterate_gmres (task_state_t *self, jace_task_t *task, double *change,
-                 bool *converged)
+s_iterate_krylov (task_state_t *self, jace_task_t *task, double *change,
+                  bool *converged)
 {
-    window_t *window = self->window;    //  TSIRM over GMRES, or NULL
+    window_t *window = self->window;    //  TSIRM over cycles, or NULL
     if (window && !window->open)
         s_window_open (window, multisplit_solution (self->split),
                        window->cycles);
-    outer_gmres_readers_t readers = { self->tasks, self->rank,
+    outer_krylov_readers_t readers = { self->tasks, self->rank,
         self->requested, self->requested_count };
-    outer_gmres_step_t step;
-    if (outer_gmres_iterate (self->gmres, task, &readers, &step))
+    outer_krylov_step_t step;
+    if (outer_krylov_iterate (self->krylov, task, &readers, &step))
         return -1;
     *change = step.estimate;
     *converged = step.converged;
@@ -1192,8 +1249,8 @@ s_iterate (jace_task_t *task, void *state)
         s_read_requests (self, task);
     double change;
     bool converged = false;
-    if (self->gmres) {
-        if (s_iterate_gmres (self, task, &change, &converged))
+    if (self->krylov) {
+        if (s_iterate_krylov (self, task, &change, &converged))
             return -1;
     }
     else
@@ -1239,22 +1296,22 @@ s_solution (void *state, int64_t *first, size_t *count)
     return multisplit_solution (self->split);
 }
 
-//  TSIRM over GMRES: GMRES's checkpoint, the cycles the window had ended
-//  when the checkpointed cycle began, and the window's columns so far
-//  (its base and those cycles' iterates).  A replacement replays from
+//  TSIRM over cycles: the method's checkpoint, the cycles the window had
+//  ended when the checkpointed cycle began, and the window's columns so
+//  far (its base and those cycles' iterates).  A replacement replays from
 //  the other tasks' logs, which hold what its predecessor sent: it must
 //  compute exactly what that one did, its rows of the least-squares step
 //  included, or its sums differ from theirs and the tasks part ways.
 static const void *
-s_checkpoint_tsirm_gmres (task_state_t *self, size_t *size)
+s_checkpoint_tsirm_krylov (task_state_t *self, size_t *size)
 {
     window_t *window = self->window;
-    size_t length = outer_gmres_saved_length (self->gmres);
+    size_t length = outer_krylov_saved_length (self->krylov);
     size_t rows = (size_t) window->rows;
     if (!window->saved)
         window->saved = (double *) zmalloc ((length + 1 + rows
             * ((size_t) window->options.size + 1)) * sizeof (double));
-    memcpy (window->saved, outer_gmres_save (self->gmres),
+    memcpy (window->saved, outer_krylov_save (self->krylov),
             length * sizeof (double));
     //  Between windows (after a step) the next one's base is the iterate
     int32_t cycles = window->open ? window->cycles : 0;
@@ -1267,19 +1324,19 @@ s_checkpoint_tsirm_gmres (task_state_t *self, size_t *size)
     return window->saved;
 }
 
-//  TSIRM over GMRES: its checkpoint, or a rebalance's bare iterate (a
+//  TSIRM over cycles: its checkpoint, or a rebalance's bare iterate (a
 //  window then starts with the next cycle).  Returns 0, or -1 with a
 //  reason.
 static int
-s_restore_tsirm_gmres (task_state_t *self, const double *saved,
-                       size_t count, char *reason, size_t reason_size)
+s_restore_tsirm_krylov (task_state_t *self, const double *saved,
+                        size_t count, char *reason, size_t reason_size)
 {
     window_t *window = self->window;
-    size_t length = outer_gmres_saved_length (self->gmres);
+    size_t length = outer_krylov_saved_length (self->krylov);
     size_t rows = (size_t) window->rows;
     if (count == rows) {
-        if (outer_gmres_restore (self->gmres, saved, count, reason,
-                                 reason_size))
+        if (outer_krylov_restore (self->krylov, saved, count, reason,
+                                  reason_size))
             return -1;
         window->open = false;
         window->cycles = 0;
@@ -1301,8 +1358,8 @@ s_restore_tsirm_gmres (task_state_t *self, const double *saved,
                       "that is not finite in its window");
             return -1;
         }
-    if (outer_gmres_restore (self->gmres, saved, length, reason,
-                             reason_size))
+    if (outer_krylov_restore (self->krylov, saved, length, reason,
+                              reason_size))
         return -1;
     memcpy (window->columns, columns,
             rows * ((size_t) cycles + 1) * sizeof (double));
@@ -1310,7 +1367,7 @@ s_restore_tsirm_gmres (task_state_t *self, const double *saved,
     window->cycles = (int32_t) cycles;
     if (cycles > 0)
         zsys_notice ("task %d: its TSIRM window goes on after %d of its %d "
-                     "GMRES cycles", self->rank, window->cycles,
+                     "Krylov cycles", self->rank, window->cycles,
                      window->options.size);
     return 0;
 }
@@ -1321,11 +1378,11 @@ static const void *
 s_checkpoint (void *state, size_t *size)
 {
     task_state_t *self = (task_state_t *) state;
-    if (self->gmres && self->window)
-        return s_checkpoint_tsirm_gmres (self, size);
-    if (self->gmres) {
-        *size = outer_gmres_saved_length (self->gmres) * sizeof (double);
-        return outer_gmres_save (self->gmres);
+    if (self->krylov && self->window)
+        return s_checkpoint_tsirm_krylov (self, size);
+    if (self->krylov) {
+        *size = outer_krylov_saved_length (self->krylov) * sizeof (double);
+        return outer_krylov_save (self->krylov);
     }
     *size = (size_t) (multisplit_row_end (self->split)
                       - multisplit_row_begin (self->split)) * sizeof (double);
@@ -1337,7 +1394,7 @@ s_restore (jace_task_t *task, void *state, const void *bytes, size_t size,
            char *reason, size_t reason_size)
 {
     task_state_t *self = (task_state_t *) state;
-    if (self->gmres) {
+    if (self->krylov) {
         //  Its own checkpoint, or a rebalance's bare iterate
         if (size % sizeof (double)) {
             snprintf (reason, reason_size, "checkpoint of task %" PRId64
@@ -1349,11 +1406,11 @@ s_restore (jace_task_t *task, void *state, const void *bytes, size_t size,
         assert (saved);
         memcpy (saved, bytes, size);
         int rc = self->window
-               ? s_restore_tsirm_gmres (self, saved, size / sizeof (double),
-                                        reason, reason_size)
-               : outer_gmres_restore (self->gmres, saved,
-                                      size / sizeof (double), reason,
-                                      reason_size);
+               ? s_restore_tsirm_krylov (self, saved, size / sizeof (double),
+                                         reason, reason_size)
+               : outer_krylov_restore (self->krylov, saved,
+                                       size / sizeof (double), reason,
+                                       reason_size);
         free (saved);
         return rc;
     }
@@ -1382,7 +1439,10 @@ s_stall_advice (void *raw)
         return "TSIRM does not converge on this matrix; try a larger "
                "solver/tsirm_size, solver/overlap or a smaller "
                "solver/inner_tolerance";
-    if (problem->spec.gmres)
+    if (s_cg (&problem->spec))
+        return "CG does not converge on this matrix; try a larger "
+               "solver/cg_restart, or solver/outer = gmres";
+    if (problem->spec.krylov)
         return "GMRES does not converge on this matrix; try a larger "
                "solver/gmres_restart or solver/gmres_inner_iterations";
     return "block Jacobi (multisplitting) does not converge on this matrix; "
@@ -1399,7 +1459,7 @@ static const char *const s_keys [] = {
     "solver/preconditioner",
     "solver/tsirm_size", "solver/tsirm_max_iterations",
     "solver/tsirm_tolerance", "solver/tsirm_inner", "solver/gmres_restart",
-    "solver/gmres_inner_iterations", NULL
+    "solver/gmres_inner_iterations", "solver/cg_restart", NULL
 };
 
 const jace_app_t app_multisplit = {

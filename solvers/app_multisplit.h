@@ -26,7 +26,7 @@
       solver/overlap    rows of overlap on each side (default 0)
       solver/outer      multisplit (default) | tsirm | gmres (sync only:
                         GMRES(m) preconditioned by the blocks,
-                        outer_gmres.h)
+                        outer_krylov.h)
       solver/tsirm_inner  multisplit (default) | gmres (sync only: the
                         TSIRM window collects the iterates of GMRES
                         cycles, as PETSc's KSPTSIRM)

@@ -1,14 +1,16 @@
 /*  =========================================================================
-    outer_gmres - restarted GMRES around the multisplitting blocks
+    outer_krylov - restarted GMRES or CG around the multisplitting blocks
 
-    The basis is kept column by column over our core rows; the small
+    GMRES's basis is kept column by column over our core rows; the small
     Hessenberg problem is every task's own copy, reduced by Givens
     rotations as it grows (Saad, "Iterative Methods for Sparse Linear
-    Systems", algorithm 6.9).  The long vector operations go through
-    OpenBLAS (dgemv over the basis reads each vector once per step).
+    Systems", algorithm 6.9).  CG is Saad's algorithm 9.1 with its sums
+    grouped so that a step needs two: p'Ap, then r'r with r'z.  The long
+    vector operations go through OpenBLAS (dgemv over the basis reads
+    each vector once per step).
     =========================================================================
 */
-#include "outer_gmres.h"
+#include "outer_krylov.h"
 #include "solvers.h"
 
 #include <cblas.h>
@@ -19,12 +21,18 @@
 #define START_ROUNDS 2
 #define STEP_ROUNDS 3
 
-struct _outer_gmres_t {
-    outer_gmres_options_t options;
+//  CG's vectors, columns of the basis: its iterate (the multisplitting
+//  state holds the cycle's start until the cycle ends), the residual, the
+//  search direction and A times it
+enum { CG_X, CG_R, CG_P, CG_Q, CG_VECTORS };
+
+struct _outer_krylov_t {
+    outer_krylov_options_t options;
     multisplit_t *split;        //  Borrowed: blocks, b, the iterate
     int32_t rows;               //  Core rows
     bool flexible;              //  The preconditioner varies: keep Z
-    double *basis;              //  V: (m + 1) columns of `rows`
+    double *basis;              //  GMRES's V: (m + 1) columns of `rows`;
+                                //  CG's x, r, p, q (CG_X...)
     double *preconditioned;     //  Z: m columns when flexible, else one
     double *work;               //  A vector of our rows
     double *external_values;    //  The others' values of a vector
@@ -36,6 +44,8 @@ struct _outer_gmres_t {
     double *saved;              //  Checkpoint: rows + 2
     int32_t position;           //  Steps of the cycle run, 0 between
     double b_norm;              //  ||b||, summed at every cycle's start
+    double r_norm;              //  CG: ||r|| of its iterate
+    double rz;                  //  CG: r'z
     int64_t cycle_iteration;    //  Iteration the cycle began at
     int64_t cycle_exchanges;    //  Exchanges completed before it
     int64_t replay_iteration;   //  A restored cycle to run again, or -1
@@ -51,20 +61,23 @@ struct _outer_gmres_t {
 
 //  --------------------------------------------------------------------------
 
-outer_gmres_t *
-outer_gmres_new (const outer_gmres_options_t *options, multisplit_t *split)
+outer_krylov_t *
+outer_krylov_new (const outer_krylov_options_t *options, multisplit_t *split)
 {
     assert (options && split);
     assert (options->restart >= 1
-            && options->restart <= OUTER_GMRES_RESTART_MAX);
-    outer_gmres_t *self = (outer_gmres_t *) zmalloc (sizeof *self);
+            && options->restart <= OUTER_KRYLOV_RESTART_MAX);
+    outer_krylov_t *self = (outer_krylov_t *) zmalloc (sizeof *self);
     self->options = *options;
     self->split = split;
     self->rows = multisplit_row_end (split) - multisplit_row_begin (split);
+    bool cg = options->method == OUTER_KRYLOV_CG;
+    assert (!cg || options->inner_iterations == 0);
     self->flexible = options->inner_iterations > 0
                   && multisplit_inner (split) != MULTISPLIT_INNER_BANDED_LU;
     size_t rows = (size_t) self->rows, m = (size_t) options->restart;
-    self->basis = (double *) zmalloc ((m + 1) * rows * sizeof (double));
+    size_t columns = cg ? CG_VECTORS : m + 1;
+    self->basis = (double *) zmalloc (columns * rows * sizeof (double));
     self->preconditioned = (double *) zmalloc ((self->flexible ? m : 1)
                                                * rows * sizeof (double));
     self->work = (double *) zmalloc ((rows + 1) * sizeof (double));
@@ -81,10 +94,10 @@ outer_gmres_new (const outer_gmres_options_t *options, multisplit_t *split)
 }
 
 void
-outer_gmres_destroy (outer_gmres_t **self_p)
+outer_krylov_destroy (outer_krylov_t **self_p)
 {
     assert (self_p);
-    outer_gmres_t *self = *self_p;
+    outer_krylov_t *self = *self_p;
     if (self) {
         free (self->basis);
         free (self->preconditioned);
@@ -110,7 +123,7 @@ outer_gmres_destroy (outer_gmres_t **self_p)
 //  The exchanges
 
 static void
-s_size_scratch (outer_gmres_t *self, const outer_gmres_readers_t *readers)
+s_size_scratch (outer_krylov_t *self, const outer_krylov_readers_t *readers)
 {
     if (self->tasks == readers->tasks)
         return;
@@ -135,8 +148,8 @@ s_size_scratch (outer_gmres_t *self, const outer_gmres_readers_t *readers)
 //  Give each reader its values of `vector` (our core rows) and take ours
 //  of theirs into external_values.  Returns 0, or -1.
 static int
-s_exchange_vector (outer_gmres_t *self, jace_task_t *task,
-                   const outer_gmres_readers_t *readers, const double *vector)
+s_exchange_vector (outer_krylov_t *self, jace_task_t *task,
+                   const outer_krylov_readers_t *readers, const double *vector)
 {
     int32_t begin = multisplit_row_begin (self->split);
     double *piece = self->outgoing;
@@ -156,7 +169,7 @@ s_exchange_vector (outer_gmres_t *self, jace_task_t *task,
         int32_t needed = t == readers->rank
                        ? 0 : multisplit_dependency_count (self->split, t);
         if (self->received_sizes [t] != (size_t) needed * sizeof (double)) {
-            zsys_error ("task %d: GMRES values of task %d are %zu bytes, "
+            zsys_error ("task %d: Krylov values of task %d are %zu bytes, "
                         "not %d values", readers->rank, t,
                         self->received_sizes [t], needed);
             return -1;
@@ -172,11 +185,11 @@ s_exchange_vector (outer_gmres_t *self, jace_task_t *task,
 //  Sum `count` numbers over every task, in rank order (so that every task
 //  gets the same bits), in place.  Returns 0, or -1.
 static int
-s_sum (outer_gmres_t *self, jace_task_t *task,
-       const outer_gmres_readers_t *readers, double *values, int32_t count)
+s_sum (outer_krylov_t *self, jace_task_t *task,
+       const outer_krylov_readers_t *readers, double *values, int32_t count)
 {
-    double mine [OUTER_GMRES_RESTART_MAX + 2];
-    assert (count <= OUTER_GMRES_RESTART_MAX + 2);
+    double mine [OUTER_KRYLOV_RESTART_MAX + 2];
+    assert (count <= OUTER_KRYLOV_RESTART_MAX + 2);
     memcpy (mine, values, (size_t) count * sizeof (double));
     for (int32_t t = 0; t < readers->tasks; t++) {
         self->buffers [t] = mine;
@@ -189,12 +202,12 @@ s_sum (outer_gmres_t *self, jace_task_t *task,
         values [i] = 0;
     for (int32_t t = 0; t < readers->tasks; t++) {
         if (self->received_sizes [t] != (size_t) count * sizeof (double)) {
-            zsys_error ("task %d: GMRES sums of task %d are %zu bytes, not "
+            zsys_error ("task %d: Krylov sums of task %d are %zu bytes, not "
                         "%d values", readers->rank, t,
                         self->received_sizes [t], count);
             return -1;
         }
-        double theirs [OUTER_GMRES_RESTART_MAX + 2];
+        double theirs [OUTER_KRYLOV_RESTART_MAX + 2];
         //  Copied: a received piece need not be aligned for doubles
         memcpy (theirs, self->received [t], (size_t) count * sizeof (double));
         for (int32_t i = 0; i < count; i++)
@@ -208,19 +221,19 @@ s_sum (outer_gmres_t *self, jace_task_t *task,
 
 
 //  --------------------------------------------------------------------------
-//  The cycle
+//  GMRES's cycle
 
 static double *
-s_column (const outer_gmres_t *self, double *matrix, int32_t j)
+s_column (const outer_krylov_t *self, double *matrix, int32_t j)
 {
     return matrix + (size_t) j * (size_t) self->rows;
 }
 
-//  A cycle's start: r0 = b - A x, ||r0||, ||b||, v0 = r0 / ||r0||.
+//  GMRES's cycle start: r0 = b - A x, ||r0||, ||b||, v0 = r0 / ||r0||.
 //  Returns 0, or -1.
 static int
-s_start_cycle (outer_gmres_t *self, jace_task_t *task,
-               const outer_gmres_readers_t *readers)
+s_start_gmres (outer_krylov_t *self, jace_task_t *task,
+               const outer_krylov_readers_t *readers)
 {
     const double *x = multisplit_solution (self->split);
     if (s_exchange_vector (self, task, readers, x))
@@ -245,7 +258,7 @@ s_start_cycle (outer_gmres_t *self, jace_task_t *task,
 
 //  z = M^-1 v_j, into Z's column j (flexible) or its only one.
 static double *
-s_precondition (outer_gmres_t *self, int32_t j)
+s_precondition (outer_krylov_t *self, int32_t j)
 {
     double *z = s_column (self, self->preconditioned, self->flexible ? j : 0);
     if (multisplit_precondition (self->split, s_column (self, self->basis, j),
@@ -257,7 +270,7 @@ s_precondition (outer_gmres_t *self, int32_t j)
 //  Rotate column j of H by the rotations so far, make the rotation that
 //  zeroes its subdiagonal, and apply it to g.
 static void
-s_rotate (outer_gmres_t *self, int32_t j)
+s_rotate (outer_krylov_t *self, int32_t j)
 {
     int32_t m = self->options.restart;
     double *h = self->hessenberg + (size_t) j * (m + 1);
@@ -278,8 +291,8 @@ s_rotate (outer_gmres_t *self, int32_t j)
 //  Arnoldi step j: v_{j+1} from A M^-1 v_j, orthogonalised against the
 //  basis by classical Gram-Schmidt.  Returns 0, or -1.
 static int
-s_arnoldi (outer_gmres_t *self, jace_task_t *task,
-           const outer_gmres_readers_t *readers, int32_t j)
+s_arnoldi (outer_krylov_t *self, jace_task_t *task,
+           const outer_krylov_readers_t *readers, int32_t j)
 {
     int32_t m = self->options.restart;
     double *z = s_precondition (self, j);
@@ -306,13 +319,13 @@ s_arnoldi (outer_gmres_t *self, jace_task_t *task,
     return 0;
 }
 
-//  The cycle's end after `steps` steps: y from the triangular H y = g,
+//  GMRES's cycle end after `steps` steps: y from the triangular H y = g,
 //  x += Z y (or M^-1 V y).  Returns 0, or -1 (the solve broke down).
 static int
-s_end_cycle (outer_gmres_t *self, int32_t steps)
+s_end_gmres (outer_krylov_t *self, int32_t steps)
 {
     int32_t m = self->options.restart;
-    double y [OUTER_GMRES_RESTART_MAX];
+    double y [OUTER_KRYLOV_RESTART_MAX];
     for (int32_t i = steps - 1; i >= 0; i--) {
         double sum = self->g [i];
         for (int32_t k = i + 1; k < steps; k++)
@@ -345,24 +358,128 @@ s_end_cycle (outer_gmres_t *self, int32_t steps)
     return 0;
 }
 
-static double
-s_estimate (const outer_gmres_t *self)
+
+//  --------------------------------------------------------------------------
+//  CG's cycle
+
+//  CG's cycle start: x = the iterate, r = b - A x, z = M^-1 r, p = z,
+//  with ||r||, ||b|| and r'z.  Returns 0, or -1.
+static int
+s_start_cg (outer_krylov_t *self, jace_task_t *task,
+            const outer_krylov_readers_t *readers)
 {
-    double residual = fabs (self->g [self->position]);
+    const double *x = multisplit_solution (self->split);
+    if (s_exchange_vector (self, task, readers, x))
+        return -1;
+    double *r = s_column (self, self->basis, CG_R);
+    double *p = s_column (self, self->basis, CG_P);
+    memcpy (s_column (self, self->basis, CG_X), x,
+            (size_t) self->rows * sizeof (double));
+    multisplit_residual_of (self->split, x, self->external_values, r);
+    if (multisplit_precondition (self->split, r, p, 0))
+        return -1;
+    double sums [3] = { cblas_ddot (self->rows, r, 1, r, 1),
+                        self->options.rows_b_squared,
+                        cblas_ddot (self->rows, r, 1, p, 1) };
+    if (s_sum (self, task, readers, sums, 3))
+        return -1;
+    self->r_norm = sqrt (sums [0]);
+    self->b_norm = sqrt (sums [1]);
+    self->rz = sums [2];
+    return 0;
+}
+
+//  One CG step: x += alpha p, r -= alpha A p, z = M^-1 r, p = z + beta p.
+//  Returns 0, or -1 (p'Ap or r'z not positive: the matrix or the
+//  preconditioner is not positive definite).
+static int
+s_cg_step (outer_krylov_t *self, jace_task_t *task,
+           const outer_krylov_readers_t *readers)
+{
+    double *x = s_column (self, self->basis, CG_X);
+    double *r = s_column (self, self->basis, CG_R);
+    double *p = s_column (self, self->basis, CG_P);
+    double *q = s_column (self, self->basis, CG_Q);
+    double *z = self->preconditioned;
+    if (s_exchange_vector (self, task, readers, p))
+        return -1;
+    multisplit_multiply (self->split, p, self->external_values, q);
+    double curvature = cblas_ddot (self->rows, p, 1, q, 1);
+    if (s_sum (self, task, readers, &curvature, 1))
+        return -1;
+    if (!(curvature > 0 && self->rz > 0)) {
+        zsys_error ("task %d: CG found p'Ap = %g and r'z = %g: the matrix "
+                    "or its block preconditioner is not symmetric positive "
+                    "definite", readers->rank, curvature, self->rz);
+        return -1;
+    }
+    double alpha = self->rz / curvature;
+    cblas_daxpy (self->rows, alpha, p, 1, x, 1);
+    cblas_daxpy (self->rows, -alpha, q, 1, r, 1);
+    if (multisplit_precondition (self->split, r, z, 0))
+        return -1;
+    double sums [2] = { cblas_ddot (self->rows, r, 1, r, 1),
+                        cblas_ddot (self->rows, r, 1, z, 1) };
+    if (s_sum (self, task, readers, sums, 2))
+        return -1;
+    double beta = sums [1] / self->rz;
+    self->r_norm = sqrt (sums [0]);
+    self->rz = sums [1];
+    //  p = z + beta p
+    cblas_dscal (self->rows, beta, p, 1);
+    cblas_daxpy (self->rows, 1.0, z, 1, p, 1);
+    return 0;
+}
+
+//  CG's cycle end: its iterate becomes the task's.  Returns 0, or -1 (a
+//  value is not finite).
+static int
+s_end_cg (outer_krylov_t *self)
+{
+    const double *x = s_column (self, self->basis, CG_X);
+    for (int32_t i = 0; i < self->rows; i++)
+        if (!isfinite (x [i]))
+            return -1;
+    multisplit_set_solution (self->split, x);
+    return 0;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Either method's cycle
+
+static bool
+s_cg (const outer_krylov_t *self)
+{
+    return self->options.method == OUTER_KRYLOV_CG;
+}
+
+static const char *
+s_name (const outer_krylov_t *self)
+{
+    return s_cg (self) ? "CG" : "GMRES";
+}
+
+static double
+s_estimate (const outer_krylov_t *self)
+{
+    double residual = s_cg (self) ? self->r_norm
+                                  : fabs (self->g [self->position]);
     return self->b_norm > 0 ? residual / self->b_norm : residual;
 }
 
 //  One step of the cycle under way (starting one if none is), ending the
 //  cycle when it is full or the estimate meets the tolerance.
 static int
-s_step (outer_gmres_t *self, jace_task_t *task,
-        const outer_gmres_readers_t *readers, int64_t iteration,
-        outer_gmres_step_t *step)
+s_step (outer_krylov_t *self, jace_task_t *task,
+        const outer_krylov_readers_t *readers, int64_t iteration,
+        outer_krylov_step_t *step)
 {
     if (self->position == 0) {
         self->cycle_iteration = iteration;
         self->cycle_exchanges = jace_task_exchanges (task);
-        if (s_start_cycle (self, task, readers))
+        if (s_cg (self) ? s_start_cg (self, task, readers)
+                        : s_start_gmres (self, task, readers))
             return -1;
         //  Already there (or b = 0): nothing to improve, no step to run
         if (s_estimate (self) <= self->options.tolerance) {
@@ -371,7 +488,8 @@ s_step (outer_gmres_t *self, jace_task_t *task,
             return 0;
         }
     }
-    if (s_arnoldi (self, task, readers, self->position))
+    if (s_cg (self) ? s_cg_step (self, task, readers)
+                    : s_arnoldi (self, task, readers, self->position))
         return -1;
     self->position++;
     step->estimate = s_estimate (self);
@@ -379,7 +497,7 @@ s_step (outer_gmres_t *self, jace_task_t *task,
     if (step->converged || self->position == self->options.restart) {
         int32_t steps = self->position;
         self->position = 0;
-        if (s_end_cycle (self, steps))
+        if (s_cg (self) ? s_end_cg (self) : s_end_gmres (self, steps))
             return -1;
         step->cycle_ended = true;
     }
@@ -389,8 +507,8 @@ s_step (outer_gmres_t *self, jace_task_t *task,
 //  A restored task runs its cycle's steps again, from the exchange count
 //  the cycle began at, up to the iteration it was restored at.
 static int
-s_catch_up (outer_gmres_t *self, jace_task_t *task,
-            const outer_gmres_readers_t *readers, outer_gmres_step_t *step)
+s_catch_up (outer_krylov_t *self, jace_task_t *task,
+            const outer_krylov_readers_t *readers, outer_krylov_step_t *step)
 {
     int64_t iteration = jace_task_iteration (task);
     int64_t steps = iteration - self->replay_iteration;
@@ -400,17 +518,18 @@ s_catch_up (outer_gmres_t *self, jace_task_t *task,
     ||  self->replay_exchanges + START_ROUNDS + steps * STEP_ROUNDS
         != jace_task_exchanges (task)
     ||  jace_task_replay_exchanges (task, self->replay_exchanges)) {
-        zsys_error ("task %d: the checkpoint's GMRES cycle (%" PRId64
+        zsys_error ("task %d: the checkpoint's %s cycle (%" PRId64
                     " steps from exchange %" PRId64 ") does not lead to "
                     "iteration %" PRId64 " and exchange %" PRId64,
-                    readers->rank, steps, self->replay_exchanges, iteration,
+                    readers->rank, s_name (self), steps,
+                    self->replay_exchanges, iteration,
                     jace_task_exchanges (task));
         return -1;
     }
     self->position = 0;
-    zsys_notice ("task %d: runs the %" PRId64 " steps of its GMRES cycle "
+    zsys_notice ("task %d: runs the %" PRId64 " steps of its %s cycle "
                  "from iteration %" PRId64 " again", readers->rank, steps,
-                 self->cycle_iteration);
+                 s_name (self), self->cycle_iteration);
     for (int64_t k = 0; k < steps; k++)
         if (s_step (self, task, readers, self->cycle_iteration + k, step)
         ||  self->position == 0)
@@ -419,9 +538,9 @@ s_catch_up (outer_gmres_t *self, jace_task_t *task,
 }
 
 int
-outer_gmres_iterate (outer_gmres_t *self, jace_task_t *task,
-                     const outer_gmres_readers_t *readers,
-                     outer_gmres_step_t *step)
+outer_krylov_iterate (outer_krylov_t *self, jace_task_t *task,
+                      const outer_krylov_readers_t *readers,
+                      outer_krylov_step_t *step)
 {
     assert (self && task && readers && step);
     memset (step, 0, sizeof *step);
@@ -443,14 +562,14 @@ outer_gmres_iterate (outer_gmres_t *self, jace_task_t *task,
 //  Checkpoints
 
 size_t
-outer_gmres_saved_length (const outer_gmres_t *self)
+outer_krylov_saved_length (const outer_krylov_t *self)
 {
     assert (self);
     return (size_t) self->rows + 2;
 }
 
 const double *
-outer_gmres_save (outer_gmres_t *self)
+outer_krylov_save (outer_krylov_t *self)
 {
     assert (self);
     memcpy (self->saved, multisplit_solution (self->split),
@@ -471,28 +590,30 @@ s_whole (double value, double low)
 }
 
 int
-outer_gmres_restore (outer_gmres_t *self, const double *saved, size_t count,
-                     char *reason, size_t reason_size)
+outer_krylov_restore (outer_krylov_t *self, const double *saved, size_t count,
+                      char *reason, size_t reason_size)
 {
     assert (self && saved);
     size_t rows = (size_t) self->rows;
     if (count != rows && count != rows + 2) {
-        snprintf (reason, reason_size, "GMRES checkpoint has %zu values, its "
-                  "block needs %zu (and 2 more for its cycle)", count, rows);
+        snprintf (reason, reason_size, "%s checkpoint has %zu values, its "
+                  "block needs %zu (and 2 more for its cycle)", s_name (self),
+                  count, rows);
         return -1;
     }
     for (size_t i = 0; i < rows; i++)
         if (!isfinite (saved [i])) {
-            snprintf (reason, reason_size, "GMRES checkpoint holds a value "
-                      "that is not finite at row %zu", i);
+            snprintf (reason, reason_size, "%s checkpoint holds a value "
+                      "that is not finite at row %zu", s_name (self), i);
             return -1;
         }
     double iteration = count > rows ? saved [rows] : -1;
     double exchanges = count > rows ? saved [rows + 1] : 0;
     if ((iteration != -1 && !s_whole (iteration, 0))
     ||  !s_whole (exchanges, 0)) {
-        snprintf (reason, reason_size, "GMRES checkpoint names cycle "
-                  "iteration %g and exchange %g", iteration, exchanges);
+        snprintf (reason, reason_size, "%s checkpoint names cycle "
+                  "iteration %g and exchange %g", s_name (self), iteration,
+                  exchanges);
         return -1;
     }
     multisplit_set_solution (self->split, saved);
