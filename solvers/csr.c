@@ -359,29 +359,47 @@ csr_symmetric_expand (const csr_t *A)
 //  --------------------------------------------------------------------------
 //  True if A equals its transpose within a relative tolerance.
 
+//  True if a and b are equal within tolerance, relatively
+static bool
+s_close (double a, double b, double tolerance)
+{
+    return fabs (a - b) <= tolerance * fmax (fabs (a), fabs (b));
+}
+
+//  Row i of A against row i of its transpose T, merged by column (both
+//  are sorted): an entry missing on one side counts as zero.
+static bool
+s_row_matches (const csr_t *A, const csr_t *T, int32_t i, double tolerance)
+{
+    int64_t a = A->row_ptr [i], a_end = A->row_ptr [i + 1];
+    int64_t t = T->row_ptr [i], t_end = T->row_ptr [i + 1];
+    while (a < a_end || t < t_end) {
+        int32_t a_col = a < a_end ? A->col_idx [a] : INT32_MAX;
+        int32_t t_col = t < t_end ? T->col_idx [t] : INT32_MAX;
+        double a_value = a_col <= t_col ? A->values [a++] : 0.0;
+        double t_value = t_col <= a_col ? T->values [t++] : 0.0;
+        if (!s_close (a_value, t_value, tolerance))
+            return false;
+    }
+    return true;
+}
+
 bool
 csr_is_symmetric (const csr_t *A, double tolerance)
 {
     assert (A);
     if (A->nrows != A->ncols)
         return false;
+    //  One pass over both, row by row: a binary search per entry took a
+    //  fifth of a task's set-up (25,000 rows of the NAS-CG-like matrix)
     csr_t *T = csr_transpose (A);
     bool symmetric = true;
     for (int32_t i = 0; i < A->nrows && symmetric; i++)
-        for (int64_t k = A->row_ptr [i]; k < A->row_ptr [i + 1]; k++) {
-            double a = A->values [k];
-            double t = csr_value (T, i, A->col_idx [k]);
-            double scale = fmax (fabs (a), fabs (t));
-            if (fabs (a - t) > tolerance * scale) {
-                symmetric = false;
-                break;
-            }
-        }
-    //  Entries of T missing from A are caught from the other side: T's
-    //  entry (i, j) is A's (j, i), which the loop above visits.
+        symmetric = s_row_matches (A, T, i, tolerance);
     csr_destroy (&T);
     return symmetric;
 }
+
 
 //  --------------------------------------------------------------------------
 //  Value at (row, col), or 0 if not stored.
