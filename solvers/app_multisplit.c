@@ -1446,8 +1446,8 @@ s_stall_advice (void *raw)
         return "GMRES does not converge on this matrix; try a larger "
                "solver/gmres_restart or solver/gmres_inner_iterations";
     return "block Jacobi (multisplitting) does not converge on this matrix; "
-           "try solver/outer = gmres (job/mode = sync), solver/outer = tsirm "
-           "or solver/overlap";
+           "try solver/outer = gmres, or cg on a symmetric matrix (job/mode "
+           "= sync), solver/outer = tsirm or solver/overlap";
 }
 
 //  Every key the application reads

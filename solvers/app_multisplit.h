@@ -24,12 +24,13 @@
       solver/inner      krylov (default) | lu-banded | cg | bicgstab
       solver/inner_tolerance   Krylov relative tolerance (default 1e-3)
       solver/overlap    rows of overlap on each side (default 0)
-      solver/outer      multisplit (default) | tsirm | gmres (sync only:
-                        GMRES(m) preconditioned by the blocks,
-                        outer_krylov.h)
-      solver/tsirm_inner  multisplit (default) | gmres (sync only: the
-                        TSIRM window collects the iterates of GMRES
-                        cycles, as PETSc's KSPTSIRM)
+      solver/outer      multisplit (default) | tsirm | gmres | cg (sync
+                        only: GMRES(m) or CG preconditioned by the
+                        blocks, outer_krylov.h)
+      solver/tsirm_inner  multisplit (default) | gmres | cg (sync only:
+                        the TSIRM window collects the iterates of GMRES
+                        or CG cycles, as PETSc's KSPTSIRM)
+      solver/gmres_restart, solver/cg_restart   steps per cycle
     Generated problems use b = A*1, so the exact solution is all ones and
     the summary reports the error against it.
     =========================================================================

@@ -13,7 +13,7 @@
 #  range.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 18
+plan 19
 
 JOB=$RUN/cg.job
 cat >"$JOB" <<JOBFILE
@@ -113,6 +113,22 @@ submit banded "$JOB" "$SN_sn" --set problem/n=16 --set solver/inner=lu-banded
 residual=$(job_residual banded)
 [ -n "$residual" ] && jq -n -e "$residual <= 1e-8" >/dev/null
 ok $? "banded LU blocks (exact block solves): verified ${residual:-none}"
+
+#  A symmetric matrix that is not positive definite: diag(1, -1, 1, ...)
+#  with b = A 1 makes p'Ap = 0 at the first step.  The job fails at once,
+#  saying why, instead of running to its time cap.
+INDEFINITE=$RUN/indefinite.mtx
+awk 'BEGIN {
+    n = 100
+    print "%%MatrixMarket matrix coordinate real symmetric"
+    print n, n, n
+    for (i = 1; i <= n; i++) print i, i, (i % 2 ? 1 : -1)
+}' >"$INDEFINITE"
+submit indefinite "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
+    --set problem/matrix="$INDEFINITE"
+[ $? -eq 1 ] && grep -q "the method diverges on this system" "$RUN/indefinite.err" \
+    && grep -q "CG found p'Ap = 0" "$RUN"/d*.log
+ok $? "an indefinite matrix fails at CG's breakdown, saying so"
 
 #  What CG cannot run
 MTX=$RUN/convection.mtx

@@ -153,7 +153,7 @@ submit stall "$JOB" "$SN_sn" --set problem/kind=matrix \
     --set problem/matrix="$SINGULAR" --set problem/rhs="$RUN/ones.mtx" \
     --set solver/outer=multisplit --set report/sample_seconds=0.2 \
     --set job/stall_snapshots=5
-[ $? -eq 1 ] && grep -Eq "block Jacobi \(multisplitting\) does not converge on this matrix; try solver/outer = gmres \(job/mode = sync\), solver/outer = tsirm or solver/overlap: the verified residual (grows|stopped falling) over the last 5 snapshots \(now [0-9.e+-]+, [0-9.e+-]+ before them" "$RUN/stall.err"
+[ $? -eq 1 ] && grep -Eq "block Jacobi \(multisplitting\) does not converge on this matrix; try solver/outer = gmres, or cg on a symmetric matrix \(job/mode = sync\), solver/outer = tsirm or solver/overlap: the verified residual (grows|stopped falling) over the last 5 snapshots \(now [0-9.e+-]+, [0-9.e+-]+ before them" "$RUN/stall.err"
 ok $? "a stalled job ends early, saying what it saw and what to try"
 seconds=$(jq -r 'select(.event == "failure") | .time' "$RUN/stall.events")
 jq -n -e "$seconds < 20" >/dev/null
