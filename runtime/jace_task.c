@@ -1039,6 +1039,18 @@ s_exchange_piece (void *arg, int64_t round, int64_t source, const void *bytes,
         zsys_warning ("task %" PRId64 ": %s", self->rank, reason);
 }
 
+//  On an emulated network our pieces wait in the shaper until it is
+//  flushed.  A round whose other pieces were already in ends without a
+//  wait, and ours used to leave only at the task's next wait, after its
+//  next computation: on two daemons 50 us apart, CG on 3D Poisson 40^3
+//  took 0.30-0.31 s, and 0.23-0.24 s flushing here.
+static void
+s_flush_shaper (jace_task_t *self)
+{
+    if (self->shaper)
+        jace_shaper_flush (self->shaper);
+}
+
 int
 jace_task_alltoallv (jace_task_t *self, const void *const *buffers,
                      const size_t *sizes, const void **received,
@@ -1052,8 +1064,10 @@ jace_task_alltoallv (jace_task_t *self, const void *const *buffers,
         return -1;
     jace_exchange_begin (self->exchange, self->exchanges + 1, buffers, sizes,
                          NULL, NULL, zclock_mono ());
+    s_flush_shaper (self);
     while (!jace_exchange_done (self->exchange)) {
         int64_t due = jace_exchange_tick (self->exchange, zclock_mono ());
+        s_flush_shaper (self);
         if (jace_exchange_done (self->exchange))
             break;
         if (jace_exchange_failure (self->exchange))
