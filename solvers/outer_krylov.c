@@ -18,13 +18,15 @@
 
 //  Total exchanges a cycle's start and each step run: what a restored
 //  task counts on to find where its cycle began
-#define START_ROUNDS 2
-#define STEP_ROUNDS 3
+#define GMRES_START_ROUNDS 2
+#define GMRES_STEP_ROUNDS 3
+#define CG_START_ROUNDS 3
+#define CG_STEP_ROUNDS 2
 
 //  CG's vectors, columns of the basis: its iterate (the multisplitting
-//  state holds the cycle's start until the cycle ends), the residual, the
-//  search direction and A times it
-enum { CG_X, CG_R, CG_P, CG_Q, CG_VECTORS };
+//  state holds the cycle's start until the cycle ends), the residual r,
+//  u = M^-1 r, w = A u, the search direction p and s = A p
+enum { CG_X, CG_R, CG_U, CG_W, CG_P, CG_S, CG_VECTORS };
 
 struct _outer_krylov_t {
     outer_krylov_options_t options;
@@ -32,7 +34,7 @@ struct _outer_krylov_t {
     int32_t rows;               //  Core rows
     bool flexible;              //  The preconditioner varies: keep Z
     double *basis;              //  GMRES's V: (m + 1) columns of `rows`;
-                                //  CG's x, r, p, q (CG_X...)
+                                //  CG's x, r, u, w, p, s (CG_X...)
     double *preconditioned;     //  Z: m columns when flexible, else one
     double *work;               //  A vector of our rows
     double *external_values;    //  The others' values of a vector
@@ -45,7 +47,8 @@ struct _outer_krylov_t {
     int32_t position;           //  Steps of the cycle run, 0 between
     double b_norm;              //  ||b||, summed at every cycle's start
     double r_norm;              //  CG: ||r|| of its iterate
-    double rz;                  //  CG: r'z
+    double gamma;               //  CG: r'u
+    double alpha;               //  CG: the last step's length
     int64_t cycle_iteration;    //  Iteration the cycle began at
     int64_t cycle_exchanges;    //  Exchanges completed before it
     int64_t replay_iteration;   //  A restored cycle to run again, or -1
@@ -362,8 +365,52 @@ s_end_gmres (outer_krylov_t *self, int32_t steps)
 //  --------------------------------------------------------------------------
 //  CG's cycle
 
-//  CG's cycle start: x = the iterate, r = b - A x, z = M^-1 r, p = z,
-//  with ||r||, ||b|| and r'z.  Returns 0, or -1.
+//  u = M^-1 r, then w = A u (u's values exchanged with the neighbours),
+//  then r'u, w'u and r'r into sums [0..2], summed over every task with
+//  the count - 3 numbers after them.  Returns 0, or -1.
+static int
+s_cg_reduce (outer_krylov_t *self, jace_task_t *task,
+             const outer_krylov_readers_t *readers, double *sums,
+             int32_t count)
+{
+    double *r = s_column (self, self->basis, CG_R);
+    double *u = s_column (self, self->basis, CG_U);
+    double *w = s_column (self, self->basis, CG_W);
+    if (multisplit_precondition (self->split, r, u, 0)
+    ||  s_exchange_vector (self, task, readers, u))
+        return -1;
+    multisplit_multiply (self->split, u, self->external_values, w);
+    sums [0] = cblas_ddot (self->rows, r, 1, u, 1);
+    sums [1] = cblas_ddot (self->rows, w, 1, u, 1);
+    sums [2] = cblas_ddot (self->rows, r, 1, r, 1);
+    return s_sum (self, task, readers, sums, count);
+}
+
+//  CG's ||r|| / ||b|| meets the tolerance: nothing more to build
+static bool
+s_cg_converged (const outer_krylov_t *self)
+{
+    double estimate = self->b_norm > 0 ? self->r_norm / self->b_norm
+                                       : self->r_norm;
+    return estimate <= self->options.tolerance;
+}
+
+//  False, saying so, when CG meets a direction of no positive curvature
+static bool
+s_cg_positive (const outer_krylov_t *self,
+               const outer_krylov_readers_t *readers, double gamma,
+               double curvature)
+{
+    if (gamma > 0 && curvature > 0 && isfinite (gamma / curvature))
+        return true;
+    zsys_error ("task %d: CG found r'M^-1r = %g and p'Ap = %g: the matrix or "
+                "its block preconditioner is not symmetric positive definite",
+                readers->rank, gamma, curvature);
+    return false;
+}
+
+//  CG's cycle start: x = the iterate, r = b - A x, then u, w and the sums
+//  (with ||b||^2), p = u, s = w.  Returns 0, or -1.
 static int
 s_start_cg (outer_krylov_t *self, jace_task_t *task,
             const outer_krylov_readers_t *readers)
@@ -371,63 +418,62 @@ s_start_cg (outer_krylov_t *self, jace_task_t *task,
     const double *x = multisplit_solution (self->split);
     if (s_exchange_vector (self, task, readers, x))
         return -1;
-    double *r = s_column (self, self->basis, CG_R);
-    double *p = s_column (self, self->basis, CG_P);
-    memcpy (s_column (self, self->basis, CG_X), x,
-            (size_t) self->rows * sizeof (double));
-    multisplit_residual_of (self->split, x, self->external_values, r);
-    if (multisplit_precondition (self->split, r, p, 0))
+    size_t bytes = (size_t) self->rows * sizeof (double);
+    memcpy (s_column (self, self->basis, CG_X), x, bytes);
+    multisplit_residual_of (self->split, x, self->external_values,
+                            s_column (self, self->basis, CG_R));
+    double sums [4] = { 0, 0, 0, self->options.rows_b_squared };
+    if (s_cg_reduce (self, task, readers, sums, 4))
         return -1;
-    double sums [3] = { cblas_ddot (self->rows, r, 1, r, 1),
-                        self->options.rows_b_squared,
-                        cblas_ddot (self->rows, r, 1, p, 1) };
-    if (s_sum (self, task, readers, sums, 3))
+    self->b_norm = sqrt (sums [3]);
+    self->r_norm = sqrt (sums [2]);
+    self->gamma = sums [0];
+    memcpy (s_column (self, self->basis, CG_P),
+            s_column (self, self->basis, CG_U), bytes);
+    memcpy (s_column (self, self->basis, CG_S),
+            s_column (self, self->basis, CG_W), bytes);
+    if (s_cg_converged (self))
+        return 0;       //  No step will be taken
+    if (!s_cg_positive (self, readers, self->gamma, sums [1]))
         return -1;
-    self->r_norm = sqrt (sums [0]);
-    self->b_norm = sqrt (sums [1]);
-    self->rz = sums [2];
+    self->alpha = self->gamma / sums [1];
     return 0;
 }
 
-//  One CG step: x += alpha p, r -= alpha A p, z = M^-1 r, p = z + beta p.
-//  Returns 0, or -1 (p'Ap or r'z not positive: the matrix or the
-//  preconditioner is not positive definite).
+//  One CG step in Chronopoulos and Gear's form (1989; PETSc's -ksp_cg_
+//  single_reduction): x += alpha p, r -= alpha s, then u = M^-1 r and
+//  w = A u with one sum for r'u, w'u and r'r, and the recurrences for the
+//  next alpha, p = u + beta p and s = w + beta s = A p.  Two exchanges a
+//  step where the textbook form takes three: across a 20 ms backbone each
+//  costs a latency.  Returns 0, or -1 (a direction of no positive
+//  curvature: the matrix or the preconditioner is not positive definite).
 static int
 s_cg_step (outer_krylov_t *self, jace_task_t *task,
            const outer_krylov_readers_t *readers)
 {
-    double *x = s_column (self, self->basis, CG_X);
-    double *r = s_column (self, self->basis, CG_R);
     double *p = s_column (self, self->basis, CG_P);
-    double *q = s_column (self, self->basis, CG_Q);
-    double *z = self->preconditioned;
-    if (s_exchange_vector (self, task, readers, p))
+    double *s = s_column (self, self->basis, CG_S);
+    cblas_daxpy (self->rows, self->alpha, p, 1,
+                 s_column (self, self->basis, CG_X), 1);
+    cblas_daxpy (self->rows, -self->alpha, s, 1,
+                 s_column (self, self->basis, CG_R), 1);
+    double sums [3];
+    if (s_cg_reduce (self, task, readers, sums, 3))
         return -1;
-    multisplit_multiply (self->split, p, self->external_values, q);
-    double curvature = cblas_ddot (self->rows, p, 1, q, 1);
-    if (s_sum (self, task, readers, &curvature, 1))
+    double gamma = sums [0], beta = gamma / self->gamma;
+    self->r_norm = sqrt (sums [2]);
+    if (s_cg_converged (self))
+        return 0;       //  The cycle ends: no next direction to build
+    double curvature = sums [1] - beta * gamma / self->alpha;
+    if (!s_cg_positive (self, readers, gamma, curvature))
         return -1;
-    if (!(curvature > 0 && self->rz > 0)) {
-        zsys_error ("task %d: CG found p'Ap = %g and r'z = %g: the matrix "
-                    "or its block preconditioner is not symmetric positive "
-                    "definite", readers->rank, curvature, self->rz);
-        return -1;
-    }
-    double alpha = self->rz / curvature;
-    cblas_daxpy (self->rows, alpha, p, 1, x, 1);
-    cblas_daxpy (self->rows, -alpha, q, 1, r, 1);
-    if (multisplit_precondition (self->split, r, z, 0))
-        return -1;
-    double sums [2] = { cblas_ddot (self->rows, r, 1, r, 1),
-                        cblas_ddot (self->rows, r, 1, z, 1) };
-    if (s_sum (self, task, readers, sums, 2))
-        return -1;
-    double beta = sums [1] / self->rz;
-    self->r_norm = sqrt (sums [0]);
-    self->rz = sums [1];
-    //  p = z + beta p
+    self->gamma = gamma;
+    self->alpha = gamma / curvature;
+    //  p = u + beta p, s = w + beta s
     cblas_dscal (self->rows, beta, p, 1);
-    cblas_daxpy (self->rows, 1.0, z, 1, p, 1);
+    cblas_daxpy (self->rows, 1.0, s_column (self, self->basis, CG_U), 1, p, 1);
+    cblas_dscal (self->rows, beta, s, 1);
+    cblas_daxpy (self->rows, 1.0, s_column (self, self->basis, CG_W), 1, s, 1);
     return 0;
 }
 
@@ -458,6 +504,18 @@ static const char *
 s_name (const outer_krylov_t *self)
 {
     return s_cg (self) ? "CG" : "GMRES";
+}
+
+static int64_t
+s_start_rounds (const outer_krylov_t *self)
+{
+    return s_cg (self) ? CG_START_ROUNDS : GMRES_START_ROUNDS;
+}
+
+static int64_t
+s_step_rounds (const outer_krylov_t *self)
+{
+    return s_cg (self) ? CG_STEP_ROUNDS : GMRES_STEP_ROUNDS;
 }
 
 static double
@@ -515,7 +573,8 @@ s_catch_up (outer_krylov_t *self, jace_task_t *task,
     self->cycle_iteration = self->replay_iteration;
     self->replay_iteration = -1;
     if (steps <= 0 || steps >= self->options.restart
-    ||  self->replay_exchanges + START_ROUNDS + steps * STEP_ROUNDS
+    ||  self->replay_exchanges + s_start_rounds (self)
+        + steps * s_step_rounds (self)
         != jace_task_exchanges (task)
     ||  jace_task_replay_exchanges (task, self->replay_exchanges)) {
         zsys_error ("task %d: the checkpoint's %s cycle (%" PRId64

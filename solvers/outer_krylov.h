@@ -17,22 +17,24 @@
     definite systems, with a preconditioner that is symmetric and fixed
     (the block's ILU(0), which on a symmetric block is its incomplete
     Cholesky factorisation, the diagonal, or a banded LU), PETSc's
-    -ksp_type cg -pc_type bjacobi -sub_pc_type icc.  It keeps four
-    vectors whatever its cycle's length, and a step reads none of the
+    -ksp_type cg -pc_type bjacobi -sub_pc_type icc, in Chronopoulos and
+    Gear's single-reduction form (-ksp_cg_single_reduction).  It keeps
+    six vectors whatever its cycle's length, and a step reads none of the
     earlier ones: where GMRES's Gram-Schmidt grows with the cycle, CG's
-    step costs one block solve, one product with A and five vector
+    step costs one block solve, one product with A and a few vector
     operations.  It restarts every m steps only so that a replacement
     has a bounded cycle to run again.
 
-    One step per iteration of the task.  Each step runs three total
-    exchanges through the task API (jace_task_alltoallv); a cycle's start
-    runs two (the iterate's values, then its sums).  GMRES's step: the
+    One step per iteration of the task, through the task API's total
+    exchanges (jace_task_alltoallv).  GMRES's step runs three: the
     preconditioned vector's values each neighbour reads, the dot products
-    of classical Gram-Schmidt, the new vector's norm.  CG's: the search
-    direction's values, p'Ap, then r'r and r'z.  Every task sums the
-    pieces in rank order, so every task holds the same numbers and takes
-    the same decisions: where a cycle ends (after m steps, or once the
-    residual estimate meets the tolerance) and when the job has
+    of classical Gram-Schmidt, the new vector's norm; its cycle's start
+    two (the iterate's values, then its sums).  CG's step runs two: the
+    preconditioned residual's values, then r'u, w'u and r'r together;
+    its cycle's start three (the iterate's, then the same).  Every task
+    sums the pieces in rank order, so every task holds the same numbers
+    and takes the same decisions: where a cycle ends (after m steps, or
+    once the residual estimate meets the tolerance) and when the job has
     converged.  The iterate changes only at a cycle's end, so a snapshot
     taken at any iteration is consistent.
 

@@ -115,7 +115,7 @@ residual=$(job_residual banded)
 ok $? "banded LU blocks (exact block solves): verified ${residual:-none}"
 
 #  A symmetric matrix that is not positive definite: diag(1, -1, 1, ...)
-#  with b = A 1 makes p'Ap = 0 at the first step.  The job fails at once,
+#  with b = A 1 makes r'M^-1r = 0 at the first step.  The job fails at once,
 #  saying why, instead of running to its time cap.
 INDEFINITE=$RUN/indefinite.mtx
 awk 'BEGIN {
@@ -127,7 +127,7 @@ awk 'BEGIN {
 submit indefinite "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
     --set problem/matrix="$INDEFINITE"
 [ $? -eq 1 ] && grep -q "the method diverges on this system" "$RUN/indefinite.err" \
-    && grep -q "CG found p'Ap = 0" "$RUN"/d*.log
+    && grep -q "CG found r'M^-1r = 0 and p'Ap = 0" "$RUN"/d*.log
 ok $? "an indefinite matrix fails at CG's breakdown, saying so"
 
 #  What CG cannot run
