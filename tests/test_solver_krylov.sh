@@ -1,6 +1,6 @@
 #!/bin/sh
-#  test_solver_gmres - GMRES around the multisplitting blocks, as users
-#  submit it
+#  test_solver_krylov - GMRES and CG around the multisplitting blocks, as
+#  users submit them
 #
 #  solver/outer = gmres on 3D Poisson, the NAS-CG-like generator and a
 #  nonsymmetric Matrix Market file, each with one daemon crashed on
@@ -12,9 +12,16 @@
 #  out of range are refused with what was wrong.  TSIRM over GMRES cycles
 #  survives a crash in the middle of its window, converges on the
 #  nonsymmetric file, and refuses what it cannot run.
+#
+#  solver/outer = cg and TSIRM over CG cycles the same way, with crashes
+#  in mid-cycle.  The step count is CG's: a matrix with two eigenvalues
+#  is solved in a few steps where block Jacobi needs thousands, and an
+#  indefinite one fails at CG's breakdown, saying so.  What CG cannot run
+#  is refused with what was wrong: a nonsymmetric matrix (a file, a
+#  generator), asynchronous mode, an overlap and a cycle out of range.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 25
+plan 41
 
 JOB=$RUN/gmres.job
 cat >"$JOB" <<JOBFILE
@@ -53,7 +60,7 @@ field () {          #  field NAME KEY: a key of the job's result
     tail -n 1 "$RUN/$1.events" | jq -r "select(.event == \"result\") | .$2"
 }
 
-#  solve NAME ARGS...: a GMRES job with one crash.  The crash comes at
+#  solve NAME ARGS...: a GMRES job (CG with its keys) with one crash.  The crash comes at
 #  iteration 8, the checkpoint before it at 5: the replacement starts in
 #  the middle of a cycle of 20 and must run its first 5 steps again.
 solve () {
@@ -63,7 +70,7 @@ solve () {
     status=$?
     residual=$(job_residual "$label")
     [ $status -eq 0 ] && jq -n -e "$residual <= 1e-8" >/dev/null
-    ok $? "$label, GMRES, one crash: verified residual ${residual:-none}"
+    ok $? "$label, one crash: verified residual ${residual:-none}"
     [ "$(grep -c '"event":"crash"' "$RUN/$label.events")" -ge 1 ] \
         && [ "$(field "$label" from_checkpoint)" -ge 1 ]
     ok $? "$label: the crashed task restarted from a checkpoint"
@@ -184,4 +191,107 @@ ok $? "GMRES with overlap is refused"
 submit restart "$JOB" "$SN_sn" --set solver/gmres_restart=0
 [ $? -eq 2 ] && grep -q "solver/gmres_restart = '0' is not an integer in \[1, 200\]" "$RUN/restart.err"
 ok $? "a restart of 0 is refused, with the range"
+#  CG: the same job with solver/outer = cg and cycles of 20
+CG="--set solver/outer=cg --set solver/cg_restart=20"
+solve cg-poisson3d --set problem/n=24 $CG
+solve cg-nascg --set problem/kind=nascg --set problem/n=30000 \
+    --set problem/bandwidth=600 $CG
+grep -q "runs the [0-9]* steps of its CG cycle from iteration" "$RUN"/d*.log
+ok $? "a CG replacement ran its cycle's steps again and went on"
+
+#  What the daemons logged since log_mark (the GMRES jobs above logged
+#  the same kind of lines)
+log_mark () {
+    for f in "$RUN"/d*.log; do
+        printf '%s %s\n' "$f" "$(wc -l <"$f")"
+    done >"$RUN/log.mark"
+}
+logs_since () {
+    for f in "$RUN"/d*.log; do
+        n=$(awk -v f="$f" '$1 == f { print $2 }' "$RUN/log.mark")
+        tail -n +$(( ${n:-0} + 1 )) "$f"
+    done
+}
+
+#  TSIRM over CG cycles of 3 steps, a least-squares step every 8 cycles
+#  (windows of 24 iterations): the replacement must count the cycles its
+#  window had ended, or the job's exchanges no longer match and it fails.
+log_mark
+solve tsirm-cg --set problem/n=24 --set solver/outer=tsirm \
+    --set solver/tsirm_inner=cg --set solver/cg_restart=3 \
+    --set solver/tsirm_size=8 --set faults/first_iteration=10
+restored=$(jq -r 'select(.event == "restored") | .iteration' \
+           "$RUN/tsirm-cg.events" | head -n 1)
+cycles=$(( ${restored:-0} % 24 / 3 ))
+if [ "$cycles" -gt 0 ]; then
+    logs_since | grep -q "its TSIRM window goes on after $cycles of its 8 Krylov cycles"
+else
+    ! logs_since | grep -q "its TSIRM window goes on after"
+fi
+ok $? "TSIRM over CG restored after ${restored:-no} iterations: the window went on after $cycles cycles"
+
+#  CG, not block Jacobi: A = [I C; C I] with C = 0.99 times the identity,
+#  split in its two blocks.  Block Jacobi's iteration matrix has spectral
+#  radius 0.99 (about 1,800 iterations to 1e-8); A has two eigenvalues,
+#  0.01 and 1.99, and CG solves it in two steps.
+TWO_SPD=$RUN/two-eigenvalues.mtx
+awk 'BEGIN {
+    n = 100
+    print "%%MatrixMarket matrix coordinate real symmetric"
+    print n, n, n + n / 2
+    for (i = 1; i <= n; i++) print i, i, 1
+    for (i = 1; i <= n / 2; i++) print i + n / 2, i, 0.99
+}' >"$TWO_SPD"
+submit cg-two "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
+    --set problem/matrix="$TWO_SPD" $CG
+status=$?
+residual=$(job_residual cg-two)
+steps=$(field cg-two iterations_max)
+[ $status -eq 0 ] && jq -n -e "$residual <= 1e-8" >/dev/null \
+    && [ "${steps:-99}" -le 10 ]
+ok $? "CG solves a two-eigenvalue system in ${steps:-no} iterations (block Jacobi: about 1,800), verified ${residual:-none}"
+
+submit cg-banded "$JOB" "$SN_sn" --set problem/n=16 --set solver/inner=lu-banded $CG
+residual=$(job_residual cg-banded)
+[ -n "$residual" ] && jq -n -e "$residual <= 1e-8" >/dev/null
+ok $? "CG on banded LU blocks (exact block solves): verified ${residual:-none}"
+
+#  A symmetric matrix that is not positive definite: diag(1, -1, 1, ...)
+#  with b = A 1 makes r'M^-1r = 0 at the first step.  The job fails at once,
+#  saying why, instead of running to its time cap.
+INDEFINITE=$RUN/indefinite.mtx
+awk 'BEGIN {
+    n = 100
+    print "%%MatrixMarket matrix coordinate real symmetric"
+    print n, n, n
+    for (i = 1; i <= n; i++) print i, i, (i % 2 ? 1 : -1)
+}' >"$INDEFINITE"
+submit indefinite "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
+    --set problem/matrix="$INDEFINITE" $CG
+[ $? -eq 1 ] && grep -q "the method diverges on this system" "$RUN/indefinite.err" \
+    && grep -q "CG found r'M^-1r = 0 and p'Ap = 0" "$RUN"/d*.log
+ok $? "an indefinite matrix fails at CG's breakdown, saying so"
+
+#  What CG cannot run
+refused () {        #  refused NAME MESSAGE ARGS...: exit 2, saying MESSAGE
+    label=$1; message=$2; shift 2
+    submit "$label" "$JOB" "$SN_sn" $CG "$@"
+    [ $? -eq 2 ] && grep -qF "$message" "$RUN/$label.err"
+}
+refused cg-file "solver/outer = cg needs a symmetric positive definite matrix, and problem/matrix = $MTX is not symmetric; use solver/outer = gmres" \
+    --set problem/kind=matrix --set problem/matrix="$MTX"
+ok $? "a nonsymmetric file matrix is refused before anything runs"
+refused cg-generated "solver/tsirm_inner = cg needs a symmetric positive definite matrix, and problem/kind = random-dominant is not symmetric; use solver/tsirm_inner = gmres" \
+    --set problem/kind=random-dominant --set solver/outer=tsirm \
+    --set solver/tsirm_inner=cg
+ok $? "a nonsymmetric generator under TSIRM over CG is refused"
+refused cg-async "solver/outer = cg needs job/mode = sync (its steps are global), not async" \
+    --set job/mode=async
+ok $? "asynchronous CG is refused, saying why"
+refused cg-overlap "solver/outer = cg takes no solver/overlap (4 asked)" \
+    --set solver/overlap=4
+ok $? "CG with overlap is refused"
+refused cg-restart "solver/cg_restart = '201' is not an integer in [1, 200]" \
+    --set solver/cg_restart=201
+ok $? "a cycle out of range is refused, with the range"
 lib_finish
