@@ -239,6 +239,18 @@ spawner_mapper_exclude_cluster (spawner_mapper_t *self, const char *cluster)
         zlist_append (self->excluded, (void *) cluster);
 }
 
+void
+spawner_mapper_readmit_cluster (spawner_mapper_t *self, const char *cluster)
+{
+    assert (self && cluster);
+    for (char *name = (char *) zlist_first (self->excluded); name;
+         name = (char *) zlist_next (self->excluded))
+        if (streq (name, cluster)) {
+            zlist_remove (self->excluded, name);
+            return;
+        }
+}
+
 bool
 spawner_mapper_excluded (spawner_mapper_t *self, const char *cluster)
 {

@@ -79,6 +79,11 @@ void
     spawner_mapper_exclude_cluster (spawner_mapper_t *self,
                                     const char *cluster);
 
+//  Place tasks on `cluster` again (a drain refused before it began).
+void
+    spawner_mapper_readmit_cluster (spawner_mapper_t *self,
+                                    const char *cluster);
+
 //  True if `cluster` is excluded.
 bool
     spawner_mapper_excluded (spawner_mapper_t *self, const char *cluster);

@@ -162,6 +162,7 @@ typedef struct {
     int64_t stream_bytes;       //  Task data prepared and not yet acked
     spawner_scatter_t *scatter; //  How the data went out, or NULL
     char draining [JACE_ID_MAX];    //  Cluster being drained, or ""
+    char drain_waiting [512];   //  Why the drain waits for room, or ""
     int64_t drain_started;      //  When (msec)
     size_t drain_moved;         //  Tasks moved off it so far
     spawner_drain_t *drain;     //  Its steps, while draining
@@ -1578,6 +1579,72 @@ s_plan_drain (server_t *self, const char *cluster)
     free (seconds);
 }
 
+//  True if the mapping finds a daemon off the drained cluster for each of
+//  the `count` tasks `ranks`, now, each choice made unavailable to the
+//  next.  A drain moves tasks only then: a moved task's daemon is fenced
+//  at once, and with no successor the job used to fail 30 s later.
+//  Writes why not.
+static bool
+s_drain_has_room (server_t *self, const size_t *ranks, size_t count,
+                  char *why, size_t why_size)
+{
+    zlist_t *unavailable = s_unavailable (self);
+    bool room = true;
+    for (size_t i = 0; i < count && room; i++) {
+        jace_node_t chosen;
+        char reason [192];
+        room = spawner_mapper_replace (self->mapper, self->lease,
+                                       self->tasks, self->task_count,
+                                       ranks [i], self->dead, unavailable,
+                                       &chosen, reason, sizeof reason) == 0;
+        if (room)
+            zlist_append (unavailable, chosen.id);
+        else
+            snprintf (why, why_size, "no daemon off cluster %s for task "
+                      "%zu: %s", self->draining, ranks [i], reason);
+    }
+    zlist_destroy (&unavailable);
+    return room;
+}
+
+//  The tasks of drain step `step` still on the drained cluster, into
+//  ranks (room for every task); returns their number.
+static size_t
+s_drain_step_ranks (server_t *self, size_t step, size_t *ranks)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < spawner_drain_step_size (self->drain, step); i++) {
+        size_t rank = spawner_drain_step_task (self->drain, step, i);
+        if (streq (self->tasks [rank].daemon.cluster, self->draining))
+            ranks [count++] = rank;
+    }
+    return count;
+}
+
+//  Refuse a drain whose first step finds no daemon off the cluster on the
+//  grid as the spawner last saw it, and forget it.  Returns false then.
+static bool
+s_drain_room_at_start (server_t *self, jace_msg_t *request)
+{
+    size_t *ranks = (size_t *) zmalloc (self->task_count * sizeof (size_t));
+    size_t count = s_drain_step_ranks (self, 0, ranks);
+    char why [512];
+    bool room = s_drain_has_room (self, ranks, count, why, sizeof why);
+    free (ranks);
+    if (!room) {
+        char cluster [JACE_ID_MAX];
+        snprintf (cluster, sizeof cluster, "%s", self->draining);
+        spawner_mapper_readmit_cluster (self->mapper, cluster);
+        *self->draining = 0;
+        spawner_drain_destroy (&self->drain);
+        spawner_events_write (self->events, "drain_refused", ",\"cluster\":"
+                              "\"%s\",\"why\":\"%s\"", cluster, why);
+        s_refuse_request (self, request, "DRAIN refused: %s; start daemons "
+                          "elsewhere first", why);
+    }
+    return room;
+}
+
 //  DRAIN: move every task off a cluster, through the job's mapping
 //  (s_drain_step), the job going on.
 static void
@@ -1621,6 +1688,8 @@ s_start_drain (server_t *self, jace_msg_t *request)
             spawner_events_write (self->events, "drain", ",\"cluster\":"
                                   "\"%s\",\"tasks\":%zu", cluster, tasks);
             s_plan_drain (self, cluster);
+            if (!s_drain_room_at_start (self, request))
+                return;
         }
         s_status_reply (self, request);
     }
@@ -1688,6 +1757,10 @@ s_drain_settled (server_t *self, int64_t now, const char *cluster)
     return true;
 }
 
+static void s_drain_moves (server_t *self, const size_t *ranks,
+                           size_t count, int64_t now);
+static void s_end_drain (server_t *self);
+
 //  A drain takes its steps in order, each once every task runs again and
 //  has checkpointed since: a moved task restarts from its neighbours'
 //  copies of its checkpoint, and no step moves two neighbours, so those
@@ -1709,25 +1782,54 @@ s_drain_step (server_t *self, int64_t now)
     &&  !s_drain_settled (self, now, self->draining))
         return;
     self->drain_settled = 0;
-    while (self->drain_step < spawner_drain_step_count (self->drain)) {
-        size_t step = self->drain_step, moved = 0;
-        for (size_t i = 0; i < spawner_drain_step_size (self->drain, step);
-             i++) {
-            size_t rank = spawner_drain_step_task (self->drain, step, i);
-            if (streq (self->tasks [rank].daemon.cluster, self->draining)) {
-                s_drain_move (self, rank);
-                moved++;
-            }
-        }
+    size_t *ranks = (size_t *) zmalloc ((self->task_count + 1)
+                                        * sizeof (size_t));
+    size_t count = 0;
+    while (self->drain_step < spawner_drain_step_count (self->drain)
+    &&     !(count = s_drain_step_ranks (self, self->drain_step, ranks)))
         self->drain_step++;
-        if (moved)
-            return;
-    }
-    for (size_t i = 0; i < self->task_count; i++)
-        if (streq (self->tasks [i].daemon.cluster, self->draining)) {
-            s_drain_move (self, i);
-            return;
+    //  A task of the cluster the plan did not know moves last, alone
+    for (size_t i = 0; i < self->task_count && !count; i++)
+        if (streq (self->tasks [i].daemon.cluster, self->draining))
+            ranks [count++] = i;
+    if (count)
+        s_drain_moves (self, ranks, count, now);
+    free (ranks);
+    if (!count)
+        s_end_drain (self);
+}
+
+//  Move the tasks of a drain step once the grid has room for them all;
+//  until then the drain waits, saying so once per reason.
+static void
+s_drain_moves (server_t *self, const size_t *ranks, size_t count,
+               int64_t now)
+{
+    char why [512];
+    if (!s_drain_has_room (self, ranks, count, why, sizeof why)) {
+        if (!streq (why, self->drain_waiting)) {
+            zsys_notice ("spawner: the drain of %s waits: %s",
+                         self->draining, why);
+            spawner_events_write (self->events, "drain_wait",
+                                  ",\"cluster\":\"%s\",\"why\":\"%s\"",
+                                  self->draining, why);
+            snprintf (self->drain_waiting, sizeof self->drain_waiting, "%s",
+                      why);
         }
+        self->next_listing = now;  //  Look at the grid again
+        return;
+    }
+    *self->drain_waiting = 0;
+    for (size_t i = 0; i < count; i++)
+        s_drain_move (self, ranks [i]);
+    if (self->drain_step < spawner_drain_step_count (self->drain))
+        self->drain_step++;
+}
+
+//  Every task is off the drained cluster
+static void
+s_end_drain (server_t *self)
+{
     double seconds = (zclock_mono () - self->drain_started) / 1000.0;
     zsys_notice ("spawner: cluster %s drained: %zu tasks moved in %.1f s",
                  self->draining, self->drain_moved, seconds);

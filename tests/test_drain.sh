@@ -10,12 +10,14 @@
 #  copies of its checkpoint.  A daemon of another cluster is
 #  crashed while the drain goes on; the job loses nothing and converges.
 #  The requests a spawner must refuse (no secret, an unknown cluster) are
-#  refused with a reason.
+#  refused with a reason.  A drain that finds no daemon off the cluster
+#  is refused before any task moves, and its job goes on: it used to
+#  fence the tasks and fail the job 30 s later.
 . "$(dirname "$0")/lib.sh"
 #  Exact inner solves keep the job running long enough for the drain.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 15
+plan 18
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -133,6 +135,33 @@ jq -e -s '(map(select(.event == "drain_move") | .task) | unique) as $moved
     | length >= ($moved | length) and all(.from == "checkpoint")' \
     "$RUN/drain.events" >/dev/null
 ok $? "every moved task went on from a copy of its checkpoint"
+
+#  A job on every daemon: no room off any cluster
+"$BIN/jace-grid" revive --run "$RUN/grid" >/dev/null 2>&1
+wait_for 30 count_is 12 "$sn" '.state == "free"'
+submit full "$JACE_SRCDIR/examples/poisson3d.job" "$sn" \
+    --set job/tasks=12 --set job/spares=0 $EXACT --set problem/n=40 \
+    --set job/tolerance=1e-9 --set job/heartbeat_timeout=1500 &
+job=$!
+all_twelve () {
+    [ "$(jq -r 'select(.event == "progress" and .iteration >= 3) | .task' \
+         "$RUN/full.events" 2>/dev/null | sort -u | wc -l)" -eq 12 ]
+}
+wait_for 60 all_twelve
+id=$(jq -r 'select(.event == "start") | .job' "$RUN/full.events")
+"$BIN/jace-spawner" drain "$id" --cluster A --supernode "$sn" \
+    >"$RUN/full-drain.out" 2>&1
+[ $? -ne 0 ] && grep -q "DRAIN refused: no daemon off cluster A for task [0-9]*: .*; start daemons elsewhere first" \
+    "$RUN/full-drain.out"
+ok $? "a drain with no daemon off the cluster is refused, saying why"
+wait $job
+status=$?
+residual=$(job_residual full)
+[ $status -eq 0 ] && [ -n "$residual" ] \
+    && ! grep -q '"event":"drain_move"' "$RUN/full.events"
+ok $? "its job moved no task and ended verified ($residual)"
+grep -q '"event":"drain_refused"' "$RUN/full.events"
+ok $? "the events record the refused drain"
 
 ! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
     "$RUN"/grid/logs/*.log "$RUN"/*.err >/dev/null 2>&1
