@@ -93,7 +93,10 @@ struct _jace_task_t {
     peer_task_t *peers;         //  One per task (ours unused)
     jace_security_t *security;  //  Borrowed; keys for links, or plain
     jace_msg_t *assign;         //  The ASSIGN, for its payload blocks
-    int64_t preload_block;      //  Its payload holding the job's iterate
+    int64_t preload_block;      //  Its first payload holding the iterate
+    int64_t preload_payloads;   //  1: every unknown; 3: our rows, and the
+                                //  unknowns we read of the others' with
+                                //  their values
                                 //  (a rebalance), or -1
     int64_t preload_iteration;  //  The iteration that iterate goes on from
     jace_key_t job_key;         //  Seals every message of the job
@@ -166,31 +169,52 @@ s_read_layout (jace_task_t *self, jace_msg_t *assign, char *reason,
     return 0;
 }
 
-//  A rebalance sends the job's iterate (every unknown) as the ASSIGN's
-//  last payload, and "block/restore_iteration" the iteration it goes on
-//  from; the application never sees that payload among its blocks.
+//  A rebalance sends the job's iterate with the ASSIGN, after the task's
+//  blocks, and "block/restore_iteration" the iteration it goes on from;
+//  the application never sees those payloads among its blocks.  Either
+//  every unknown of the job in one payload, or, when the application
+//  says which unknowns a task reads ("block/restore_reads" = their
+//  count), three: our rows' unknowns, the numbers of those we read of
+//  the others' (I64), and their values.
 static int
 s_read_preload (jace_task_t *self, jace_msg_t *assign, char *reason,
                 size_t reason_size)
 {
     self->preload_block = -1;
+    self->preload_payloads = 0;
     if (!jace_task_param (self, "block/restore_iteration"))
         return 0;
     size_t blocks = jace_msg_payload_count (assign);
-    int64_t unknowns = self->rows
-                     * jace_task_param_int (self, "block/unknowns_per_row",
-                                            1);
+    int64_t per_row = jace_task_param_int (self, "block/unknowns_per_row", 1);
+    int64_t unknowns = self->rows * per_row;
+    int64_t reads = jace_task_param_int (self, "block/restore_reads", -1);
+    bool sparse = jace_task_param (self, "block/restore_reads") != NULL;
     self->preload_iteration = jace_task_param_int (self,
         "block/restore_iteration", -1);
-    if (blocks == 0 || self->preload_iteration < 0
-    ||  jace_msg_payload_kind (assign, blocks - 1) != JACE_PAYLOAD_F64
-    ||  (int64_t) jace_msg_payload_length (assign, blocks - 1) != unknowns) {
+    size_t payloads = sparse ? 3 : 1;
+    bool fits = blocks >= payloads && self->preload_iteration >= 0;
+    if (fits && !sparse)
+        fits = jace_msg_payload_kind (assign, blocks - 1) == JACE_PAYLOAD_F64
+            && (int64_t) jace_msg_payload_length (assign, blocks - 1)
+               == unknowns;
+    if (fits && sparse)
+        fits = reads >= 0
+            && jace_msg_payload_kind (assign, blocks - 3) == JACE_PAYLOAD_F64
+            && (int64_t) jace_msg_payload_length (assign, blocks - 3)
+               == self->row_count * per_row
+            && jace_msg_payload_kind (assign, blocks - 2) == JACE_PAYLOAD_I64
+            && (int64_t) jace_msg_payload_length (assign, blocks - 2) == reads
+            && jace_msg_payload_kind (assign, blocks - 1) == JACE_PAYLOAD_F64
+            && (int64_t) jace_msg_payload_length (assign, blocks - 1) == reads;
+    if (!fits) {
         snprintf (reason, reason_size, "ASSIGN with block/restore_iteration "
-                  "lacks the job's %" PRId64 " values as its last payload, "
-                  "or the iteration is not a number >= 0", unknowns);
+                  "lacks the job's iterate as its last payloads (the %" PRId64
+                  " unknowns, or our rows' and the %" PRId64 " we read), or "
+                  "the iteration is not a number >= 0", unknowns, reads);
         return -1;
     }
-    self->preload_block = (int64_t) blocks - 1;
+    self->preload_block = (int64_t) (blocks - payloads);
+    self->preload_payloads = (int64_t) payloads;
     return 0;
 }
 
@@ -987,7 +1011,7 @@ jace_task_block_count (const jace_task_t *self)
 {
     assert (self);
     return jace_msg_payload_count (self->assign)
-         - (self->preload_block >= 0 ? 1 : 0);
+         - (size_t) self->preload_payloads;
 }
 
 int
@@ -1355,11 +1379,32 @@ jace_task_preloaded (const jace_task_t *self, size_t *count,
     if (self->preload_block < 0)
         return NULL;
     size_t index = (size_t) self->preload_block;
-    *count = jace_msg_payload_length (self->assign, index);
-    double *x = (double *) malloc ((*count + 1) * sizeof (double));
-    assert (x);
-    jace_msg_payload_copy (self->assign, index, x);
     *iteration = self->preload_iteration;
+    if (self->preload_payloads == 1) {
+        *count = jace_msg_payload_length (self->assign, index);
+        double *x = (double *) malloc ((*count + 1) * sizeof (double));
+        assert (x);
+        jace_msg_payload_copy (self->assign, index, x);
+        return x;
+    }
+    //  Our rows and what we read: the rest stays 0, as nothing reads it
+    int64_t per_row = jace_task_param_int (self, "block/unknowns_per_row", 1);
+    *count = (size_t) (self->rows * per_row);
+    double *x = (double *) calloc (*count + 1, sizeof (double));
+    assert (x);
+    jace_msg_payload_copy (self->assign, index,
+                           x + self->first_row * per_row);
+    size_t reads = jace_msg_payload_length (self->assign, index + 1);
+    int64_t *numbers = (int64_t *) malloc ((reads + 1) * sizeof (int64_t));
+    double *values = (double *) malloc ((reads + 1) * sizeof (double));
+    assert (numbers && values);
+    jace_msg_payload_copy (self->assign, index + 1, numbers);
+    jace_msg_payload_copy (self->assign, index + 2, values);
+    for (size_t k = 0; k < reads; k++)
+        if (numbers [k] >= 0 && (size_t) numbers [k] < *count)
+            x [numbers [k]] = values [k];
+    free (numbers);
+    free (values);
     return x;
 }
 

@@ -114,6 +114,16 @@ typedef struct {
     int (*describe) (void *problem, const int64_t *first_row, int64_t tasks,
                      jace_graph_t *graph);
 
+    //  Spawner side, may be NULL.  The unknowns task `task` reads of the
+    //  other tasks' under the blocks first_row (tasks + 1 starts): a new
+    //  array of their numbers (row x unknowns per row + which), sorted,
+    //  into *numbers (the caller frees it), their count into *count.
+    //  After a rebalance each task then receives its own rows of the
+    //  iterate and these values, not every unknown of the job.  Returns
+    //  0, or -1 (the task receives every unknown).
+    int (*reads) (void *problem, const int64_t *first_row, int64_t tasks,
+                  int64_t task, int64_t **numbers, size_t *count);
+
     //  Spawner side, may be NULL.  What to tell the user of a job whose
     //  verified residual stopped falling (job/stall_snapshots): which
     //  method does not converge on this problem and what to try, e.g.

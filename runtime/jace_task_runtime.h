@@ -176,10 +176,11 @@ void
 size_t
     jace_task_restore_newest (jace_task_t *self, const jace_msg_t *copy);
 
-//  The job's iterate a rebalance sent with our ASSIGN (every unknown of
-//  the job, as the spawner gathered it), or NULL when it sent none.  A
-//  fresh copy the caller frees; *count gets its unknowns, *iteration the
-//  iteration the job goes on from.
+//  The job's iterate a rebalance sent with our ASSIGN, as the spawner
+//  gathered it, or NULL when it sent none: every unknown of the job, or,
+//  when the application said what each task reads, our rows and those
+//  unknowns, the others 0.  A fresh copy the caller frees; *count gets
+//  the job's unknowns, *iteration the iteration the job goes on from.
 double *
     jace_task_preloaded (const jace_task_t *self, size_t *count,
                          int64_t *iteration);

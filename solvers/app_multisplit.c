@@ -659,6 +659,55 @@ s_describe (void *raw, const int64_t *first_row, int64_t tasks,
     return 0;
 }
 
+//  Spawner side: the unknowns task `task` reads of the others' under the
+//  cut first_row, every column outside its core that a row of its
+//  extended range touches (a superset of what it requests: multisplit.h,
+//  "Dependencies").  A rebalance sends it these values with its rows.
+static int
+s_reads (void *raw, const int64_t *first_row, int64_t tasks, int64_t task,
+         int64_t **numbers_p, size_t *count_p)
+{
+    problem_t *problem = (problem_t *) raw;
+    const csr_t *A = problem->A;
+    if (!s_blocks_valid (first_row, tasks, A->nrows) || tasks > INT32_MAX
+    ||  task < 0 || task >= tasks)
+        return -1;
+    int32_t *boundaries = (int32_t *) malloc (((size_t) tasks + 1)
+                                              * sizeof (int32_t));
+    assert (boundaries);
+    for (int64_t t = 0; t <= tasks; t++)
+        boundaries [t] = (int32_t) first_row [t];
+    int32_t begin, end;
+    multisplit_extended_range (boundaries, (int32_t) tasks, (int32_t) task,
+                               problem->spec.overlap, &begin, &end);
+    int32_t core_begin = boundaries [task], core_end = boundaries [task + 1];
+    free (boundaries);
+    //  Mark the columns, then list them in order
+    uint8_t *read = (uint8_t *) calloc ((size_t) A->ncols + 1, 1);
+    assert (read);
+    int32_t low = A->ncols, high = -1;
+    size_t count = 0;
+    for (int64_t k = A->row_ptr [begin]; k < A->row_ptr [end]; k++) {
+        int32_t j = A->col_idx [k];
+        if ((j >= core_begin && j < core_end) || read [j])
+            continue;
+        read [j] = 1;
+        count++;
+        low = j < low ? j : low;
+        high = j > high ? j : high;
+    }
+    int64_t *numbers = (int64_t *) malloc ((count + 1) * sizeof (int64_t));
+    assert (numbers);
+    size_t listed = 0;
+    for (int32_t j = low; j <= high; j++)
+        if (read [j])
+            numbers [listed++] = j;
+    free (read);
+    *numbers_p = numbers;
+    *count_p = listed;
+    return 0;
+}
+
 //  --------------------------------------------------------------------------
 //  Daemon side: the task's rows
 
@@ -1477,6 +1526,7 @@ const jace_app_t app_multisplit = {
     .checkpoint = s_checkpoint,
     .restore = s_restore,
     .describe = s_describe,
+    .reads = s_reads,
     .stall_advice = s_stall_advice,
     //  Each iteration solves the local block (to the inner tolerance):
     //  without a newer neighbour vector it would find the same answer.

@@ -182,6 +182,7 @@ typedef struct {
     double *rebalance_x;        //  The iterate the new blocks restore
                                 //  from, kept until they checkpointed
     int64_t rebalance_unknowns; //  Values in it
+    int64_t rebalance_sent;     //  Numbers of it sent to the tasks
     int64_t rebalance_iteration;    //  The iteration it goes on from
     int64_t rebalances;         //  Rebalances done
     bool rebalanced_here;       //  The rows were cut on these daemons:
@@ -566,6 +567,8 @@ s_assign_msg (server_t *self, size_t rank, spawner_stream_t *stream)
     if (self->rebalance_x)
         s_set_number (assign, "block/restore_iteration",
                       self->rebalance_iteration);
+    if (self->rebalance_x && task->restore_reads >= 0)
+        s_set_number (assign, "block/restore_reads", task->restore_reads);
     if (stream)
         spawner_stream_declare (stream, assign);
     s_add_table (self, assign);
@@ -586,6 +589,49 @@ s_assign_msg (server_t *self, size_t rank, spawner_stream_t *stream)
     return assign;
 }
 
+//  A rebalance's iterate for task `rank`, into data: its rows and the
+//  unknowns it reads of the others' when the application says which
+//  (JACE_APP_ABI 2's `reads`), else every unknown.  Every task receiving
+//  all of it made the spawner send tasks x unknowns x 8 bytes.
+static void
+s_add_iterate (server_t *self, size_t rank, jace_msg_t *data)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    const jace_app_t *app = spawner_job_app (self->job);
+    int64_t *numbers = NULL;
+    size_t count = 0;
+    task->restore_reads = -1;
+    if (app->reads
+    &&  app->reads (spawner_job_problem (self->job), self->first_row,
+                    (int64_t) self->task_count, (int64_t) rank, &numbers,
+                    &count) == 0) {
+        int64_t per_row = spawner_job_unknowns_per_row (self->job);
+        int64_t first = self->first_row [rank] * per_row;
+        int64_t mine = self->first_row [rank + 1] * per_row - first;
+        double *values = (double *) malloc ((count + 1) * sizeof (double));
+        assert (values);
+        size_t kept = 0;
+        for (size_t k = 0; k < count; k++)
+            if (numbers [k] >= 0 && numbers [k] < self->rebalance_unknowns) {
+                numbers [kept] = numbers [k];
+                values [kept++] = self->rebalance_x [numbers [k]];
+            }
+        jace_msg_add_payload (data, JACE_PAYLOAD_F64,
+                              self->rebalance_x + first, (size_t) mine);
+        jace_msg_add_payload (data, JACE_PAYLOAD_I64, numbers, kept);
+        jace_msg_add_payload (data, JACE_PAYLOAD_F64, values, kept);
+        task->restore_reads = (int64_t) kept;
+        self->rebalance_sent += mine + 2 * (int64_t) kept;
+        free (values);
+        free (numbers);
+        return;
+    }
+    free (numbers);
+    jace_msg_add_payload (data, JACE_PAYLOAD_F64, self->rebalance_x,
+                          (size_t) self->rebalance_unknowns);
+    self->rebalance_sent += self->rebalance_unknowns;
+}
+
 //  The data task `rank` needs and cannot build itself (its rows of a
 //  file matrix), and during a rebalance the job's iterate last, ready to
 //  stream; or NULL when it needs none.
@@ -604,14 +650,13 @@ s_task_data (server_t *self, size_t rank)
         return NULL;
     }
     if (self->rebalance_x) {
-        if (jace_msg_payload_count (data) >= JACE_MSG_PAYLOADS_MAX) {
+        if (jace_msg_payload_count (data) + 3 > JACE_MSG_PAYLOADS_MAX) {
             s_fail (self, "cannot send task %zu the iterate of a rebalance: "
                     "its data fills every payload", rank);
             jace_msg_destroy (&data);
             return NULL;
         }
-        jace_msg_add_payload (data, JACE_PAYLOAD_F64, self->rebalance_x,
-                              (size_t) self->rebalance_unknowns);
+        s_add_iterate (self, rank, data);
     }
     return spawner_stream_new (&data);
 }
@@ -2022,6 +2067,7 @@ s_reassign_all (server_t *self)
     assert (self->rebalance_x);
     memcpy (self->rebalance_x, x, (size_t) unknowns * sizeof (double));
     self->rebalance_unknowns = unknowns;
+    self->rebalance_sent = 0;
     //  Every task goes on from one iteration: synchronous tasks wait for
     //  their neighbours' previous one, and job/max_iterations still holds.
     int64_t least = INT64_MAX;
@@ -2086,8 +2132,10 @@ s_end_rebalance (server_t *self)
     spawner_events_write (self->events, "rebalance_done", ",\"seconds\":"
                           "%.3f,\"paused_seconds\":%.3f,\"rows\":%s,"
                           "\"iteration\":%" PRId64 ",\"next_auto_seconds\":"
-                          "%.3f", seconds, self->rebalance_pause / 1000.0,
-                          rows, self->rebalance_iteration, wait / 1000.0);
+                          "%.3f,\"iterate_sent\":%" PRId64, seconds,
+                          self->rebalance_pause / 1000.0, rows,
+                          self->rebalance_iteration, wait / 1000.0,
+                          self->rebalance_sent);
     zsys_notice ("spawner: job %s rebalanced in %.1f s", self->id, seconds);
     free (rows);
     free (self->rebalance_x);

@@ -17,7 +17,7 @@
 #  the last rebalance's pause.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 26
+plan 27
 
 #  Exact inner solves: each iteration does the same work, so the rates
 #  measured are the nodes' speeds.
@@ -135,6 +135,13 @@ jq -e -s '(map(select(.event == "restored" and .from == "rebalance"))
     and (map(select(.event == "rebalance_done")) | length == 1)' \
     "$RUN/a.events" >/dev/null
 ok $? "both tasks went on from the iterate, and the rebalance ended"
+#  Each task got its rows of the iterate and the unknowns it reads of
+#  the other's, not every unknown: the 64,000 rows, and for each task a
+#  40 x 40 plane of the other's, as numbers and values (every unknown to
+#  each task was 128,000)
+sent=$(event a rebalance_done | jq -r '.iterate_sent')
+[ "$sent" = $((64000 + 2 * 2 * 1600)) ]
+ok $? "the rebalance sent each task its rows and what it reads ($sent numbers)"
 
 #  --- Job B: a file matrix, job/rebalance = auto, a crash meanwhile ---
 "$BIN/jace-mmgen" poisson2d 100 "$RUN/p100.mtx" --rhs "$RUN/p100_rhs.mtx" \
