@@ -1893,8 +1893,9 @@ s_end_drain (server_t *self)
 //  snapshot, the one verification takes), cuts the rows again in
 //  proportion to the rates the tasks measured, and assigns every task
 //  again on the daemon it runs on, a new epoch, its new rows (a file
-//  matrix's streamed again by `attach`) and the whole iterate, which
-//  restores its block and seeds its sources' values.  The daemons drop
+//  matrix's streamed again by `attach`) and the iterate (its rows and
+//  what it reads, s_add_iterate), which restores its block and seeds its
+//  sources' values.  The daemons drop
 //  their copies of the old rows.  Until every task has checkpointed on
 //  its new rows the spawner keeps the iterate, and a task whose daemon
 //  dies meanwhile is replaced with it: nothing restores from the old
