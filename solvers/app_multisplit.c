@@ -302,6 +302,10 @@ s_parse_solver (zhash_t *params, spec_t *spec, char *reason,
     //  took 7x the outer iterations on 3D Poisson (BENCHMARKS.md).
     if (pc ? streq (pc, "ilu0") : spec->tsirm || spec->krylov)
         spec->options.preconditioner = MULTISPLIT_PC_ILU0;
+    //  Under CG the matrix is symmetric (the spawner checked it), so is
+    //  every block: no task need check its own again to choose CG
+    if (s_cg (spec) && spec->options.inner == MULTISPLIT_INNER_KRYLOV)
+        spec->options.inner = MULTISPLIT_INNER_CG;
     double tolerance, max_iterations, overlap;
     if (jace_param_number (params, "solver/inner_tolerance",
                            spec->options.inner_tolerance, 1e-300, 1,
