@@ -8,7 +8,9 @@
     everything the task sends is sealed with the job key.  A neighbour's
     DATA is taken only within its reach: an iteration like 2^62 is
     refused, legitimate progress never.  In asynchronous mode, values for
-    a task of another cluster never queue up behind each other.
+    a task of another cluster never queue up behind each other.  A
+    rebalance's iterate, whole or our row and what we read, restores;
+    one that does not match its declaration is refused.
     =========================================================================
 */
 #include "jace_task_runtime.h"
@@ -277,13 +279,67 @@ s_test_replay (void)
     jace_task_destroy (&task);
 }
 
+//  A rebalance's ASSIGN with the iterate: every unknown, or our row and
+//  the unknowns we read (block/restore_reads of them).
+static jace_task_t *
+s_preload_task (const char *reads, const int64_t *numbers,
+                const double *values, size_t count, char *reason,
+                size_t reason_size)
+{
+    jace_msg_t *assign = s_assign ();
+    jace_msg_set_param (assign, "block/restore_iteration", "7");
+    if (reads) {
+        double row = 2.5;
+        jace_msg_set_param (assign, "block/restore_reads", reads);
+        jace_msg_add_payload (assign, JACE_PAYLOAD_F64, &row, 1);
+        jace_msg_add_payload (assign, JACE_PAYLOAD_I64, numbers, count);
+        jace_msg_add_payload (assign, JACE_PAYLOAD_F64, values, count);
+    }
+    else {
+        double x [TASKS] = { 0, 1, 2, 3, 4, 5 };
+        jace_msg_add_payload (assign, JACE_PAYLOAD_F64, x, TASKS);
+    }
+    return jace_task_new (&assign, NULL, reason, reason_size);
+}
+
+static void
+s_test_preload (void)
+{
+    char reason [256] = "";
+    int64_t numbers [2] = { 1, 3 };
+    double values [2] = { 10, 30 };
+    jace_task_t *task = s_preload_task ("2", numbers, values, 2, reason,
+                                        sizeof reason);
+    size_t count = 0;
+    int64_t iteration = 0;
+    double *x = task ? jace_task_preloaded (task, &count, &iteration) : NULL;
+    ok (x && count == TASKS && iteration == 7 && x [RANK] == 2.5
+        && x [1] == 10 && x [3] == 30 && x [0] == 0 && x [5] == 0
+        && jace_task_block_count (task) == 0,
+        "a sparse iterate gives our row and what we read, the rest 0, "
+        "and none of its payloads is a block");
+    free (x);
+    jace_task_destroy (&task);
+    task = s_preload_task (NULL, NULL, NULL, 0, reason, sizeof reason);
+    x = task ? jace_task_preloaded (task, &count, &iteration) : NULL;
+    ok (x && count == TASKS && x [4] == 4 && jace_task_block_count (task) == 0,
+        "every unknown still restores as before");
+    free (x);
+    jace_task_destroy (&task);
+    task = s_preload_task ("3", numbers, values, 2, reason, sizeof reason);
+    ok (!task && strstr (reason, "block/restore_iteration"),
+        "an ASSIGN whose restore_reads does not match its payloads is "
+        "refused, saying why");
+    jace_task_destroy (&task);
+}
+
 int
 main (void)
 {
     zsys_set_logstream (stderr);
     zsys_init ();
     jace_key_random (&s_job_key);
-    tap_plan (35);
+    tap_plan (38);
     zsock_t *pulls [TASKS] = { NULL };
     for (int rank = 0; rank < TASKS; rank++)
         if (rank != RANK) {
@@ -346,6 +402,7 @@ main (void)
     jace_task_destroy (&task);
     s_test_fresh_links (pulls);
     s_test_replay ();
+    s_test_preload ();
     for (int rank = 0; rank < TASKS; rank++)
         zsock_destroy (&pulls [rank]);
     return tap_done ();
