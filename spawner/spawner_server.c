@@ -93,6 +93,7 @@ typedef enum {
 //  super-node nothing.
 #define LISTING_RETRY_MSEC 300
 
+
 typedef enum {
     JOB_LEASING, JOB_ASSIGNING, JOB_RUNNING, JOB_REPLACING, JOB_VERIFYING,
     JOB_FINISHING, JOB_DONE
@@ -163,6 +164,7 @@ typedef struct {
     spawner_scatter_t *scatter; //  How the data went out, or NULL
     char draining [JACE_ID_MAX];    //  Cluster being drained, or ""
     char drain_waiting [512];   //  Why the drain waits for room, or ""
+    jace_msg_t *drain_request;  //  The DRAIN to answer, or NULL
     int64_t drain_started;      //  When (msec)
     size_t drain_moved;         //  Tasks moved off it so far
     spawner_drain_t *drain;     //  Its steps, while draining
@@ -406,6 +408,7 @@ s_server_destroy (server_t **self_p)
     free (self->rebalance_first);
     free (self->rebalance_x);
     spawner_drain_destroy (&self->drain);
+    jace_msg_destroy (&self->drain_request);
     free (self->drain_marks);
     free (self->drain_period_marks);
     spawner_scatter_destroy (&self->scatter);
@@ -1666,35 +1669,48 @@ s_drain_step_ranks (server_t *self, size_t step, size_t *ranks)
     return count;
 }
 
-//  Refuse a drain whose first step finds no daemon off the cluster on the
-//  grid as the spawner last saw it, and forget it.  Returns false then.
+//  A new drain is answered on a listing of the grid taken after it came
+//  (daemons may have come and gone since the job's plan): refused, and
+//  forgotten, when its first step finds no daemon off the cluster, else
+//  taken.  Until then self->drain_request holds it, and no step runs.
+//  Returns true once it is answered.
 static bool
-s_drain_room_at_start (server_t *self, jace_msg_t *request)
+s_drain_answer (server_t *self)
 {
+    if (!self->drain_request)
+        return true;
+    if (spawner_mapper_listing_time (self->mapper) < self->drain_started)
+        return false;
     size_t *ranks = (size_t *) zmalloc (self->task_count * sizeof (size_t));
     size_t count = s_drain_step_ranks (self, 0, ranks);
     char why [512];
     bool room = s_drain_has_room (self, ranks, count, why, sizeof why);
     free (ranks);
-    if (!room) {
+    if (room)
+        s_status_reply (self, self->drain_request);
+    else {
         char cluster [JACE_ID_MAX];
         snprintf (cluster, sizeof cluster, "%s", self->draining);
         spawner_mapper_readmit_cluster (self->mapper, cluster);
         *self->draining = 0;
         spawner_drain_destroy (&self->drain);
+        zsys_notice ("spawner: drain of cluster %s refused: %s", cluster,
+                     why);
         spawner_events_write (self->events, "drain_refused", ",\"cluster\":"
                               "\"%s\",\"why\":\"%s\"", cluster, why);
-        s_refuse_request (self, request, "DRAIN refused: %s; start daemons "
-                          "elsewhere first", why);
+        s_refuse_request (self, self->drain_request, "DRAIN refused: %s; "
+                          "start daemons elsewhere first", why);
     }
-    return room;
+    jace_msg_destroy (&self->drain_request);
+    return true;
 }
 
 //  DRAIN: move every task off a cluster, through the job's mapping
 //  (s_drain_step), the job going on.
 static void
-s_start_drain (server_t *self, jace_msg_t *request)
+s_start_drain (server_t *self, jace_msg_t **request_p)
 {
+    jace_msg_t *request = *request_p;
     const char *cluster = jace_msg_cluster (request);
     size_t tasks = *cluster ? s_tasks_in (self, cluster) : 0;
     if (streq (spawner_job_mapping (self->job), "simple"))
@@ -1733,10 +1749,17 @@ s_start_drain (server_t *self, jace_msg_t *request)
             spawner_events_write (self->events, "drain", ",\"cluster\":"
                                   "\"%s\",\"tasks\":%zu", cluster, tasks);
             s_plan_drain (self, cluster);
-            if (!s_drain_room_at_start (self, request))
-                return;
+            //  Answered on the next listing (s_drain_answer)
+            self->drain_request = request;
+            *request_p = NULL;
+            return;
         }
-        s_status_reply (self, request);
+        if (self->drain_request)
+            s_refuse_request (self, request, "DRAIN refused: the drain of "
+                              "cluster %s is being decided; ask again",
+                              self->draining);
+        else
+            s_status_reply (self, request);
     }
 }
 
@@ -1815,7 +1838,7 @@ static void s_end_drain (server_t *self);
 static void
 s_drain_step (server_t *self, int64_t now)
 {
-    if (!*self->draining)
+    if (!*self->draining || !s_drain_answer (self) || !*self->draining)
         return;
     for (size_t i = 0; i < self->task_count; i++)
         if (self->tasks [i].phase != SPAWNER_TASK_RUNNING
@@ -1861,8 +1884,7 @@ s_drain_moves (server_t *self, const size_t *ranks, size_t count,
             snprintf (self->drain_waiting, sizeof self->drain_waiting, "%s",
                       why);
         }
-        self->next_listing = now;  //  Look at the grid again
-        return;
+        return;                 //  A drain asks for listings meanwhile
     }
     *self->drain_waiting = 0;
     for (size_t i = 0; i < count; i++)
@@ -2227,7 +2249,7 @@ s_recv_status (server_t *self)
                           "of the job's secret", jace_msg_type_name (type));
     else
     if (drain)
-        s_start_drain (self, msg);
+        s_start_drain (self, &msg);
     else
     if (rebalance)
         s_start_rebalance (self, msg);
@@ -2633,7 +2655,7 @@ s_refresh_listing (server_t *self, int64_t now)
             zlist_purge (self->refused);
     }
     bool needed = (self->state == JOB_LEASING && !self->planned)
-               || s_any_undecided (self);
+               || s_any_undecided (self) || *self->draining;
     if (!needed || now < self->next_listing)
         return;
     spawner_lease_ask_listing (self->lease);
