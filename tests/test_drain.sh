@@ -49,11 +49,11 @@ submit drain "$JACE_SRCDIR/examples/poisson3d.job" "$sn" \
 job=$!
 
 #  Every task has iterated: the job certainly runs, whatever the speed.
-all_iterate () {
+all_iterate () {    #  all_iterate NAME TASKS
     [ "$(jq -r 'select(.event == "progress" and .iteration >= 3) | .task' \
-         "$RUN/drain.events" 2>/dev/null | sort -u | wc -l)" -eq 6 ]
+         "$RUN/$1.events" 2>/dev/null | sort -u | wc -l)" -eq "$2" ]
 }
-wait_for 60 all_iterate
+wait_for 60 all_iterate drain 6
 id=$(jq -r 'select(.event == "start") | .job' "$RUN/drain.events")
 #  The cluster running most tasks, and a task elsewhere
 busiest=$(jq -r 'select(.event == "assign") | .cluster' "$RUN/drain.events" |
@@ -143,11 +143,7 @@ submit full "$JACE_SRCDIR/examples/poisson3d.job" "$sn" \
     --set job/tasks=12 --set job/spares=0 $EXACT --set problem/n=40 \
     --set job/tolerance=1e-9 --set job/heartbeat_timeout=1500 &
 job=$!
-all_twelve () {
-    [ "$(jq -r 'select(.event == "progress" and .iteration >= 3) | .task' \
-         "$RUN/full.events" 2>/dev/null | sort -u | wc -l)" -eq 12 ]
-}
-wait_for 60 all_twelve
+wait_for 60 all_iterate full 12
 id=$(jq -r 'select(.event == "start") | .job' "$RUN/full.events")
 "$BIN/jace-spawner" drain "$id" --cluster A --supernode "$sn" \
     >"$RUN/full-drain.out" 2>&1
