@@ -94,10 +94,10 @@ struct _jace_task_t {
     jace_security_t *security;  //  Borrowed; keys for links, or plain
     jace_msg_t *assign;         //  The ASSIGN, for its payload blocks
     int64_t preload_block;      //  Its first payload holding the iterate
+                                //  (a rebalance), or -1
     int64_t preload_payloads;   //  1: every unknown; 3: our rows, and the
                                 //  unknowns we read of the others' with
                                 //  their values
-                                //  (a rebalance), or -1
     int64_t preload_iteration;  //  The iteration that iterate goes on from
     jace_key_t job_key;         //  Seals every message of the job
     jace_msg_t *data;           //  DATA fields every vector is sent with

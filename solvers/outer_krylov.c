@@ -35,11 +35,11 @@ struct _outer_krylov_t {
     bool flexible;              //  The preconditioner varies: keep Z
     double *basis;              //  GMRES's V: (m + 1) columns of `rows`;
                                 //  CG's x, r, u, w, p, s (CG_X...)
-    double *preconditioned;     //  Z: m columns when flexible, else one
-    double *work;               //  A vector of our rows
+    double *preconditioned;     //  GMRES's Z: m columns flexible, else one
+    double *work;               //  GMRES: a vector of our rows
     double *external_values;    //  The others' values of a vector
     double *outgoing;           //  Our values each reader reads, packed
-    double *hessenberg;         //  H: (m + 1) x m, column-major
+    double *hessenberg;         //  GMRES's H: (m + 1) x m, column-major
     double *cosines, *sines;    //  The Givens rotations so far
     double *g;                  //  Rotated ||r0|| e1: its last entry is
                                 //  the residual's norm
@@ -81,16 +81,19 @@ outer_krylov_new (const outer_krylov_options_t *options, multisplit_t *split)
     size_t rows = (size_t) self->rows, m = (size_t) options->restart;
     size_t columns = cg ? CG_VECTORS : m + 1;
     self->basis = (double *) zmalloc (columns * rows * sizeof (double));
-    self->preconditioned = (double *) zmalloc ((self->flexible ? m : 1)
-                                               * rows * sizeof (double));
-    self->work = (double *) zmalloc ((rows + 1) * sizeof (double));
     size_t external = (size_t) multisplit_external_size (split);
     self->external_values = (double *) zmalloc ((external + 1)
                                                 * sizeof (double));
-    self->hessenberg = (double *) zmalloc ((m + 1) * m * sizeof (double));
-    self->cosines = (double *) zmalloc (m * sizeof (double));
-    self->sines = (double *) zmalloc (m * sizeof (double));
-    self->g = (double *) zmalloc ((m + 1) * sizeof (double));
+    if (!cg) {
+        self->preconditioned = (double *) zmalloc ((self->flexible ? m : 1)
+                                                   * rows * sizeof (double));
+        self->work = (double *) zmalloc ((rows + 1) * sizeof (double));
+        self->hessenberg = (double *) zmalloc ((m + 1) * m
+                                               * sizeof (double));
+        self->cosines = (double *) zmalloc (m * sizeof (double));
+        self->sines = (double *) zmalloc (m * sizeof (double));
+        self->g = (double *) zmalloc ((m + 1) * sizeof (double));
+    }
     self->saved = (double *) zmalloc ((rows + 2) * sizeof (double));
     self->replay_iteration = -1;
     return self;
@@ -386,13 +389,13 @@ s_cg_reduce (outer_krylov_t *self, jace_task_t *task,
     return s_sum (self, task, readers, sums, count);
 }
 
+static double s_estimate (const outer_krylov_t *self);
+
 //  CG's ||r|| / ||b|| meets the tolerance: nothing more to build
 static bool
 s_cg_converged (const outer_krylov_t *self)
 {
-    double estimate = self->b_norm > 0 ? self->r_norm / self->b_norm
-                                       : self->r_norm;
-    return estimate <= self->options.tolerance;
+    return s_estimate (self) <= self->options.tolerance;
 }
 
 //  False, saying so, when CG meets a direction of no positive curvature

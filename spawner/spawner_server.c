@@ -93,7 +93,6 @@ typedef enum {
 //  super-node nothing.
 #define LISTING_RETRY_MSEC 300
 
-
 typedef enum {
     JOB_LEASING, JOB_ASSIGNING, JOB_RUNNING, JOB_REPLACING, JOB_VERIFYING,
     JOB_FINISHING, JOB_DONE
@@ -389,6 +388,9 @@ s_server_new (zsock_t *pipe, spawner_server_config_t *config)
     return self;
 }
 
+static void s_refuse_request (server_t *self, jace_msg_t *request,
+                              const char *format, ...);
+
 static void
 s_server_destroy (server_t **self_p)
 {
@@ -408,6 +410,9 @@ s_server_destroy (server_t **self_p)
     free (self->rebalance_first);
     free (self->rebalance_x);
     spawner_drain_destroy (&self->drain);
+    if (self->drain_request)    //  The job ended before it was decided
+        s_refuse_request (self, self->drain_request, "DRAIN refused: job %s "
+                          "ended before the drain could start", self->id);
     jace_msg_destroy (&self->drain_request);
     free (self->drain_marks);
     free (self->drain_period_marks);
@@ -1917,8 +1922,7 @@ s_end_drain (server_t *self)
 //  again on the daemon it runs on, a new epoch, its new rows (a file
 //  matrix's streamed again by `attach`) and the iterate (its rows and
 //  what it reads, s_add_iterate), which restores its block and seeds its
-//  sources' values.  The daemons drop
-//  their copies of the old rows.  Until every task has checkpointed on
+//  sources' values.  The daemons drop their copies of the old rows.  Until every task has checkpointed on
 //  its new rows the spawner keeps the iterate, and a task whose daemon
 //  dies meanwhile is replaced with it: nothing restores from the old
 //  partition, and nothing is lost.
