@@ -153,14 +153,17 @@ done
 #  identity, split in its two blocks.  Block Jacobi's iteration matrix
 #  then has spectral radius 1.5 and diverges; A has two eigenvalues,
 #  -0.5 and 2.5, and GMRES solves it in a few steps.
+two_blocks () {     #  two_blocks C FILE: [I C; C I], 100 rows, C = c I
+    awk -v c="$1" 'BEGIN {
+        n = 100
+        print "%%MatrixMarket matrix coordinate real symmetric"
+        print n, n, n + n / 2
+        for (i = 1; i <= n; i++) print i, i, 1
+        for (i = 1; i <= n / 2; i++) print i + n / 2, i, c
+    }' >"$2"
+}
 TWO=$RUN/two-blocks.mtx
-awk 'BEGIN {
-    n = 100
-    print "%%MatrixMarket matrix coordinate real symmetric"
-    print n, n, n + n / 2
-    for (i = 1; i <= n; i++) print i, i, 1
-    for (i = 1; i <= n / 2; i++) print i + n / 2, i, 1.5
-}' >"$TWO"
+two_blocks 1.5 "$TWO"
 submit jacobi "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
     --set problem/matrix="$TWO" --set solver/outer=multisplit
 jacobi=$?
@@ -235,13 +238,7 @@ ok $? "TSIRM over CG restored after ${restored:-no} iterations: the window went 
 #  radius 0.99 (about 1,800 iterations to 1e-8); A has two eigenvalues,
 #  0.01 and 1.99, and CG solves it in two steps.
 TWO_SPD=$RUN/two-eigenvalues.mtx
-awk 'BEGIN {
-    n = 100
-    print "%%MatrixMarket matrix coordinate real symmetric"
-    print n, n, n + n / 2
-    for (i = 1; i <= n; i++) print i, i, 1
-    for (i = 1; i <= n / 2; i++) print i + n / 2, i, 0.99
-}' >"$TWO_SPD"
+two_blocks 0.99 "$TWO_SPD"
 submit cg-two "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
     --set problem/matrix="$TWO_SPD" $CG
 status=$?
