@@ -170,11 +170,95 @@ s_factor_ilu0 (krylov_t *self)
     return true;
 }
 
+//  Row i of IC(0) (L D L' in A's pattern, U = D L' kept in the upper
+//  slots): the lower slots of row i already hold l_ik, and mirror [s] the
+//  slot of u_ki in row k.  Eliminates row i, then mirrors its final upper
+//  entries into the lower slots of the rows below.  False if a pivot is
+//  zero or not finite, or the pattern is not symmetric.
+static bool
+s_ic0_row (krylov_t *self, double *lu, int64_t *position, int64_t *next_lower,
+           int64_t *mirror, int32_t i)
+{
+    const csr_t *A = self->A;
+    const int32_t *column = A->col_idx;
+    int64_t begin = A->row_ptr [i], end = A->row_ptr [i + 1];
+    int64_t diagonal = next_lower [i];
+    //  Every lower slot was filled by the row it mirrors: the next is a_ii
+    if (diagonal >= end || column [diagonal] != i)
+        return false;
+    self->diagonal [i] = diagonal;
+    for (int64_t k = diagonal; k < end; k++)
+        position [column [k]] = k;
+    //  Only the columns from i on: the rows' updates of the lower part
+    //  are those of the upper part mirrored, which ILU(0) computes twice
+    for (int64_t s = begin; s < diagonal; s++) {
+        int32_t row = column [s];
+        for (int64_t e = mirror [s]; e < A->row_ptr [row + 1]; e++)
+            if (position [column [e]] >= 0)
+                lu [position [column [e]]] -= lu [s] * lu [e];
+    }
+    for (int64_t k = diagonal; k < end; k++)
+        position [column [k]] = -1;
+    double pivot = lu [diagonal];
+    if (pivot == 0.0 || !isfinite (pivot))
+        return false;
+    for (int64_t e = diagonal + 1; e < end; e++) {
+        int32_t below = column [e];
+        int64_t slot = next_lower [below]++;
+        if (slot >= A->row_ptr [below + 1] || column [slot] != i)
+            return false;
+        lu [slot] = lu [e] / pivot;
+        mirror [slot] = e;
+    }
+    return true;
+}
+
+//  IC(0) for CG, from the upper triangle: on a symmetric A the factors of
+//  ILU(0) in half its work.  False (nothing kept) if the pattern is not
+//  symmetric or a pivot fails.
+static bool
+s_factor_ic0 (krylov_t *self)
+{
+    const csr_t *A = self->A;
+    int32_t n = self->n;
+    double *lu = solvers_malloc ((size_t) (A->nnz + 1) * sizeof (double));
+    int64_t *position = solvers_malloc (((size_t) n + 1) * sizeof (int64_t));
+    int64_t *next_lower = solvers_malloc (((size_t) n + 1)
+                                          * sizeof (int64_t));
+    int64_t *mirror = solvers_malloc ((size_t) (A->nnz + 1)
+                                      * sizeof (int64_t));
+    self->diagonal = solvers_malloc (((size_t) n + 1) * sizeof (int64_t));
+    memcpy (lu, A->values, (size_t) A->nnz * sizeof (double));
+    for (int32_t j = 0; j < n; j++) {
+        position [j] = -1;
+        next_lower [j] = A->row_ptr [j];
+    }
+    bool ok = true;
+    for (int32_t i = 0; i < n && ok; i++)
+        ok = s_ic0_row (self, lu, position, next_lower, mirror, i);
+    free (position);
+    free (next_lower);
+    free (mirror);
+    if (!ok) {
+        free (lu);
+        free (self->diagonal);
+        self->diagonal = NULL;
+        return false;
+    }
+    self->factors = lu;
+    self->inverse_pivot = solvers_malloc (((size_t) n + 1) * sizeof (double));
+    for (int32_t i = 0; i < n; i++)
+        self->inverse_pivot [i] = 1.0 / lu [self->diagonal [i]];
+    return true;
+}
+
 int
 krylov_set_ilu0 (krylov_t *self)
 {
     assert (self);
     if (self->factors)
+        return 0;
+    if (self->method == KRYLOV_CG && s_factor_ic0 (self))
         return 0;
     return s_factor_ilu0 (self) ? 0 : -1;
 }

@@ -344,15 +344,68 @@ s_test_ilu0 (void)
     csr_destroy (&A);
 }
 
+//  Largest difference between CG's and BiCGStab's preconditioners of A
+//  (IC(0) from the upper triangle, and ILU(0)) on the same vector.
+static double
+s_ic0_against_ilu0 (const csr_t *A)
+{
+    krylov_t *cg = krylov_new (KRYLOV_CG, A);
+    krylov_t *bicgstab = krylov_new (KRYLOV_BICGSTAB, A);
+    double difference = -1.0;
+    if (krylov_set_ilu0 (cg) == 0 && krylov_set_ilu0 (bicgstab) == 0) {
+        double *r = malloc (3 * A->nrows * sizeof (double));
+        double *z_cg = r + A->nrows, *z_ilu = z_cg + A->nrows;
+        for (int i = 0; i < A->nrows; i++)
+            r [i] = sin (1.0 + i);
+        krylov_precondition (cg, r, z_cg);
+        krylov_precondition (bicgstab, r, z_ilu);
+        difference = 0.0;
+        for (int i = 0; i < A->nrows; i++)
+            difference = fmax (difference, fabs (z_cg [i] - z_ilu [i])
+                                           / fmax (1.0, fabs (z_ilu [i])));
+        free (r);
+    }
+    krylov_destroy (&cg);
+    krylov_destroy (&bicgstab);
+    return difference;
+}
+
+//  Under CG the factors come from the upper triangle (IC(0)): the same as
+//  ILU(0)'s on symmetric matrices, and ILU(0) itself where the pattern is
+//  not symmetric.
+static void
+s_test_ic0 (void)
+{
+    csr_t *A = NULL;
+    problems_nascg_t nascg = { 4000, 300, 4, 1.0, 7 };
+    problems_nascg (&nascg, 0, 4000, &A, NULL, 0);
+    double difference = s_ic0_against_ilu0 (A);
+    ok (difference >= 0 && difference < 1e-12,
+        "IC(0) under CG is ILU(0) on a NAS-CG-like matrix");
+    diag ("largest relative difference %.1e", difference);
+    csr_destroy (&A);
+    problems_poisson3d (10, 0, 1000, &A, NULL, 0);
+    difference = s_ic0_against_ilu0 (A);
+    ok (difference >= 0 && difference < 1e-12,
+        "IC(0) under CG is ILU(0) on 3D Poisson");
+    csr_destroy (&A);
+    //  A pattern that is not symmetric: CG's factors are ILU(0)'s exactly
+    problems_random_dominant (2000, 5, 2.0, 3, 0, 2000, &A, NULL, 0);
+    ok (s_ic0_against_ilu0 (A) == 0.0,
+        "a nonsymmetric pattern under CG is factored by ILU(0)");
+    csr_destroy (&A);
+}
+
 int
 main (void)
 {
     openblas_set_num_threads (1);
-    tap_plan (34 + 5);
+    tap_plan (34 + 5 + 3);
     s_test_banded_lu ();
     s_test_banded_lu_shapes ();
     s_test_cg ();
     s_test_bicgstab ();
     s_test_ilu0 ();
+    s_test_ic0 ();
     return tap_done ();
 }
