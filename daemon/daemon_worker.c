@@ -24,6 +24,14 @@
 //  applications that gain nothing from an iteration without one (a lost
 //  or late vector must not stall the task)
 #define NEWS_WAIT_MSEC 50
+//  Longest pause of a task whose application found the residual under
+//  the tolerance, until another task's values show it went on: when every
+//  task found it (a Krylov method's residual, TSIRM's: global), none goes
+//  on, the spawner's COLLECT is answered at once rather than after
+//  another iteration, and its verification has the cores the tasks would
+//  have taken.  Once per convergence; a verification that fails costs
+//  this much.
+#define VERIFY_PAUSE_MSEC 20
 //  Longest single sleep when emulating a slower node; the pipe and inbox
 //  are drained between sleeps.
 #define SLOWDOWN_SLICE_USEC 20000
@@ -72,6 +80,9 @@ typedef struct {
     bool synchronous;           //  job/mode = sync: wait for neighbours
     int64_t exchange_deadline;  //  Give up the request exchange then
     int64_t quiet_iterations;   //  Consecutive iterations under tolerance
+    bool verify_pause;          //  Pause before the next iteration: the
+                                //  job's residual just fell under the
+                                //  tolerance
     int64_t last_progress;      //  When we last reported (msec)
     int64_t reported_state;     //  State in the last report
     double slowdown_debt;       //  Microseconds of emulated slowness owed
@@ -576,6 +587,7 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
     self->last_checkpoint_iteration = 0;
     self->last_checkpoint_time = zclock_mono ();
     self->quiet_iterations = 0;
+    self->verify_pause = false;
     self->slowdown_debt = 0;
     self->received = 0;
     self->received_before = 0;
@@ -1162,8 +1174,10 @@ s_iterate (worker_t *self)
     double change = jace_task_change (self->task);
     if (jace_task_take_converged (self->task)) {
         //  The application computed the job's residual: under tolerance
-        if (self->quiet_iterations < self->converge_iterations)
+        if (self->quiet_iterations < self->converge_iterations) {
             self->quiet_iterations = self->converge_iterations;
+            self->verify_pause = true;
+        }
         else
             self->quiet_iterations++;
     }
@@ -1268,6 +1282,22 @@ s_exchange (worker_t *self)
                    "tasks did not arrive within 30 s");
 }
 
+//  Serve the spawner's commands (COLLECT, STOP) while the answer just
+//  reached is verified, unless the other tasks go on (VERIFY_PAUSE_MSEC).
+static void
+s_pause_for_verification (worker_t *self, uint64_t serial)
+{
+    self->verify_pause = false;
+    int64_t deadline = zclock_mono () + VERIFY_PAUSE_MSEC;
+    while (s_still_running (self, serial)
+       &&  !jace_task_sources_ahead (self->task)) {
+        int64_t left = deadline - zclock_mono ();
+        if (left <= 0)
+            break;
+        s_wait_and_drain (self, (int) left);
+    }
+}
+
 //  One pass of a running task: take the news, wait a little for more when
 //  iterating now would only repeat the last answer, iterate.  Each drain
 //  may end the task or replace it, so the task is looked at again after
@@ -1279,6 +1309,11 @@ s_run (worker_t *self)
     size_t news = s_drain (self, NULL);
     if (!s_still_running (self, serial))
         return;
+    if (self->verify_pause) {
+        s_pause_for_verification (self, serial);
+        if (!s_still_running (self, serial))
+            return;
+    }
     //  A task that never hears from anyone has no news to wait for.
     if (news == 0 && self->received > 0 && !self->synchronous) {
         if (self->quiet_iterations >= self->converge_iterations)

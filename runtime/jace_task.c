@@ -1006,6 +1006,19 @@ jace_task_sources_ready (const jace_task_t *self)
     return true;
 }
 
+bool
+jace_task_sources_ahead (const jace_task_t *self)
+{
+    assert (self);
+    for (int64_t i = 0; i < self->count; i++) {
+        const peer_task_t *peer = &self->peers [i];
+        if (i != self->rank && peer->asked.count > 0
+        &&  peer->newest.iteration >= self->iteration)
+            return true;
+    }
+    return false;
+}
+
 size_t
 jace_task_block_count (const jace_task_t *self)
 {

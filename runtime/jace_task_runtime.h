@@ -136,6 +136,11 @@ bool
 bool
     jace_task_sources_ready (const jace_task_t *self);
 
+//  True when a task we asked for values has sent those of our current
+//  iteration or a newer one: it went on iterating past the one we ended.
+bool
+    jace_task_sources_ahead (const jace_task_t *self);
+
 //  Send any message to task `to` on its data link (through the emulated
 //  network if there is one); takes *msg_p.  Returns 0, or -1 if it was
 //  dropped (link full or unreachable).
