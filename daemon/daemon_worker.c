@@ -24,13 +24,13 @@
 //  applications that gain nothing from an iteration without one (a lost
 //  or late vector must not stall the task)
 #define NEWS_WAIT_MSEC 50
-//  Longest pause of a task whose application found the residual under
-//  the tolerance, until another task's values show it went on: when every
-//  task found it (a Krylov method's residual, TSIRM's: global), none goes
-//  on, the spawner's COLLECT is answered at once rather than after
-//  another iteration, and its verification has the cores the tasks would
-//  have taken.  Once per convergence; a verification that fails costs
-//  this much.
+//  Longest pause of a synchronous task whose application found the
+//  residual under the tolerance, until another task's values show it went
+//  on: when every task found it (a Krylov method's residual, TSIRM's:
+//  global), none goes on, the spawner's COLLECT is answered at once rather
+//  than after another iteration, and its verification has the cores the
+//  tasks would have taken.  Once per convergence; a verification that
+//  fails costs this much.
 #define VERIFY_PAUSE_MSEC 20
 //  Longest single sleep when emulating a slower node; the pipe and inbox
 //  are drained between sleeps.
@@ -1176,7 +1176,8 @@ s_iterate (worker_t *self)
         //  The application computed the job's residual: under tolerance
         if (self->quiet_iterations < self->converge_iterations) {
             self->quiet_iterations = self->converge_iterations;
-            self->verify_pause = true;
+            //  Asynchronous tasks idle without news already (s_run)
+            self->verify_pause = self->synchronous;
         }
         else
             self->quiet_iterations++;
