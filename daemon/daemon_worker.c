@@ -471,24 +471,21 @@ static void
 s_preload (worker_t *self)
 {
     self->preloaded = false;
-    size_t count = 0;
-    int64_t iteration = 0;
-    double *x = jace_task_preloaded (self->task, &count, &iteration);
-    if (!x)
+    jace_preload_t *preload = jace_task_preloaded (self->task);
+    if (!preload)
         return;
     self->preloaded = true;
     self->preload_iteration = -1;
-    int64_t per_row = jace_task_param_int (self->task,
-                                           "block/unknowns_per_row", 1);
-    int64_t first = jace_task_first_row (self->task) * per_row;
-    int64_t mine = jace_task_row_count (self->task) * per_row;
+    size_t mine = 0;
+    const double *rows = jace_preload_rows (preload, &mine);
+    int64_t iteration = jace_preload_iteration (preload);
     char reason [256] = "the application keeps no checkpoints";
-    if (self->app->restore && first + mine <= (int64_t) count
-    &&  self->app->restore (self->task, self->app_state, x + first,
-                            (size_t) mine * sizeof (double), reason,
+    if (self->app->restore
+    &&  self->app->restore (self->task, self->app_state, rows,
+                            mine * sizeof (double), reason,
                             sizeof reason) == 0) {
         jace_task_set_iteration (self->task, iteration);
-        jace_task_seed_newest (self->task, x, count, iteration);
+        jace_task_seed_newest (self->task, preload);
         self->preload_iteration = iteration;
         self->last_checkpoint_iteration = iteration;
     }
@@ -497,7 +494,7 @@ s_preload (worker_t *self)
                       " does not restore it (%s); starting from the "
                       "initial state", self->sender,
                       jace_task_rank (self->task), reason);
-    free (x);
+    jace_preload_destroy (&preload);
 }
 
 //  Tell the spawner how a preloaded task restarted: from the ASSIGN's

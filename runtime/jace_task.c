@@ -1384,48 +1384,150 @@ jace_task_restore_newest (jace_task_t *self, const jace_msg_t *copy)
     return restored;
 }
 
-double *
-jace_task_preloaded (const jace_task_t *self, size_t *count,
-                     int64_t *iteration)
+//  --------------------------------------------------------------------------
+//  A rebalance's iterate
+
+//  One unknown the spawner sent beside our rows
+typedef struct {
+    int64_t index;
+    double value;
+} preload_read_t;
+
+struct _jace_preload_t {
+    int64_t iteration;          //  The job goes on from it
+    int64_t unknowns;           //  The job's
+    double *whole;              //  Every unknown (an older spawner's), or
+                                //  NULL
+    double *rows;               //  Our rows' unknowns: owned, or in whole
+    size_t row_count;           //  ... how many
+    int64_t first;              //  Index of the first
+    preload_read_t *reads;      //  The others we read, by index
+    size_t read_count;          //  ... how many
+};
+
+static int
+s_compare_reads (const void *left, const void *right)
 {
-    assert (self && count && iteration);
+    int64_t a = ((const preload_read_t *) left)->index;
+    int64_t b = ((const preload_read_t *) right)->index;
+    return (a > b) - (a < b);
+}
+
+//  The unknowns we read, sorted for lookups; those out of the job dropped.
+static void
+s_preload_reads (jace_preload_t *preload, const jace_msg_t *assign,
+                 size_t index)
+{
+    size_t count = jace_msg_payload_length (assign, index);
+    int64_t *numbers = (int64_t *) malloc ((count + 1) * sizeof (int64_t));
+    double *values = (double *) malloc ((count + 1) * sizeof (double));
+    preload->reads = (preload_read_t *) malloc ((count + 1)
+                                                * sizeof (preload_read_t));
+    assert (numbers && values && preload->reads);
+    jace_msg_payload_copy (assign, index, numbers);
+    jace_msg_payload_copy (assign, index + 1, values);
+    bool sorted = true;
+    for (size_t k = 0; k < count; k++) {
+        if (numbers [k] < 0 || numbers [k] >= preload->unknowns)
+            continue;
+        preload_read_t *read = &preload->reads [preload->read_count++];
+        read->index = numbers [k];
+        read->value = values [k];
+        if (preload->read_count > 1 && read [-1].index > read->index)
+            sorted = false;
+    }
+    if (!sorted)
+        qsort (preload->reads, preload->read_count, sizeof (preload_read_t),
+               s_compare_reads);
+    free (numbers);
+    free (values);
+}
+
+jace_preload_t *
+jace_task_preloaded (const jace_task_t *self)
+{
+    assert (self);
     if (self->preload_block < 0)
         return NULL;
     size_t index = (size_t) self->preload_block;
-    *iteration = self->preload_iteration;
-    if (self->preload_payloads == 1) {
-        *count = jace_msg_payload_length (self->assign, index);
-        double *x = (double *) malloc ((*count + 1) * sizeof (double));
-        assert (x);
-        jace_msg_payload_copy (self->assign, index, x);
-        return x;
-    }
-    //  Our rows and what we read: the rest stays 0, as nothing reads it
     int64_t per_row = jace_task_param_int (self, "block/unknowns_per_row", 1);
-    *count = (size_t) (self->rows * per_row);
-    double *x = (double *) calloc (*count + 1, sizeof (double));
-    assert (x);
-    jace_msg_payload_copy (self->assign, index,
-                           x + self->first_row * per_row);
-    size_t reads = jace_msg_payload_length (self->assign, index + 1);
-    int64_t *numbers = (int64_t *) malloc ((reads + 1) * sizeof (int64_t));
-    double *values = (double *) malloc ((reads + 1) * sizeof (double));
-    assert (numbers && values);
-    jace_msg_payload_copy (self->assign, index + 1, numbers);
-    jace_msg_payload_copy (self->assign, index + 2, values);
-    for (size_t k = 0; k < reads; k++)
-        if (numbers [k] >= 0 && (size_t) numbers [k] < *count)
-            x [numbers [k]] = values [k];
-    free (numbers);
-    free (values);
-    return x;
+    jace_preload_t *preload = (jace_preload_t *) zmalloc (sizeof *preload);
+    preload->iteration = self->preload_iteration;
+    preload->unknowns = self->rows * per_row;
+    preload->first = self->first_row * per_row;
+    preload->row_count = (size_t) (self->row_count * per_row);
+    //  The payloads' lengths were checked against these when the ASSIGN
+    //  came (s_read_preload)
+    if (self->preload_payloads == 1) {
+        preload->whole = (double *) malloc (((size_t) preload->unknowns + 1)
+                                            * sizeof (double));
+        assert (preload->whole);
+        jace_msg_payload_copy (self->assign, index, preload->whole);
+        preload->rows = preload->whole + preload->first;
+        return preload;
+    }
+    preload->rows = (double *) malloc ((preload->row_count + 1)
+                                       * sizeof (double));
+    assert (preload->rows);
+    jace_msg_payload_copy (self->assign, index, preload->rows);
+    s_preload_reads (preload, self->assign, index + 1);
+    return preload;
 }
 
 void
-jace_task_seed_newest (jace_task_t *self, const double *x, size_t count,
-                       int64_t iteration)
+jace_preload_destroy (jace_preload_t **self_p)
 {
-    assert (self && x);
+    assert (self_p);
+    jace_preload_t *self = *self_p;
+    if (self) {
+        if (self->whole)
+            free (self->whole);
+        else
+            free (self->rows);
+        free (self->reads);
+        free (self);
+        *self_p = NULL;
+    }
+}
+
+int64_t
+jace_preload_iteration (const jace_preload_t *self)
+{
+    assert (self);
+    return self->iteration;
+}
+
+const double *
+jace_preload_rows (const jace_preload_t *self, size_t *count)
+{
+    assert (self && count);
+    *count = self->row_count;
+    return self->rows;
+}
+
+double
+jace_preload_value (const jace_preload_t *self, int64_t index)
+{
+    assert (self);
+    if (index < 0 || index >= self->unknowns)
+        return 0;
+    if (self->whole)
+        return self->whole [index];
+    if (index >= self->first && index < self->first
+                                        + (int64_t) self->row_count)
+        return self->rows [index - self->first];
+    preload_read_t key = { index, 0 };
+    const preload_read_t *read = (const preload_read_t *) bsearch (&key,
+        self->reads, self->read_count, sizeof (preload_read_t),
+        s_compare_reads);
+    return read ? read->value : 0;
+}
+
+void
+jace_task_seed_newest (jace_task_t *self, const jace_preload_t *preload)
+{
+    assert (self && preload);
+    int64_t iteration = preload->iteration;
     for (int64_t from = 0; from < self->count; from++) {
         peer_task_t *peer = &self->peers [from];
         newest_t *newest = &peer->newest;
@@ -1435,7 +1537,8 @@ jace_task_seed_newest (jace_task_t *self, const double *x, size_t count,
             continue;
         bool inside = true;
         for (size_t k = 0; k < asked->count; k++)
-            if (asked->indices [k] < 0 || (size_t) asked->indices [k] >= count)
+            if (asked->indices [k] < 0
+            ||  asked->indices [k] >= preload->unknowns)
                 inside = false;
         if (!inside)
             continue;
@@ -1443,7 +1546,7 @@ jace_task_seed_newest (jace_task_t *self, const double *x, size_t count,
                                             + 1);
         assert (values);
         for (size_t k = 0; k < asked->count; k++)
-            values [k] = x [asked->indices [k]];
+            values [k] = jace_preload_value (preload, asked->indices [k]);
         free (newest->values);
         newest->values = values;
         newest->capacity = asked->count;

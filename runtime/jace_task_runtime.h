@@ -182,22 +182,40 @@ size_t
     jace_task_restore_newest (jace_task_t *self, const jace_msg_t *copy);
 
 //  The job's iterate a rebalance sent with our ASSIGN, as the spawner
-//  gathered it, or NULL when it sent none: every unknown of the job, or,
-//  when the application said what each task reads, our rows and those
-//  unknowns, the others 0.  A fresh copy the caller frees; *count gets
-//  the job's unknowns, *iteration the iteration the job goes on from.
-double *
-    jace_task_preloaded (const jace_task_t *self, size_t *count,
-                         int64_t *iteration);
+//  gathered it: every unknown of the job, or, when the application said
+//  what each task reads, our rows and those unknowns only (nothing of
+//  the size of the job is built from them).
+typedef struct _jace_preload_t jace_preload_t;
 
-//  Take, from the job's iterate x (count unknowns), the values we ask
-//  each source for (jace_task_request, in that order, as the source would
-//  send them), as if it had sent them at `iteration` - 1: the first
+//  The iterate our ASSIGN brought, or NULL when it brought none.  The
+//  caller destroys it.
+jace_preload_t *
+    jace_task_preloaded (const jace_task_t *self);
+
+//  Destroy a preloaded iterate; nullifies the reference.
+void
+    jace_preload_destroy (jace_preload_t **self_p);
+
+//  The iteration the job goes on from.
+int64_t
+    jace_preload_iteration (const jace_preload_t *self);
+
+//  Our rows' unknowns (*count of them), in order.
+const double *
+    jace_preload_rows (const jace_preload_t *self, size_t *count);
+
+//  Unknown `index` of the job's iterate: 0 for one the spawner did not
+//  send (nothing of ours reads it).
+double
+    jace_preload_value (const jace_preload_t *self, int64_t index);
+
+//  Take, from the job's iterate, the values we ask each source for
+//  (jace_task_request, in that order, as the source would send them), as
+//  if it had sent them at the preload's iteration - 1: the first
 //  iteration after a rebalance then computes against the iterate, not
 //  against zeros.  Sources we heard from already keep what they sent.
 void
-    jace_task_seed_newest (jace_task_t *self, const double *x, size_t count,
-                           int64_t iteration);
+    jace_task_seed_newest (jace_task_t *self, const jace_preload_t *preload);
 
 //  Set the number of completed iterations (a task restored from a
 //  checkpoint goes on from the checkpoint's iteration; a replacement that

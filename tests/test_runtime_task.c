@@ -310,21 +310,42 @@ s_test_preload (void)
     double values [2] = { 10, 30 };
     jace_task_t *task = s_preload_task ("2", numbers, values, 2, reason,
                                         sizeof reason);
-    size_t count = 0;
-    int64_t iteration = 0;
-    double *x = task ? jace_task_preloaded (task, &count, &iteration) : NULL;
-    ok (x && count == TASKS && iteration == 7 && x [RANK] == 2.5
-        && x [1] == 10 && x [3] == 30 && x [0] == 0 && x [5] == 0
+    jace_preload_t *preload = task ? jace_task_preloaded (task) : NULL;
+    size_t rows = 0;
+    const double *row = preload ? jace_preload_rows (preload, &rows) : NULL;
+    ok (preload && rows == 1 && row [0] == 2.5
+        && jace_preload_iteration (preload) == 7
+        && jace_preload_value (preload, RANK) == 2.5
+        && jace_preload_value (preload, 1) == 10
+        && jace_preload_value (preload, 3) == 30
+        && jace_preload_value (preload, 0) == 0
+        && jace_preload_value (preload, 5) == 0
+        && jace_preload_value (preload, TASKS) == 0
         && jace_task_block_count (task) == 0,
         "a sparse iterate gives our row and what we read, the rest 0, "
         "and none of its payloads is a block");
-    free (x);
+    jace_preload_destroy (&preload);
+    jace_task_destroy (&task);
+    //  Unsorted, with a number out of the job: sorted, and that one dropped
+    int64_t unsorted [3] = { 3, TASKS + 4, 1 };
+    double unsorted_values [3] = { 30, 99, 10 };
+    task = s_preload_task ("3", unsorted, unsorted_values, 3, reason,
+                           sizeof reason);
+    preload = task ? jace_task_preloaded (task) : NULL;
+    ok (preload && jace_preload_value (preload, 1) == 10
+        && jace_preload_value (preload, 3) == 30
+        && jace_preload_value (preload, TASKS + 4) == 0,
+        "reads in any order are found, one outside the job is dropped");
+    jace_preload_destroy (&preload);
     jace_task_destroy (&task);
     task = s_preload_task (NULL, NULL, NULL, 0, reason, sizeof reason);
-    x = task ? jace_task_preloaded (task, &count, &iteration) : NULL;
-    ok (x && count == TASKS && x [4] == 4 && jace_task_block_count (task) == 0,
+    preload = task ? jace_task_preloaded (task) : NULL;
+    row = preload ? jace_preload_rows (preload, &rows) : NULL;
+    ok (preload && rows == 1 && row [0] == RANK
+        && jace_preload_value (preload, 4) == 4
+        && jace_task_block_count (task) == 0,
         "every unknown still restores as before");
-    free (x);
+    jace_preload_destroy (&preload);
     jace_task_destroy (&task);
     task = s_preload_task ("3", numbers, values, 2, reason, sizeof reason);
     ok (!task && strstr (reason, "block/restore_iteration"),
@@ -339,7 +360,7 @@ main (void)
     zsys_set_logstream (stderr);
     zsys_init ();
     jace_key_random (&s_job_key);
-    tap_plan (38);
+    tap_plan (39);
     zsock_t *pulls [TASKS] = { NULL };
     for (int rank = 0; rank < TASKS; rank++)
         if (rank != RANK) {
