@@ -14,14 +14,26 @@
 //  krylov_set_reduction is not pursued: roundoff
 #define KRYLOV_ROUNDOFF 1e-15
 
+//  One triangle of the factors, in CSR: each sweep of the preconditioner
+//  streams its own triangle only.  Interleaved in A's rows, both sweeps
+//  read every cache line of the factors, and applying ILU(0) took 1.55
+//  times a product on 3D Poisson (perf, CG on 100³).
+typedef struct {
+    int64_t *row_ptr;           //  n + 1 offsets, or NULL
+    int32_t *col_idx;
+    double *values;
+} triangle_t;
+
 struct _krylov_t {
     krylov_method_t method;     //  CG or BiCGStab
     const csr_t *A;             //  Borrowed; the matrix being solved
     int32_t n;                  //  Order of A
     double *inverse_diagonal;   //  Jacobi preconditioner, 1 / a_ii
-    double *factors;            //  ILU(0): L (unit, strict lower) and U
-                                //  in A's pattern, or NULL for Jacobi
-    int64_t *diagonal;          //  ILU(0): position of a_ii in each row
+    triangle_t lower;           //  ILU(0): L's strict lower part (its
+                                //  diagonal is 1), or empty for Jacobi
+    triangle_t upper;           //  ILU(0): U's strict upper part
+    int64_t *diagonal;          //  While factoring: a_ii's position in
+                                //  each row
     double *inverse_pivot;      //  ILU(0): 1 / u_ii, so the backward
                                 //  solve multiplies (a division on its
                                 //  row-to-row dependency chain cost
@@ -29,6 +41,17 @@ struct _krylov_t {
     double *work;               //  KRYLOV_VECTORS x n workspace
     double reduction;           //  Least gain of a solve, 1 for none
 };
+
+static void
+s_triangle_free (triangle_t *triangle)
+{
+    free (triangle->row_ptr);
+    free (triangle->col_idx);
+    free (triangle->values);
+    triangle->row_ptr = NULL;
+    triangle->col_idx = NULL;
+    triangle->values = NULL;
+}
 
 //  --------------------------------------------------------------------------
 //  Create a solver for square A.
@@ -63,7 +86,8 @@ krylov_destroy (krylov_t **self_p)
     if (*self_p) {
         krylov_t *self = *self_p;
         free (self->inverse_diagonal);
-        free (self->factors);
+        s_triangle_free (&self->lower);
+        s_triangle_free (&self->upper);
         free (self->diagonal);
         free (self->inverse_pivot);
         free (self->work);
@@ -85,7 +109,7 @@ s_dot (int32_t n, const double *x, const double *y)
 static void
 s_precondition (const krylov_t *self, const double *r, double *z)
 {
-    if (!self->factors) {
+    if (!self->lower.row_ptr) {
         for (int32_t i = 0; i < self->n; i++)
             z [i] = self->inverse_diagonal [i] * r [i];
         return;
@@ -94,31 +118,81 @@ s_precondition (const krylov_t *self, const double *r, double *z)
     //  in the forward solve, after in the backward one), and most rows
     //  hold that neighbour: it is kept in a register, so the chain from
     //  row to row is one multiply-add, not a store and a load besides.
-    const csr_t *A = self->A;
-    const double *lu = self->factors;
-    const int32_t *column = A->col_idx;
+    const int64_t *row_ptr = self->lower.row_ptr;
+    const int32_t *column = self->lower.col_idx;
+    const double *value = self->lower.values;
     double previous = 0;
     for (int32_t i = 0; i < self->n; i++) {
-        int64_t begin = A->row_ptr [i], end = self->diagonal [i];
+        int64_t begin = row_ptr [i], end = row_ptr [i + 1];
         bool chained = end > begin && column [end - 1] == i - 1;
         double sum = r [i];
         for (int64_t k = begin; k < end - chained; k++)
-            sum -= lu [k] * z [column [k]];
+            sum -= value [k] * z [column [k]];
         if (chained)
-            sum -= lu [end - 1] * previous;
+            sum -= value [end - 1] * previous;
         z [i] = previous = sum;
     }
+    row_ptr = self->upper.row_ptr;
+    column = self->upper.col_idx;
+    value = self->upper.values;
     double next = 0;
     for (int32_t i = self->n - 1; i >= 0; i--) {
-        int64_t begin = self->diagonal [i] + 1, end = A->row_ptr [i + 1];
+        int64_t begin = row_ptr [i], end = row_ptr [i + 1];
         bool chained = end > begin && column [begin] == i + 1;
         double sum = z [i];
         for (int64_t k = begin + chained; k < end; k++)
-            sum -= lu [k] * z [column [k]];
+            sum -= value [k] * z [column [k]];
         if (chained)
-            sum -= lu [begin] * next;
+            sum -= value [begin] * next;
         z [i] = next = sum * self->inverse_pivot [i];
     }
+}
+
+//  Copy the entries of each row of lu (A's pattern) before or after its
+//  diagonal into a triangle of their own.
+static void
+s_triangle_take (const krylov_t *self, const double *lu, bool lower,
+                 triangle_t *triangle)
+{
+    const csr_t *A = self->A;
+    int32_t n = self->n;
+    int64_t count = 0;
+    for (int32_t i = 0; i < n; i++)
+        count += lower ? self->diagonal [i] - A->row_ptr [i]
+                       : A->row_ptr [i + 1] - self->diagonal [i] - 1;
+    triangle->row_ptr = solvers_malloc (((size_t) n + 1) * sizeof (int64_t));
+    triangle->col_idx = solvers_malloc (((size_t) count + 1)
+                                        * sizeof (int32_t));
+    triangle->values = solvers_malloc (((size_t) count + 1)
+                                       * sizeof (double));
+    int64_t at = 0;
+    triangle->row_ptr [0] = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int64_t begin = lower ? A->row_ptr [i] : self->diagonal [i] + 1;
+        int64_t end = lower ? self->diagonal [i] : A->row_ptr [i + 1];
+        for (int64_t k = begin; k < end; k++, at++) {
+            triangle->col_idx [at] = A->col_idx [k];
+            triangle->values [at] = lu [k];
+        }
+        triangle->row_ptr [i + 1] = at;
+    }
+}
+
+//  Keep the factors in lu (A's pattern, diagonal positions in
+//  self->diagonal) as the two triangles and the inverse pivots; frees lu
+//  and the positions.
+static void
+s_keep_factors (krylov_t *self, double *lu)
+{
+    s_triangle_take (self, lu, true, &self->lower);
+    s_triangle_take (self, lu, false, &self->upper);
+    self->inverse_pivot = solvers_malloc (((size_t) self->n + 1)
+                                          * sizeof (double));
+    for (int32_t i = 0; i < self->n; i++)
+        self->inverse_pivot [i] = 1.0 / lu [self->diagonal [i]];
+    free (lu);
+    free (self->diagonal);
+    self->diagonal = NULL;
 }
 
 //  ILU(0) of A in its own pattern (Saad, algorithm 10.4, IKJ order).
@@ -162,11 +236,8 @@ s_factor_ilu0 (krylov_t *self)
         free (diagonal);
         return false;
     }
-    self->factors = lu;
     self->diagonal = diagonal;
-    self->inverse_pivot = solvers_malloc (((size_t) n + 1) * sizeof (double));
-    for (int32_t i = 0; i < n; i++)
-        self->inverse_pivot [i] = 1.0 / lu [diagonal [i]];
+    s_keep_factors (self, lu);
     return true;
 }
 
@@ -245,10 +316,7 @@ s_factor_ic0 (krylov_t *self)
         self->diagonal = NULL;
         return false;
     }
-    self->factors = lu;
-    self->inverse_pivot = solvers_malloc (((size_t) n + 1) * sizeof (double));
-    for (int32_t i = 0; i < n; i++)
-        self->inverse_pivot [i] = 1.0 / lu [self->diagonal [i]];
+    s_keep_factors (self, lu);
     return true;
 }
 
@@ -256,7 +324,7 @@ int
 krylov_set_ilu0 (krylov_t *self)
 {
     assert (self);
-    if (self->factors)
+    if (self->lower.row_ptr)
         return 0;
     if (self->method == KRYLOV_CG && s_factor_ic0 (self))
         return 0;

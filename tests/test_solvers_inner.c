@@ -396,16 +396,76 @@ s_test_ic0 (void)
     csr_destroy (&A);
 }
 
+//  A full band of half-width `band`, diagonally dominant; symmetric or not
+static csr_t *
+s_full_band (int32_t n, int32_t band, bool symmetric)
+{
+    csr_builder_t *builder = csr_builder_new (n, n, (int64_t) n
+                                                    * (2 * band + 1));
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t j = i - band; j <= i + band; j++) {
+            if (j < 0 || j >= n)
+                continue;
+            double value = i == j ? 4.0 * band
+                         : -1.0 / (1 + (symmetric ? i + j : i + 2 * j) % 7);
+            csr_builder_add (builder, i, j, value);
+        }
+    csr_t *A = csr_builder_build (builder);
+    csr_builder_destroy (&builder);
+    return A;
+}
+
+//  Largest |(A z - r)_i| for z = M^-1 r with the method's ILU(0)
+static double
+s_exact_factor_error (krylov_method_t method, const csr_t *A)
+{
+    krylov_t *solver = krylov_new (method, A);
+    double error = -1.0;
+    if (krylov_set_ilu0 (solver) == 0) {
+        double *r = malloc (3 * A->nrows * sizeof (double));
+        double *z = r + A->nrows, *Az = z + A->nrows;
+        for (int i = 0; i < A->nrows; i++)
+            r [i] = cos (0.5 + i);
+        krylov_precondition (solver, r, z);
+        csr_spmv (A, z, Az);
+        error = 0.0;
+        for (int i = 0; i < A->nrows; i++)
+            error = fmax (error, fabs (Az [i] - r [i]));
+        free (r);
+    }
+    krylov_destroy (&solver);
+    return error;
+}
+
+//  On a full band, ILU(0) fills nothing it drops: it is the exact LU, and
+//  applying it solves the system (both sweeps, the neighbour kept in a
+//  register and the entries further out).
+static void
+s_test_exact_factors (void)
+{
+    csr_t *A = s_full_band (500, 3, false);
+    double error = s_exact_factor_error (KRYLOV_BICGSTAB, A);
+    ok (error >= 0 && error < 1e-12,
+        "ILU(0) of a full band solves it exactly");
+    csr_destroy (&A);
+    A = s_full_band (500, 3, true);
+    error = s_exact_factor_error (KRYLOV_CG, A);
+    ok (error >= 0 && error < 1e-12,
+        "IC(0) of a symmetric full band solves it exactly");
+    csr_destroy (&A);
+}
+
 int
 main (void)
 {
     openblas_set_num_threads (1);
-    tap_plan (34 + 5 + 3);
+    tap_plan (34 + 5 + 3 + 2);
     s_test_banded_lu ();
     s_test_banded_lu_shapes ();
     s_test_cg ();
     s_test_bicgstab ();
     s_test_ilu0 ();
     s_test_ic0 ();
+    s_test_exact_factors ();
     return tap_done ();
 }
