@@ -70,9 +70,9 @@ void
 //  symmetric A it is symmetric, L D L', so CG may use it) instead of the
 //  diagonal.  Under CG on a structurally symmetric A it is computed as
 //  IC(0) from the upper triangle, in half the work: the same factors for
-//  a symmetric A.  Factors once: nnz doubles and n offsets.  Returns 0,
-//  or -1 (Jacobi is kept) if a row has no diagonal entry or a pivot is
-//  zero.
+//  a symmetric A.  Factors once, each triangle in arrays of its own: nnz
+//  doubles, nnz column indices and 2 n offsets.  Returns 0, or -1
+//  (Jacobi is kept) if a row has no diagonal entry or a pivot is zero.
 int
     krylov_set_ilu0 (krylov_t *self);
 
