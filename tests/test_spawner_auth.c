@@ -536,6 +536,20 @@ s_check_cancels (grid_t *grid, zactor_t *spawner, const char *secrets)
     ok (access (path, F_OK) != 0, "the job's secret file is removed");
 }
 
+//  What the spawner did, for the log of a run that failed.
+static void
+s_diag_file (const char *path)
+{
+    FILE *file = fopen (path, "r");
+    char line [1024];
+    while (file && fgets (line, sizeof line, file)) {
+        line [strcspn (line, "\n")] = 0;
+        diag ("%s", line);
+    }
+    if (file)
+        fclose (file);
+}
+
 int
 main (void)
 {
@@ -563,8 +577,18 @@ main (void)
     spawner_server_config_t config = { .job = job, .options = &options };
     zactor_t *spawner = zactor_new (spawner_server_actor, &config);
 
-    ok (s_pump_until (&grid, s_started, WAIT_MSEC),
-        "the job starts on fd0 and fd2");
+    bool started = s_pump_until (&grid, s_started, WAIT_MSEC);
+    ok (started, "the job starts on fd0 and fd2");
+    if (!started) {
+        s_diag_file (events);
+        for (int i = 0; i < DAEMONS; i++)
+            diag ("fd%d: assigned %d, epoch %lld, accepted at %lld, "
+                  "started at %lld, grants %d", i,
+                  grid.daemons [i].assigned,
+                  (long long) grid.daemons [i].epoch,
+                  (long long) grid.daemons [i].accepted_at,
+                  (long long) grid.daemons [i].started_at, grid.grants);
+    }
     s_check_assigns (&grid, secrets);
     s_check_start (&grid);
     char needle [512];
