@@ -26,6 +26,7 @@ Usage (root):
         (what mpirun runs for each rank)
 """
 import ctypes
+import fcntl
 import heapq
 import os
 import re
@@ -63,7 +64,6 @@ def ip(*args):
 
 def tun_open(name):
     fd = os.open("/dev/net/tun", os.O_RDWR)
-    import fcntl
     fcntl.ioctl(fd, TUNSETIFF, struct.pack("16sH", name.encode(),
                                            IFF_TUN | IFF_NO_PI))
     return fd
