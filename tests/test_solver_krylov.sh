@@ -60,9 +60,10 @@ field () {          #  field NAME KEY: a key of the job's result
     tail -n 1 "$RUN/$1.events" | jq -r "select(.event == \"result\") | .$2"
 }
 
-#  solve NAME ARGS...: a GMRES job (CG with its keys) with one crash.  The crash comes at
-#  iteration 8, the checkpoint before it at 5: the replacement starts in
-#  the middle of a cycle of 20 and must run its first 5 steps again.
+#  solve NAME ARGS...: a GMRES job (CG with its keys) with one crash.
+#  The crash comes at iteration 8, the checkpoint before it at 5: the
+#  replacement starts in the middle of a cycle of 20 and must run its
+#  first 5 steps again.
 solve () {
     label=$1; shift
     submit "$label" "$JOB" "$SN_sn" --set faults/first_iteration=8 \
@@ -87,26 +88,44 @@ solve convection --set problem/kind=matrix --set problem/matrix="$MTX"
 grep -q "runs the [0-9]* steps of its GMRES cycle from iteration" "$RUN"/d*.log
 ok $? "a replacement ran its cycle's steps again and went on"
 
-#  TSIRM over GMRES cycles (solver/tsirm_inner = gmres): cycles of 3
-#  steps, a least-squares step every 8 cycles (windows of 24 iterations).
-#  A checkpoint taken after I iterations holds the cycles its window had
-#  ended, (I mod 24) div 3, and the replacement must count them: it takes
-#  its least-squares step with the others at the window's end, or the
-#  job's exchanges no longer match and it fails.  Which checkpoint the
-#  crash finds depends on when progress shows iteration 10; 7 in 8 of
-#  them are in a window's later cycles.
-solve tsirm-gmres --set problem/n=24 --set solver/outer=tsirm \
-    --set solver/tsirm_inner=gmres --set solver/gmres_restart=3 \
-    --set solver/tsirm_size=8 --set faults/first_iteration=10
-restored=$(jq -r 'select(.event == "restored") | .iteration' \
-           "$RUN/tsirm-gmres.events" | head -n 1)
-cycles=$(( ${restored:-0} % 24 / 3 ))
-if [ "$cycles" -gt 0 ]; then
-    grep -q "its TSIRM window goes on after $cycles of its 8 Krylov cycles" "$RUN"/d*.log
-else
-    ! grep -q "its TSIRM window goes on after" "$RUN"/d*.log
-fi
-ok $? "restored after ${restored:-no} iterations: the window went on after $cycles cycles"
+#  What the daemons logged since log_mark
+log_mark () {
+    for f in "$RUN"/d*.log; do
+        printf '%s %s\n' "$f" "$(wc -l <"$f")"
+    done >"$RUN/log.mark"
+}
+logs_since () {
+    for f in "$RUN"/d*.log; do
+        n=$(awk -v f="$f" '$1 == f { print $2 }' "$RUN/log.mark")
+        tail -n +$(( ${n:-0} + 1 )) "$f"
+    done
+}
+
+#  window_crash METHOD: TSIRM over METHOD (gmres, cg) cycles of 3 steps,
+#  a least-squares step every 8 cycles (windows of 24 iterations), one
+#  crash.  A checkpoint taken after I iterations holds the cycles its
+#  window had ended, (I mod 24) div 3, and the replacement must count
+#  them: it takes its least-squares step with the others at the window's
+#  end, or the job's exchanges no longer match and it fails.  Which
+#  checkpoint the crash finds depends on when progress shows iteration
+#  10; 7 in 8 of them are in a window's later cycles.  Sets $restored and
+#  $cycles; the status says whether the replacement's log agrees.
+window_crash () {
+    log_mark
+    solve "tsirm-$1" --set problem/n=24 --set solver/outer=tsirm \
+        --set solver/tsirm_inner="$1" --set "solver/$1_restart=3" \
+        --set solver/tsirm_size=8 --set faults/first_iteration=10
+    restored=$(jq -r 'select(.event == "restored") | .iteration' \
+               "$RUN/tsirm-$1.events" | head -n 1)
+    cycles=$(( ${restored:-0} % 24 / 3 ))
+    if [ "$cycles" -gt 0 ]; then
+        logs_since | grep -q "its TSIRM window goes on after $cycles of its 8 Krylov cycles"
+    else
+        ! logs_since | grep -q "its TSIRM window goes on after"
+    fi
+}
+window_crash gmres
+ok $? "TSIRM over GMRES restored after ${restored:-no} iterations: the window went on after $cycles cycles"
 for mode in sync async; do
     submit "tsirm-$mode" "$JOB" "$SN_sn" --set problem/kind=matrix \
         --set problem/matrix="$MTX" --set solver/outer=tsirm \
@@ -202,35 +221,7 @@ solve cg-nascg --set problem/kind=nascg --set problem/n=30000 \
 grep -q "runs the [0-9]* steps of its CG cycle from iteration" "$RUN"/d*.log
 ok $? "a CG replacement ran its cycle's steps again and went on"
 
-#  What the daemons logged since log_mark (the GMRES jobs above logged
-#  the same kind of lines)
-log_mark () {
-    for f in "$RUN"/d*.log; do
-        printf '%s %s\n' "$f" "$(wc -l <"$f")"
-    done >"$RUN/log.mark"
-}
-logs_since () {
-    for f in "$RUN"/d*.log; do
-        n=$(awk -v f="$f" '$1 == f { print $2 }' "$RUN/log.mark")
-        tail -n +$(( ${n:-0} + 1 )) "$f"
-    done
-}
-
-#  TSIRM over CG cycles of 3 steps, a least-squares step every 8 cycles
-#  (windows of 24 iterations): the replacement must count the cycles its
-#  window had ended, or the job's exchanges no longer match and it fails.
-log_mark
-solve tsirm-cg --set problem/n=24 --set solver/outer=tsirm \
-    --set solver/tsirm_inner=cg --set solver/cg_restart=3 \
-    --set solver/tsirm_size=8 --set faults/first_iteration=10
-restored=$(jq -r 'select(.event == "restored") | .iteration' \
-           "$RUN/tsirm-cg.events" | head -n 1)
-cycles=$(( ${restored:-0} % 24 / 3 ))
-if [ "$cycles" -gt 0 ]; then
-    logs_since | grep -q "its TSIRM window goes on after $cycles of its 8 Krylov cycles"
-else
-    ! logs_since | grep -q "its TSIRM window goes on after"
-fi
+window_crash cg
 ok $? "TSIRM over CG restored after ${restored:-no} iterations: the window went on after $cycles cycles"
 
 #  CG, not block Jacobi: A = [I C; C I] with C = 0.99 times the identity,
