@@ -1843,6 +1843,7 @@ static void s_end_drain (server_t *self);
 static void
 s_drain_step (server_t *self, int64_t now)
 {
+    //  Answering a new DRAIN may refuse it, and end the draining
     if (!*self->draining || !s_drain_answer (self) || !*self->draining)
         return;
     for (size_t i = 0; i < self->task_count; i++)
@@ -1922,10 +1923,10 @@ s_end_drain (server_t *self)
 //  again on the daemon it runs on, a new epoch, its new rows (a file
 //  matrix's streamed again by `attach`) and the iterate (its rows and
 //  what it reads, s_add_iterate), which restores its block and seeds its
-//  sources' values.  The daemons drop their copies of the old rows.  Until every task has checkpointed on
-//  its new rows the spawner keeps the iterate, and a task whose daemon
-//  dies meanwhile is replaced with it: nothing restores from the old
-//  partition, and nothing is lost.
+//  sources' values.  The daemons drop their copies of the old rows.
+//  Until every task has checkpointed on its new rows the spawner keeps
+//  the iterate, and a task whose daemon dies meanwhile is replaced with
+//  it: nothing restores from the old partition, and nothing is lost.
 
 static bool s_all_iterating (server_t *self);
 static bool s_all_accepted (server_t *self);
