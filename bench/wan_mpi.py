@@ -185,16 +185,19 @@ def rank(namespace, command):
 # ---------------------------------------------------------------------------
 # The testbed
 
+def testbed_names(tag, clusters):
+    """The router's namespace and each cluster's, in order."""
+    return ("jwan-%s-r" % tag,
+            ["jwan-%s-%s" % (tag, name) for name, _ in clusters])
+
+
 def testbed_up(tag, clusters):
-    router = "jwan-%s-r" % tag
+    router, namespaces = testbed_names(tag, clusters)
     ip("netns", "add", router)
     ip("-n", router, "link", "set", "lo", "up")
     subprocess.run(("ip", "netns", "exec", router, "sysctl", "-q", "-w",
                     "net.ipv4.ip_forward=1"), check=True)
-    namespaces = []
-    for index, (name, _) in enumerate(clusters, 1):
-        namespace = "jwan-%s-%s" % (tag, name)
-        namespaces.append(namespace)
+    for index, namespace in enumerate(namespaces, 1):
         inside, outside = "jw%s%dc" % (tag, index), "jw%s%dr" % (tag, index)
         ip("netns", "add", namespace)
         ip("link", "add", inside, "netns", namespace, "type", "veth",
@@ -208,7 +211,6 @@ def testbed_up(tag, clusters):
             ip("-n", ns, "link", "set", device, "up")
         ip("-n", namespace, "route", "add", "default", "via",
            "%s.%d.1" % (SUBNET, index))
-    return router, namespaces
 
 
 def testbed_down(router, namespaces):
@@ -227,12 +229,18 @@ def run(argv):
             rate = float(argv[1]) * 1e6 / 8
             argv = argv[2:]
         elif argv[0] == "--ranks":
+            if not re.fullmatch(r"[A-Za-z0-9]{1,8}:[1-9][0-9]*"
+                                r"(,[A-Za-z0-9]{1,8}:[1-9][0-9]*)*", argv[1]):
+                sys.exit("wan_mpi: --ranks takes NAME:COUNT,... (names of"
+                         " 1-8 letters or digits), not '%s'" % argv[1])
             clusters = [(name, int(count)) for name, count in
                         (item.split(":") for item in argv[1].split(","))]
             argv = argv[2:]
         else:
             options.append(argv.pop(0))
     command = argv[1:]
+    if len({name for name, _ in clusters}) != len(clusters):
+        sys.exit("wan_mpi: --ranks names a cluster twice")
     if not clusters or not command:
         sys.exit("wan_mpi: run needs --ranks NAME:COUNT,... and -- PROGRAM")
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -240,11 +248,15 @@ def run(argv):
     tag = "%x" % (os.getpid() % 0xFFFF)
     pid_dir = "/run/jace-wan-" + tag
     os.makedirs(pid_dir, exist_ok=True)
-    router, namespaces = testbed_up(tag, clusters)
-    line = subprocess.Popen((sys.executable, os.path.abspath(__file__),
-                             "line", router, str(delay), str(rate)),
-                            stdout=subprocess.PIPE)
+    router, namespaces = testbed_names(tag, clusters)
+    line = None
+    status = 1
     try:
+        #  Inside: a testbed half made is removed as a whole one
+        testbed_up(tag, clusters)
+        line = subprocess.Popen((sys.executable, os.path.abspath(__file__),
+                                 "line", router, str(delay), str(rate)),
+                                stdout=subprocess.PIPE)
         if line.stdout.readline().strip() != b"ready":
             sys.exit("wan_mpi: the delay line did not start")
         os.environ["JACE_WAN_DIR"] = pid_dir
@@ -259,8 +271,9 @@ def run(argv):
         status = subprocess.run(mpirun[:-1],
                                 start_new_session=True).returncode
     finally:
-        line.send_signal(signal.SIGTERM)
-        line.wait()
+        if line:
+            line.send_signal(signal.SIGTERM)
+            line.wait()
         for pid in os.listdir(pid_dir):
             try:
                 os.kill(int(pid), signal.SIGTERM)
