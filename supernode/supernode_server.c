@@ -39,8 +39,8 @@
 //  is logged once; past this many, refusals are only counted.
 #define REFUSED_MAX 256
 //  Params of a STATUS_REPLY that are not leases nor links (audit/...,
-//  cluster).
-#define AUDIT_PARAMS 5
+//  traffic/..., cluster).
+#define AUDIT_PARAMS 6
 //  Leases listed in one STATUS_REPLY or PEER_STATE: what fits in a params
 //  map beside the audit and link params.
 #define LEASES_LISTED_MAX \
@@ -126,6 +126,7 @@ typedef struct {
     bool leases_cut_logged;     //  Told once that listings were cut
     int64_t next_tick;          //  Next housekeeping (msec)
     uint64_t malformed;         //  Malformed messages dropped
+    uint64_t lease_messages;    //  RESERVE, HEARTBEAT, RELEASE, GRANT in
     bool verbose;               //  Log every message
     bool allow_crash;           //  Obey CRASH
     bool terminated;            //  $TERM received
@@ -982,7 +983,9 @@ s_set_count (jace_msg_t *msg, const char *key, uint64_t value)
     jace_msg_set_param (msg, key, text);
 }
 
-//  What we refused so far (AUDIT_PARAMS at most), after the leases.
+//  What we refused so far, and the lease traffic we received: a lease
+//  forwarded in a loop between peers shows as a count that keeps growing
+//  (AUDIT_PARAMS at most, after the leases).
 static void
 s_describe_audit (server_t *self, jace_msg_t *msg)
 {
@@ -992,6 +995,7 @@ s_describe_audit (server_t *self, jace_msg_t *msg)
                  jace_security_unauthorised_count (self->security));
     s_set_count (msg, "audit/registry_full", self->registry_full);
     s_set_count (msg, "audit/malformed", self->malformed);
+    s_set_count (msg, "traffic/lease_messages", self->lease_messages);
 }
 
 //  From anyone: the registry is what clients choose daemons from.
@@ -1307,7 +1311,11 @@ s_on_router_message (server_t *self, jace_msg_t **msg_p)
     if (self->verbose)
         zsys_debug ("supernode: %s from %s", jace_msg_type_name (
                     jace_msg_type (msg)), jace_msg_sender (msg));
-    switch (jace_msg_type (msg)) {
+    int type = jace_msg_type (msg);
+    if (type == JACE_MSG_RESERVE || type == JACE_MSG_HEARTBEAT
+    ||  type == JACE_MSG_RELEASE)
+        self->lease_messages++;
+    switch (type) {
         case JACE_MSG_HELLO:        s_on_hello (self, msg); break;
         case JACE_MSG_BYE:          s_on_bye (self, msg); break;
         case JACE_MSG_RESERVE:      s_on_reserve (self, msg); break;
@@ -1361,8 +1369,10 @@ s_recv_peer (server_t *self, zsock_t *dealer)
                       peer->endpoint, reason);
         return;
     }
-    if (jace_msg_type (msg) == JACE_MSG_GRANT)
+    if (jace_msg_type (msg) == JACE_MSG_GRANT) {
+        self->lease_messages++;
         s_on_peer_grant (self, peer, msg);
+    }
     else
     if (jace_msg_type (msg) == JACE_MSG_PONG)
         s_on_peer_pong (self, peer, msg);

@@ -2,9 +2,9 @@
 #  test_platform_overlay - peered super-nodes: no loops, one record each
 #
 #  Four super-nodes in a mesh, three daemons registered with each.  A
-#  lease forwarded between peers must not bounce (the super-nodes stay
-#  near idle after RESERVE and RELEASE, measured in CPU ticks from /proc,
-#  not in wall time); every listing names each daemon once, also while
+#  lease forwarded between peers must not bounce (after RESERVE and
+#  RELEASE the super-nodes receive no lease message, and no core is
+#  busy: CPU ticks from /proc, not wall time); every listing names each daemon once, also while
 #  the daemons of a killed super-node fail over; a grant never names a
 #  daemon twice, and carries a lease token for each; --max-peers refuses
 #  an extra peer, logged once; a lease of INT64_MAX ms is capped; leases
@@ -81,15 +81,29 @@ ok $? "the 8 leased daemons show as leased"
 "$CLIENT" "$SN_s2" release job-big $(cat "$RUN/grant1") 2>>"$RUN/client.log"
 check "every daemon is free again after RELEASE" \
     wait_for 5 count_is 12 "$SN_s4" '.state == "free"'
+#  Lease messages the four super-nodes received so far, summed.
+lease_traffic () {
+    for sn in $SNS; do
+        "$CLIENT" "$sn" status 2>>"$RUN/client.log"
+    done | awk '$1 == "param" && $2 == "traffic/lease_messages" { n++; sum += $3 }
+                END { if (n == 4) print sum; else print "missing" }'
+}
 sleep 1
 before=$(ticks $PIDS)
+traffic_before=$(lease_traffic)
 sleep 3
+traffic_after=$(lease_traffic)
 spent=$(( $(ticks $PIDS) - before ))
 hz=$(getconf CLK_TCK)
-diag "4 super-nodes used $spent ticks of $((3 * hz)) in 3 s after RELEASE"
-#  Under 5% of one core for the four together.
-[ "$spent" -le $((3 * hz * 5 / 100)) ]
-ok $? "after RESERVE and RELEASE the super-nodes stay idle (< 5% of a core)"
+diag "in 3 s after RELEASE: $traffic_before then $traffic_after lease" \
+     "messages; $spent CPU ticks of $((3 * hz))"
+#  A lease forwarded in a loop shows in the count, whatever the speed of
+#  the machine; and it keeps the super-nodes busy, where their idle
+#  housekeeping (heartbeats every 200 ms) takes a few percent of a core.
+[ "$traffic_before" != missing ] && [ "$traffic_before" -gt 0 ] \
+    && [ "$traffic_after" = "$traffic_before" ] \
+    && [ "$spent" -le $((3 * hz / 2)) ]
+ok $? "after RESERVE and RELEASE no lease message moves, nor is a core busy"
 "$CLIENT" "$SN_s1" status >"$RUN/status2" 2>>"$RUN/client.log"
 ! grep -q '^param lease/job-big/' "$RUN/status2"
 ok $? "the released lease is no longer listed"
