@@ -208,7 +208,7 @@ s_bind_control (server_t *self, daemon_config_t *config, const char *bind,
     jace_msg_prepare_socket (self->router, JACE_MSG_HEADER_MAX);
     zsock_set_rcvhwm (self->router, CONTROL_RCVHWM);
     jace_security_apply_server (self->security, self->router);
-    if (zsock_bind (self->router, "%s", bind) < 0) {
+    if (jace_msg_bind (self->router, bind) < 0) {
         snprintf (reason, reason_size, "cannot bind %s: %s", bind,
                   zmq_strerror (zmq_errno ()));
         return -1;

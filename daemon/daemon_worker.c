@@ -141,7 +141,7 @@ s_bind_inbox (worker_t *self, const char *bind, uint64_t frame_max)
     //  every iteration, so a deeper queue would only hold stale values.
     zsock_set_rcvhwm (self->inbox, DATA_RCVHWM);
     jace_security_apply_server (self->security, self->inbox);
-    if (zsock_bind (self->inbox, "%s", bind) < 0) {
+    if (jace_msg_bind (self->inbox, bind) < 0) {
         zsys_error ("daemon: cannot bind data endpoint %s: %s", bind,
                     zmq_strerror (zmq_errno ()));
         return -1;

@@ -1019,6 +1019,21 @@ jace_msg_prepare_socket (zsock_t *sock, int64_t frame_max)
         zsock_set_router_mandatory (sock, 1);
 }
 
+int
+jace_msg_bind (zsock_t *sock, const char *endpoint)
+{
+    assert (sock && endpoint);
+    //  CZMQ reads a port of "*" as "try each port from 49152 up": one bind
+    //  per port taken, each listing the host's interfaces.  With 128
+    //  daemons on a host the next process took 6 ms to bind, and starting
+    //  them all grew with the square of their number.  libzmq's own "*"
+    //  asks the kernel for a free port, in one bind.
+    size_t length = strlen (endpoint);
+    if (length > 2 && streq (endpoint + length - 2, ":*"))
+        return zmq_bind (zsock_resolve (sock), endpoint) == 0 ? 0 : -1;
+    return zsock_bind (sock, "%s", endpoint) < 0 ? -1 : 0;
+}
+
 //  --------------------------------------------------------------------------
 
 const char *

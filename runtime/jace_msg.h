@@ -225,6 +225,12 @@ jace_msg_t *
 void
     jace_msg_prepare_socket (zsock_t *sock, int64_t frame_max);
 
+//  Bind a socket to an endpoint; a port of "*" is a free one the kernel
+//  picks (read it back with zsock_last_endpoint).  Returns 0, or -1 with
+//  zmq_errno () set.
+int
+    jace_msg_bind (zsock_t *sock, const char *endpoint);
+
 //  Name of a type ("HELLO"), or "?" for an unknown number.
 const char *
     jace_msg_type_name (int type);

@@ -256,7 +256,7 @@ s_bind_status (server_t *self)
     jace_msg_prepare_socket (self->status, STATUS_FRAME_MAX);
     zsock_set_rcvhwm (self->status, STATUS_RCVHWM);
     jace_security_apply_server (self->security, self->status);
-    if (zsock_bind (self->status, "%s", bind) < 0) {
+    if (jace_msg_bind (self->status, bind) < 0) {
         s_fail (self, "cannot bind status endpoint %s", bind);
         return -1;
     }

@@ -278,7 +278,7 @@ s_start (server_t *self, supernode_config_t *config)
     jace_msg_prepare_socket (self->router, JACE_MSG_HEADER_MAX);
     zsock_set_rcvhwm (self->router, RCVHWM);
     jace_security_apply_server (self->security, self->router);
-    if (zsock_bind (self->router, "%s", config->bind) < 0) {
+    if (jace_msg_bind (self->router, config->bind) < 0) {
         snprintf (reason, sizeof reason, "cannot bind %s: %s", config->bind,
                   zmq_strerror (zmq_errno ()));
         goto out_fail;
