@@ -821,19 +821,16 @@ s_window_destroy (window_t **window_p)
     }
 }
 
-//  ||b||^2 over our core rows: the residual of x = 0.
+//  ||b||^2 over our core rows, of b over rows [begin, ...): the residual
+//  of x = 0, which TSIRM and the outer Krylov methods measure against.
 static double
-s_rhs_squared (const multisplit_t *split, int32_t rows)
+s_rhs_squared (const multisplit_t *split, const double *b, int32_t begin)
 {
-    double *zeros = (double *) zmalloc (((size_t) rows
-        + (size_t) multisplit_external_size (split) + 1) * sizeof (double));
-    double *b = (double *) zmalloc (((size_t) rows + 1) * sizeof (double));
-    multisplit_residual_of (split, zeros, zeros + rows, b);
+    int32_t core_begin = multisplit_row_begin (split);
+    int32_t core_end = multisplit_row_end (split);
     double sum = 0;
-    for (int32_t i = 0; i < rows; i++)
-        sum += b [i] * b [i];
-    free (zeros);
-    free (b);
+    for (int32_t row = core_begin; row < core_end; row++)
+        sum += b [row - begin] * b [row - begin];
     return sum;
 }
 
@@ -901,6 +898,7 @@ s_setup (jace_task_t *task, char *reason, size_t reason_size)
         rc = multisplit_new (rows, b, boundaries, self->tasks, self->rank,
                              spec.overlap, &spec.options, &self->split,
                              reason, reason_size);
+    double b_squared = rc == 0 ? s_rhs_squared (self->split, b, begin) : 0;
     csr_destroy (&rows);
     free (b);
     free (boundaries);
@@ -912,9 +910,6 @@ s_setup (jace_task_t *task, char *reason, size_t reason_size)
         (multisplit_external_size (self->split) + 1) * sizeof (double));
     s_request_dependencies (self, task);
     double tolerance = jace_task_param_double (task, "job/tolerance", 1e-6);
-    int32_t core = multisplit_row_end (self->split)
-                 - multisplit_row_begin (self->split);
-    double b_squared = s_rhs_squared (self->split, core);
     self->residual_bound = tolerance * sqrt (b_squared);
     if (spec.tsirm)
         self->window = s_window_new (&spec.window, self->split, tolerance,
