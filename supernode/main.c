@@ -43,6 +43,10 @@ s_usage (FILE *out)
 "      --platform FILE      virtual grid: hold each PING and PONG we send\n"
 "                           for the latency and bandwidth this platform\n"
 "                           gives between our cluster and the other's\n"
+"      --links FILE         with --platform: also hold them for the grid's\n"
+"                           shared uplinks and backbone (jace-grid's\n"
+"                           DIR/links), so bulk probes measure what the\n"
+"                           daemons' transfers leave of them\n"
 "      --endpoint-file PATH write the bound endpoint there once serving\n"
 "      --allow-crash        obey CRASH messages (jace-spawner kill\n"
 "                           --crash-supernode): for crash tests only\n"
@@ -74,6 +78,7 @@ main (int argc, char *argv [])
         { "cluster", required_argument, 0, 'C' },
         { "probe", required_argument, 0, 'R' },
         { "platform", required_argument, 0, 'F' },
+        { "links", required_argument, 0, 'N' },
         { "verbose", no_argument, 0, 'v' },
         { "allow-crash", no_argument, 0, 'X' },
         { "help", no_argument, 0, 'h' },
@@ -143,6 +148,7 @@ main (int argc, char *argv [])
                 config.probe_msec = (int) number;
                 break;
             case 'F': config.platform = optarg; break;
+            case 'N': config.links = optarg; break;
             case 'v': config.verbose = true; break;
             case 'X': config.allow_crash = true; break;
             case 'h': s_usage (stdout); return 0;
@@ -154,6 +160,11 @@ main (int argc, char *argv [])
         fprintf (stderr, PROGRAM ": %s\n", config.bind
                  ? "unexpected arguments" : "--bind EP is required");
         s_usage (stderr);
+        return 2;
+    }
+    if (config.links && !config.platform) {
+        fprintf (stderr, PROGRAM ": --links %s needs --platform\n",
+                 config.links);
         return 2;
     }
     if (config.max_peers && config.peer_count > config.max_peers) {

@@ -10,6 +10,8 @@
 #include "supernode_probe.h"
 #include "jace_shaper.h"
 #include "platform.h"
+#include "shared_links.h"
+#include "jace_links.h"
 
 #include <math.h>
 
@@ -65,6 +67,7 @@ typedef struct {
 
 struct _supernode_probe_t {
     platform_t *platform;       //  Links to emulate, or NULL
+    jace_links_t *shared;       //  The grid's shared links, or NULL
     char cluster [JACE_ID_MAX]; //  Ours, or ""
     zhashx_t *targets;          //  Target key -> target_t, owned
     zhashx_t *links;            //  "LOCAL/REMOTE" -> link_t, owned
@@ -129,10 +132,54 @@ supernode_probe_destroy (supernode_probe_t **self_p)
         zhashx_destroy (&self->learnt);
         zhashx_destroy (&self->links);
         zhashx_destroy (&self->targets);
+        jace_links_destroy (&self->shared);
         platform_destroy (&self->platform);
         free (self);
         *self_p = NULL;
     }
+}
+
+//  True if the links file declares the platform's shared resources, in
+//  its order (jace-grid made it from the same platform file).
+static bool
+s_links_match (platform_t *platform, jace_links_t *links)
+{
+    size_t count = shared_links_count (platform);
+    if (jace_links_count (links) != count)
+        return false;
+    for (size_t index = 0; index < count; index++) {
+        double mbps;
+        size_t transfers;
+        shared_links_resource (platform, index, &mbps, &transfers);
+        jace_links_resource_t declared = jace_links_resource (links, index);
+        if (declared.bandwidth_mbps != mbps || declared.transfers != transfers)
+            return false;
+    }
+    return true;
+}
+
+int
+supernode_probe_share_links (supernode_probe_t *self, const char *path,
+                             char *reason, size_t reason_size)
+{
+    assert (self && path);
+    if (!self->platform) {
+        snprintf (reason, reason_size, "shared links %s need a platform",
+                  path);
+        return -1;
+    }
+    jace_links_t *links = jace_links_open (path, reason, reason_size);
+    if (!links)
+        return -1;
+    if (!s_links_match (self->platform, links)) {
+        snprintf (reason, reason_size, "%s does not declare the platform's "
+                  "shared links", path);
+        jace_links_destroy (&links);
+        return -1;
+    }
+    jace_links_destroy (&self->shared);
+    self->shared = links;
+    return 0;
 }
 
 void
@@ -153,7 +200,9 @@ supernode_probe_cluster (supernode_probe_t *self)
 //  Emulated links
 
 //  How long a message of `bytes` waits on the emulated link to remote
-//  (usec): 0 without a platform or when a cluster is not in it.
+//  (usec): 0 without a platform or when a cluster is not in it.  With the
+//  grid's shared links, the transfer also waits for, and flows at the
+//  pace of, the uplinks and backbone it crosses (jace_shaper's rule).
 static int64_t
 s_hold_usec (supernode_probe_t *self, const char *remote, size_t bytes)
 {
@@ -163,10 +212,22 @@ s_hold_usec (supernode_probe_t *self, const char *remote, size_t bytes)
     int to = platform_cluster_index (self->platform, remote);
     if (from < 0 || to < 0)
         return 0;
-    return jace_shaper_delay_nsec (
-        platform_latency_us (self->platform, (size_t) from, (size_t) to),
-        platform_bandwidth_mbps (self->platform, (size_t) from, (size_t) to),
-        bytes) / 1000;
+    double latency = platform_latency_us (self->platform, (size_t) from,
+                                          (size_t) to);
+    double mbps = platform_bandwidth_mbps (self->platform, (size_t) from,
+                                           (size_t) to);
+    size_t path [SHARED_LINKS_PATH_MAX];
+    size_t hops = self->shared
+                ? shared_links_path (self->platform, (size_t) from,
+                                     (size_t) to, path)
+                : 0;
+    if (hops == 0)
+        return jace_shaper_delay_nsec (latency, mbps, bytes) / 1000;
+    int64_t now = jace_links_now (), duration;
+    int64_t start = jace_links_reserve (self->shared, path, hops, bytes, mbps,
+                                        now, &duration);
+    return (start - now + duration
+            + jace_shaper_delay_nsec (latency, 0, 0)) / 1000;
 }
 
 void

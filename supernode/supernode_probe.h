@@ -17,7 +17,9 @@
     On a virtual grid it holds every probe we send for the emulated link
     (latency + size / bandwidth between our cluster and the destination's,
     from the platform file) in a small delay queue that the server's loop
-    flushes: sends never block.
+    flushes: sends never block.  Given the grid's shared links file, a
+    probe also reserves the uplinks and backbone it crosses, as the
+    daemons' data does, so a bulk probe measures what they leave.
     =========================================================================
 */
 #ifndef SUPERNODE_PROBE_H_INCLUDED
@@ -40,6 +42,16 @@ typedef struct _supernode_probe_t supernode_probe_t;
 supernode_probe_t *
     supernode_probe_new (const char *platform, char *reason,
                          size_t reason_size);
+
+//  Hold our probes also for the grid's shared links (uplinks, backbone):
+//  map the links file at path, which must declare the platform's shared
+//  resources, so that a bulk probe waits, as the daemons' data does,
+//  while their transfers fill a backbone, and measures the bandwidth
+//  left.  Returns 0, or -1 with the reason (nothing changed).  Without a
+//  platform there is nothing to share: -1.
+int
+    supernode_probe_share_links (supernode_probe_t *self, const char *path,
+                                 char *reason, size_t reason_size);
 
 //  Destroy; delayed sends are dropped. Safe on NULL.
 void

@@ -285,7 +285,10 @@ s_start (server_t *self, supernode_config_t *config)
     }
     self->probe = supernode_probe_new (config->platform, reason,
                                        sizeof reason);
-    if (!self->probe)
+    if (!self->probe
+    ||  (config->links
+         && supernode_probe_share_links (self->probe, config->links, reason,
+                                         sizeof reason)))
         goto out_fail;
     if (config->cluster) {
         supernode_probe_set_cluster (self->probe, config->cluster);

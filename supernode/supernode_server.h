@@ -65,6 +65,8 @@ typedef struct {
                                 //  never (jace-supernode's default: 1000)
     const char *platform;       //  Platform file whose links our probes
                                 //  are held for, or NULL
+    const char *links;          //  The grid's shared links file (with a
+                                //  platform), or NULL
 } supernode_config_t;
 
 //  The actor; args is a supernode_config_t.

@@ -1,7 +1,7 @@
 /*  =========================================================================
     test_supernode_probe - a super-node's link measurements: figures, their
     age, forgetting a pair no longer measured, peers' figures, and probes
-    held for the emulated link
+    held for the emulated link, and for the grid's shared links
 
     A pair once measured used to be published forever, even after every
     daemon of its cluster had left: the spawner then mapped jobs on a link
@@ -13,6 +13,9 @@
 #include "tap.h"
 #include "supernode_probe.h"
 #include "jace_shaper.h"
+#include "jace_links.h"
+#include "platform.h"
+#include "shared_links.h"
 
 #include <unistd.h>
 
@@ -131,13 +134,129 @@ s_test_hold (void)
     zsock_destroy (&sink);
 }
 
+//  Write the links file of platform at path, as jace-grid does.
+static void
+s_create_links (platform_t *platform, const char *path)
+{
+    size_t count = shared_links_count (platform);
+    jace_links_resource_t resources [16];
+    assert (count <= 16);
+    for (size_t index = 0; index < count; index++)
+        shared_links_resource (platform, index, &resources [index].bandwidth_mbps,
+                               &resources [index].transfers);
+    char error [512];
+    int rc = jace_links_create (path, resources, count, error, sizeof error);
+    assert (rc == 0);
+    (void) rc;
+}
+
+//  With the grid's shared links, a bulk probe from A to B waits while a
+//  daemon's transfer holds B's uplink, as the daemon's next one would,
+//  and alone flows at the pace of the slowest resource of its path:
+//  shared-backbone.platform gives A's uplink 1000 Mb/s, the backbone
+//  100, B's uplink 50.
+static void
+s_test_shared (void)
+{
+    const char *srcdir = getenv ("JACE_SRCDIR");
+    char platform_path [1024], links_path [] = "/tmp/jace-probe-links-XXXXXX";
+    char reason [1200] = "";
+    snprintf (platform_path, sizeof platform_path,
+              "%s/examples/platforms/shared-backbone.platform",
+              srcdir ? srcdir : ".");
+    int fd = mkstemp (links_path);
+    assert (fd >= 0);
+    close (fd);
+    platform_t *platform = platform_load (platform_path, reason, sizeof reason);
+    assert (platform);
+    s_create_links (platform, links_path);
+
+    supernode_probe_t *probe = supernode_probe_new (NULL, NULL, 0);
+    ok (supernode_probe_share_links (probe, links_path, reason,
+                                     sizeof reason) == -1
+        && strstr (reason, "need a platform"),
+        "shared links without a platform are refused");
+    supernode_probe_destroy (&probe);
+
+    //  A links file of another platform declares other resources.
+    char other_path [1024], other_links [] = "/tmp/jace-probe-other-XXXXXX";
+    snprintf (other_path, sizeof other_path,
+              "%s/examples/platforms/two-clusters.platform",
+              srcdir ? srcdir : ".");
+    fd = mkstemp (other_links);
+    assert (fd >= 0);
+    close (fd);
+    jace_links_resource_t one = { 10, 0 };
+    char error [512];
+    jace_links_create (other_links, &one, 1, error, sizeof error);
+    probe = supernode_probe_new (platform_path, reason, sizeof reason);
+    assert (probe);
+    ok (supernode_probe_share_links (probe, other_links, reason,
+                                     sizeof reason) == -1
+        && strstr (reason, "does not declare"),
+        "a links file that does not match the platform is refused");
+    ok (supernode_probe_share_links (probe, links_path, reason,
+                                     sizeof reason) == 0,
+        "the grid's links file is taken");
+    supernode_probe_set_cluster (probe, "A");
+    zsock_t *sink = zsock_new_pull ("inproc://probe-shared");
+    zsock_t *link = zsock_new_push (">inproc://probe-shared");
+
+    //  Alone: 32 KiB at 50 Mb/s, 5.2 ms, then the latency.
+    int64_t alone_usec = jace_shaper_delay_nsec (
+        platform_latency_us (platform, 0, 1), 50,
+        SUPERNODE_PROBE_PADDING) / 1000;
+    jace_msg_t *ping = NULL;
+    for (int k = 0; k < SUPERNODE_PROBE_BULK_EVERY; k++) {
+        jace_msg_destroy (&ping);
+        ping = supernode_probe_ping (probe, "d:b", "B", true);
+    }
+    assert (strlen (jace_msg_reason (ping)) == SUPERNODE_PROBE_PADDING);
+    supernode_probe_send (probe, link, "B", &ping);
+    int64_t wait = supernode_probe_flush (probe);
+    ok (wait >= alone_usec / 1000 - 1 && wait <= (alone_usec + 999) / 1000,
+        "a lone bulk probe flows at the slowest shared link of its path");
+
+    //  A daemon of A sends 5 MB to B: B's uplink is busy for 0.8 s.
+    jace_links_t *daemon = jace_links_open (links_path, error, sizeof error);
+    size_t path [SHARED_LINKS_PATH_MAX];
+    size_t hops = shared_links_path (platform, 0, 1, path);
+    int64_t duration;
+    int64_t start = jace_links_reserve (daemon, path, hops, 5000000, 0,
+                                        jace_links_now (), &duration);
+    int64_t busy_until = start + duration;
+    int64_t busy_msec = (busy_until - jace_links_now ()) / 1000000;
+    for (int k = 0; k < SUPERNODE_PROBE_BULK_EVERY; k++) {
+        jace_msg_destroy (&ping);
+        ping = supernode_probe_ping (probe, "d:b", "B", true);
+    }
+    supernode_probe_send (probe, link, "B", &ping);
+    //  The earlier probe may be due first: take the later wait.
+    zclock_sleep ((int) (alone_usec / 1000) + 2);
+    int64_t still_busy_msec = (busy_until - jace_links_now ()) / 1000000;
+    wait = supernode_probe_flush (probe);
+    ok (busy_msec > 700 && wait >= still_busy_msec,
+        "a bulk probe waits for the daemons' transfer on the shared links");
+    diag ("uplink busy for %" PRId64 " ms (%" PRId64 " ms still), probe "
+          "held %" PRId64 " ms", busy_msec, still_busy_msec, wait);
+
+    jace_links_destroy (&daemon);
+    supernode_probe_destroy (&probe);
+    zsock_destroy (&link);
+    zsock_destroy (&sink);
+    platform_destroy (&platform);
+    unlink (links_path);
+    unlink (other_links);
+}
+
 int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (11);
+    tap_plan (16);
     s_test_age ();
     s_test_peers ();
     s_test_hold ();
+    s_test_shared ();
     return tap_done ();
 }

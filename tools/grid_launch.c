@@ -639,13 +639,20 @@ s_start_supernode (launcher_t *self, size_t cluster_index, size_t number)
         s_argv_push (&args, "%s", peer);
     }
     //  Its cluster, and the platform's links, which its probes are held
-    //  for as the daemons' data is: the links it measures are the grid's.
+    //  for as the daemons' data is, shared links too: the links it
+    //  measures are the grid's.
     s_argv_push (&args, "--cluster");
     s_argv_push (&args, "%s", cluster);
     char *platform = grid_run_path (self->run, self->platform_file);
     s_argv_push (&args, "--platform");
     s_argv_push (&args, "%s", platform);
     free (platform);
+    if (!self->netns) {
+        char *links = grid_run_path (self->run, "links");
+        s_argv_push (&args, "--links");
+        s_argv_push (&args, "%s", links);
+        free (links);
+    }
     s_push_common (self, &args, self->options->supernode_extra,
                    self->options->supernode_extra_count);
 
