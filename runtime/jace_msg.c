@@ -103,6 +103,10 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
         { F_SENDER, F_JOB, F_CLUSTER, F_TOKEN, F_END } },
     [JACE_MSG_REBALANCE] = { "REBALANCE",
         { F_SENDER, F_JOB, F_TOKEN, F_END } },
+    [JACE_MSG_SLICE_ASK] = { "SLICE_ASK",
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_TOKEN, F_END } },
+    [JACE_MSG_SLICE] = { "SLICE",
+        { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_TOKEN, F_END } },
 };
 
 //  Fields of a node record on the wire, in order.

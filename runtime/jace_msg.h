@@ -83,6 +83,9 @@ typedef enum {
                                 //  cluster
     JACE_MSG_REBALANCE,         //  client -> spawner: share the rows out
                                 //  again as the tasks' rates say
+    JACE_MSG_SLICE_ASK,         //  daemon -> daemon: your rows of the
+                                //  rebalance's snapshot I need
+    JACE_MSG_SLICE,             //  daemon -> daemon: those values
     JACE_MSG_TYPE_COUNT         //  One past the last type
 } jace_msg_type_t;
 

@@ -315,6 +315,18 @@ jace_task_new (jace_msg_t **assign_p, jace_security_t *security,
 }
 
 void
+jace_task_linger (jace_task_t *self, int msec)
+{
+    assert (self);
+    for (int64_t i = 0; self->peers && i < self->count; i++) {
+        if (self->peers [i].link)
+            zsock_set_linger (self->peers [i].link, msec);
+        if (self->peers [i].fresh)
+            zsock_set_linger (self->peers [i].fresh, msec);
+    }
+}
+
+void
 jace_task_destroy (jace_task_t **self_p)
 {
     assert (self_p);
@@ -1555,6 +1567,296 @@ jace_task_seed_newest (jace_task_t *self, const jace_preload_t *preload)
         newest->iteration = iteration > 0 ? iteration - 1 : 0;
         newest->epoch = peer->node.epoch;
     }
+}
+
+//  --------------------------------------------------------------------------
+//  A rebalance's iterate, from the old cut's owners
+
+//  What we ask one old owner for
+typedef struct {
+    int64_t *ranges;            //  begin, end pairs of unknowns, sorted
+    size_t pairs;               //  ... how many
+    size_t length;              //  Values they cover
+    bool taken;                 //  Its answer is in (or we need nothing)
+} handoff_owner_t;
+
+struct _jace_handoff_t {
+    int64_t count;              //  Tasks
+    int64_t iteration;          //  The job goes on from it
+    int64_t unknowns;           //  The job's
+    int64_t first;              //  Our rows' first unknown
+    size_t row_count;           //  Our rows' unknowns
+    double *rows;               //  Their values, gathered
+    int64_t *reads;             //  Unknowns we read of others, sorted
+    double *read_values;        //  ... their values, gathered
+    size_t read_count;
+    handoff_owner_t *owners;    //  One per task of the old cut
+    size_t missing;             //  Owners not answered yet
+};
+
+static int
+s_compare_int64 (const void *left, const void *right)
+{
+    int64_t a = *(const int64_t *) left, b = *(const int64_t *) right;
+    return (a > b) - (a < b);
+}
+
+//  Every unknown we asked a source for, outside our rows and inside the
+//  job, once each, sorted.
+static void
+s_handoff_reads (jace_handoff_t *self, const jace_task_t *task)
+{
+    size_t total = 0;
+    for (int64_t from = 0; from < task->count; from++)
+        total += task->peers [from].asked.count;
+    self->reads = (int64_t *) malloc ((total + 1) * sizeof (int64_t));
+    assert (self->reads);
+    size_t kept = 0;
+    int64_t end = self->first + (int64_t) self->row_count;
+    for (int64_t from = 0; from < task->count; from++) {
+        const request_t *asked = &task->peers [from].asked;
+        for (size_t k = 0; k < asked->count; k++) {
+            int64_t index = asked->indices [k];
+            if (index >= 0 && index < self->unknowns
+            &&  (index < self->first || index >= end))
+                self->reads [kept++] = index;
+        }
+    }
+    qsort (self->reads, kept, sizeof (int64_t), s_compare_int64);
+    size_t distinct = 0;
+    for (size_t k = 0; k < kept; k++)
+        if (distinct == 0 || self->reads [distinct - 1] != self->reads [k])
+            self->reads [distinct++] = self->reads [k];
+    self->read_count = distinct;
+    self->read_values = (double *) calloc (distinct + 1, sizeof (double));
+    assert (self->read_values);
+}
+
+//  Add [begin, end) to an owner's ranges, joining it to the last one
+//  when they touch (the caller adds them in order).
+static void
+s_handoff_add_range (handoff_owner_t *owner, size_t capacity, int64_t begin,
+                     int64_t end)
+{
+    if (owner->pairs > 0 && owner->ranges [2 * owner->pairs - 1] == begin)
+        owner->ranges [2 * owner->pairs - 1] = end;
+    else {
+        assert (owner->pairs < capacity);
+        owner->ranges [2 * owner->pairs] = begin;
+        owner->ranges [2 * owner->pairs + 1] = end;
+        owner->pairs++;
+    }
+    owner->length += (size_t) (end - begin);
+}
+
+//  What old owner `index`, holding [begin, end), gives us: the part of
+//  our rows it held, and the unknowns we read of its, in ranges.
+static void
+s_handoff_owner (jace_handoff_t *self, handoff_owner_t *owner, int64_t begin,
+                 int64_t end)
+{
+    int64_t rows_begin = self->first > begin ? self->first : begin;
+    int64_t rows_end = self->first + (int64_t) self->row_count;
+    rows_end = rows_end < end ? rows_end : end;
+    size_t reads_begin = 0;
+    while (reads_begin < self->read_count && self->reads [reads_begin] < begin)
+        reads_begin++;
+    size_t reads_end = reads_begin;
+    while (reads_end < self->read_count && self->reads [reads_end] < end)
+        reads_end++;
+    size_t capacity = reads_end - reads_begin + 1;
+    owner->ranges = (int64_t *) malloc (2 * capacity * sizeof (int64_t));
+    assert (owner->ranges);
+    bool rows_added = rows_begin >= rows_end;
+    for (size_t k = reads_begin; k < reads_end; k++) {
+        if (!rows_added && rows_begin < self->reads [k]) {
+            s_handoff_add_range (owner, capacity, rows_begin, rows_end);
+            rows_added = true;
+        }
+        s_handoff_add_range (owner, capacity, self->reads [k],
+                             self->reads [k] + 1);
+    }
+    if (!rows_added)
+        s_handoff_add_range (owner, capacity, rows_begin, rows_end);
+    owner->taken = owner->pairs == 0;
+    if (!owner->taken)
+        self->missing++;
+}
+
+jace_handoff_t *
+jace_handoff_new (jace_task_t *task, const int64_t *old_first,
+                  int64_t iteration, char *reason, size_t reason_size)
+{
+    assert (task && old_first);
+    bool cut = old_first [0] == 0 && old_first [task->count] == task->rows
+            && iteration >= 0;
+    for (int64_t i = 0; cut && i < task->count; i++)
+        cut = old_first [i] <= old_first [i + 1];
+    if (!cut) {
+        snprintf (reason, reason_size, "the old cut of a rebalance's slices "
+                  "is not a cut of the job's %" PRId64 " rows", task->rows);
+        return NULL;
+    }
+    int64_t per_row = jace_task_param_int (task, "block/unknowns_per_row", 1);
+    jace_handoff_t *self = (jace_handoff_t *) zmalloc (sizeof *self);
+    self->count = task->count;
+    self->iteration = iteration;
+    self->unknowns = task->rows * per_row;
+    self->first = task->first_row * per_row;
+    self->row_count = (size_t) (task->row_count * per_row);
+    self->rows = (double *) calloc (self->row_count + 1, sizeof (double));
+    assert (self->rows);
+    s_handoff_reads (self, task);
+    self->owners = (handoff_owner_t *) zmalloc ((size_t) task->count
+                                                * sizeof (handoff_owner_t));
+    for (int64_t i = 0; i < task->count; i++)
+        s_handoff_owner (self, &self->owners [i], old_first [i] * per_row,
+                         old_first [i + 1] * per_row);
+    return self;
+}
+
+void
+jace_handoff_destroy (jace_handoff_t **self_p)
+{
+    assert (self_p);
+    jace_handoff_t *self = *self_p;
+    if (self) {
+        for (int64_t i = 0; i < self->count; i++)
+            free (self->owners [i].ranges);
+        free (self->owners);
+        free (self->rows);
+        free (self->reads);
+        free (self->read_values);
+        free (self);
+        *self_p = NULL;
+    }
+}
+
+const int64_t *
+jace_handoff_asks (const jace_handoff_t *self, int64_t owner, size_t *pairs)
+{
+    assert (self && pairs);
+    assert (owner >= 0 && owner < self->count);
+    *pairs = self->owners [owner].pairs;
+    return *pairs ? self->owners [owner].ranges : NULL;
+}
+
+size_t
+jace_handoff_ask_length (const jace_handoff_t *self, int64_t owner)
+{
+    assert (self);
+    assert (owner >= 0 && owner < self->count);
+    return self->owners [owner].length;
+}
+
+//  Where unknown `index` of the gathered iterate goes.
+static double *
+s_handoff_slot (jace_handoff_t *self, int64_t index)
+{
+    if (index >= self->first && index < self->first + (int64_t) self->row_count)
+        return &self->rows [index - self->first];
+    const int64_t *found = (const int64_t *) bsearch (&index, self->reads,
+        self->read_count, sizeof (int64_t), s_compare_int64);
+    assert (found);
+    return &self->read_values [found - self->reads];
+}
+
+int
+jace_handoff_take (jace_handoff_t *self, int64_t owner, const double *values,
+                   size_t count, char *reason, size_t reason_size)
+{
+    assert (self);
+    if (owner < 0 || owner >= self->count) {
+        snprintf (reason, reason_size, "slices from task %" PRId64 ", not "
+                  "of the job's %" PRId64, owner, self->count);
+        return -1;
+    }
+    handoff_owner_t *from = &self->owners [owner];
+    if (from->taken) {
+        snprintf (reason, reason_size, "slices from task %" PRId64 ", which "
+                  "we %s", owner, from->pairs ? "had already"
+                                               : "asked nothing");
+        return -1;
+    }
+    if (count != from->length) {
+        snprintf (reason, reason_size, "%zu values from task %" PRId64
+                  " where we asked %zu", count, owner, from->length);
+        return -1;
+    }
+    size_t at = 0;
+    for (size_t pair = 0; pair < from->pairs; pair++)
+        for (int64_t index = from->ranges [2 * pair];
+             index < from->ranges [2 * pair + 1]; index++)
+            *s_handoff_slot (self, index) = values [at++];
+    from->taken = true;
+    self->missing--;
+    return 0;
+}
+
+size_t
+jace_handoff_missing (const jace_handoff_t *self)
+{
+    assert (self);
+    return self->missing;
+}
+
+int64_t
+jace_handoff_count (const jace_handoff_t *self)
+{
+    assert (self);
+    return self->count;
+}
+
+bool
+jace_handoff_waits_for (const jace_handoff_t *self, int64_t owner)
+{
+    assert (self);
+    assert (owner >= 0 && owner < self->count);
+    return !self->owners [owner].taken;
+}
+
+jace_preload_t *
+jace_handoff_preload (jace_handoff_t *self)
+{
+    assert (self);
+    if (self->missing)
+        return NULL;
+    jace_preload_t *preload = (jace_preload_t *) zmalloc (sizeof *preload);
+    preload->iteration = self->iteration;
+    preload->unknowns = self->unknowns;
+    preload->first = self->first;
+    preload->row_count = self->row_count;
+    preload->rows = (double *) malloc ((self->row_count + 1) * sizeof (double));
+    assert (preload->rows);
+    memcpy (preload->rows, self->rows, self->row_count * sizeof (double));
+    preload->reads = (preload_read_t *) malloc ((self->read_count + 1)
+                                                * sizeof (preload_read_t));
+    assert (preload->reads);
+    for (size_t k = 0; k < self->read_count; k++) {
+        preload->reads [k].index = self->reads [k];
+        preload->reads [k].value = self->read_values [k];
+    }
+    preload->read_count = self->read_count;
+    return preload;
+}
+
+int64_t
+jace_handoff_serve (const int64_t *ranges, size_t pairs, int64_t first,
+                    const double *block, size_t count, double *out)
+{
+    assert (ranges || pairs == 0);
+    //  Sorted and apart, inside the block: never more than `count` values
+    int64_t copied = 0, last_end = first;
+    for (size_t pair = 0; pair < pairs; pair++) {
+        int64_t begin = ranges [2 * pair], end = ranges [2 * pair + 1];
+        if (begin >= end || begin < last_end || end > first + (int64_t) count)
+            return -1;
+        last_end = end;
+        memcpy (out + copied, block + (begin - first),
+                (size_t) (end - begin) * sizeof (double));
+        copied += end - begin;
+    }
+    return copied;
 }
 
 void

@@ -141,6 +141,12 @@ bool
 bool
     jace_task_sources_ahead (const jace_task_t *self);
 
+//  Keep what our links still queue when the task is destroyed, for up to
+//  msec (links drop it at once otherwise): a task assigned again (a
+//  rebalance) may have just answered another task's SLICE_ASK.
+void
+    jace_task_linger (jace_task_t *self, int msec);
+
 //  Send any message to task `to` on its data link (through the emulated
 //  network if there is one); takes *msg_p.  Returns 0, or -1 if it was
 //  dropped (link full or unreachable).
@@ -216,6 +222,70 @@ double
 //  against zeros.  Sources we heard from already keep what they sent.
 void
     jace_task_seed_newest (jace_task_t *self, const jace_preload_t *preload);
+
+//  A rebalance's iterate taken straight from the tasks that held it: the
+//  old cut's owners keep their rows of the snapshot the spawner took,
+//  and each task of the new cut asks each of them for the part of its
+//  new rows and of the unknowns it reads that they hold, in ranges of
+//  unknowns.  Nothing then goes through the spawner.
+typedef struct _jace_handoff_t jace_handoff_t;
+
+//  What our task needs of the iterate: its rows and, its requests made
+//  (jace_task_request), the unknowns it reads; old_first holds the old
+//  cut's row starts (count + 1 of them; unknowns per row as in the
+//  ASSIGN).  The job goes on from `iteration`.  NULL, with the reason,
+//  if the old cut is not a cut of the job's rows.
+jace_handoff_t *
+    jace_handoff_new (jace_task_t *task, const int64_t *old_first,
+                      int64_t iteration, char *reason, size_t reason_size);
+
+//  Destroy; nullifies the reference.  Safe on NULL.
+void
+    jace_handoff_destroy (jace_handoff_t **self_p);
+
+//  The ranges of unknowns to ask old owner `owner` for, as begin, end
+//  pairs (*pairs of them), sorted; NULL when we need nothing of it.
+const int64_t *
+    jace_handoff_asks (const jace_handoff_t *self, int64_t owner,
+                       size_t *pairs);
+
+//  Number of values owner's ranges cover.
+size_t
+    jace_handoff_ask_length (const jace_handoff_t *self, int64_t owner);
+
+//  Take old owner `owner`'s values of its ranges, in order.  Returns 0,
+//  or -1 with the reason (we asked it nothing, it answered already, or
+//  the count is not what we asked).
+int
+    jace_handoff_take (jace_handoff_t *self, int64_t owner,
+                       const double *values, size_t count, char *reason,
+                       size_t reason_size);
+
+//  Owners we still wait for.
+size_t
+    jace_handoff_missing (const jace_handoff_t *self);
+
+//  Tasks of the old cut.
+int64_t
+    jace_handoff_count (const jace_handoff_t *self);
+
+//  True if we asked old owner `owner` and its values are not in yet.
+bool
+    jace_handoff_waits_for (const jace_handoff_t *self, int64_t owner);
+
+//  The gathered iterate, as a rebalance's ASSIGN would bring it (NULL
+//  while an owner is missing).  The caller destroys it.
+jace_preload_t *
+    jace_handoff_preload (jace_handoff_t *self);
+
+//  Copy into out the values of `pairs` ranges (begin, end pairs of
+//  unknowns) from a block of `count` unknowns starting at `first`: an
+//  old owner answering.  Returns the number copied (at most count: out
+//  needs no more room), or -1 if a range is empty, not after the one
+//  before it, or not inside the block.
+int64_t
+    jace_handoff_serve (const int64_t *ranges, size_t pairs, int64_t first,
+                        const double *block, size_t count, double *out);
 
 //  Set the number of completed iterations (a task restored from a
 //  checkpoint goes on from the checkpoint's iteration; a replacement that

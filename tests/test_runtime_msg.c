@@ -428,7 +428,8 @@ test_protocol3_fields (void)
         JACE_MSG_COLLECT, JACE_MSG_RESULT, JACE_MSG_STOP, JACE_MSG_DATA,
         JACE_MSG_REMAP, JACE_MSG_CKPT, JACE_MSG_FETCH, JACE_MSG_RESTORED,
         JACE_MSG_CRASH, JACE_MSG_ADOPT, JACE_MSG_CANCEL, JACE_MSG_CHUNK,
-        JACE_MSG_CHUNK_ACK, JACE_MSG_DRAIN, JACE_MSG_REBALANCE
+        JACE_MSG_CHUNK_ACK, JACE_MSG_DRAIN, JACE_MSG_REBALANCE,
+        JACE_MSG_SLICE_ASK, JACE_MSG_SLICE
     };
     int missing = 0;
     for (size_t i = 0; i < sizeof tokened / sizeof tokened [0]; i++) {
@@ -601,8 +602,8 @@ test_seals (void)
         jace_msg_destroy (&copy);
         jace_msg_destroy (&base);
     }
-    ok (sealed_types == 23,
-        "23 types carry a token to seal (REBALANCE is the latest)");
+    ok (sealed_types == 25,
+        "25 types carry a token to seal (SLICE is the latest)");
     is_int (unsealed, 0, "jace_msg_seal then jace_msg_sealed is true");
     is_int (wire_loses, 0, "a seal survives encode and decode");
     is_int (other_key, 0, "a key one bit apart does not validate a seal");
