@@ -4,6 +4,7 @@
 */
 #include "daemon_worker.h"
 #include "daemon_checkpoints.h"
+#include "daemon_handoff.h"
 #include "daemon_exchange.h"
 #include "jace_checkpoint.h"
 #include "jace_task_runtime.h"
@@ -38,6 +39,8 @@
 
 typedef enum {
     WORKER_IDLE,                //  No task
+    WORKER_GATHERING,           //  Task set up, gathering a rebalance's
+                                //  slices of the iterate
     WORKER_READY,               //  Task set up, waiting for START
     WORKER_EXCHANGING,          //  Started: trading request lists
     WORKER_RUNNING,             //  Iterating
@@ -49,6 +52,13 @@ typedef enum {
 //  Longest wait for the other tasks' answers to a replacement's FETCH:
 //  the live ones answer within milliseconds; the dead never will.
 #define FETCH_WAIT_MSEC 500
+//  Longest wait for a rebalance's slices from the old owners: those alive
+//  answer within a round trip; past this the task gives up, and the
+//  spawner assigns it again with the iterate it gathered itself.
+#define GATHER_WAIT_MSEC 10000
+//  How long the links of a task assigned again keep sending what they
+//  queue once closed.
+#define RETIRED_LINGER_MSEC 2000
 //  Most checkpoint copies a task sends.
 #define COPIES_MAX 16
 
@@ -62,6 +72,10 @@ typedef struct {
     platform_t *platform;       //  Borrowed: links to emulate, or NULL
     jace_links_t *links;        //  The grid's shared links, or NULL
     jace_shaper_t *shaper;      //  The running task's emulated links
+    jace_task_t *retired;       //  A task of the job assigned again,
+    jace_shaper_t *retired_shaper;  //  and its links, kept until what
+                                //  they hold for the emulated network
+                                //  (a rebalance's slices) is sent
     double speed;               //  Compute slow-down factor
     bool verbose;               //  Log every message
     bool terminated;            //  $TERM received
@@ -113,6 +127,9 @@ typedef struct {
                                 //  sent with the ASSIGN: no FETCH
     int64_t preload_iteration;  //  ... the iteration it went on from, or
                                 //  -1 if the application refused it
+    daemon_handoff_t *handoff;  //  A rebalance's slices: the block we
+                                //  keep, those we gather
+    int64_t gather_deadline;    //  Give up gathering then (msec)
     int64_t generation_epoch;   //  Our copies of an older epoch are of
                                 //  another partition: never restored
     int64_t busy_usecs;         //  Computing since the last PROGRESS
@@ -251,6 +268,7 @@ s_worker_new (zsock_t *pipe, daemon_worker_config_t *config)
     self->deferred = zlistx_new ();
     zlistx_set_destructor (self->deferred, s_msg_destroy);
     self->copies = daemon_checkpoints_new (config->checkpoint_memory);
+    self->handoff = daemon_handoff_new ();
     s_bind_inbox (self, config->bind, config->task_memory);
     return self;
 }
@@ -264,9 +282,49 @@ s_drop_task (worker_t *self)
     jace_task_destroy (&self->task);
     jace_msg_destroy (&self->best_copy);
     self->fetching = false;
+    if (self->handoff)
+        daemon_handoff_abandon (self->handoff);
     self->app = NULL;
     self->state = WORKER_IDLE;
     self->task_serial++;
+}
+
+//  The job assigns our task again (a rebalance): messages its links
+//  still hold, such as the slices we answered other tasks with, must
+//  leave all the same.  Those its emulated network holds keep the old
+//  task and its links until they are sent (s_wait); those its sockets
+//  queue are sent after they close.  Its application state goes now.
+static void
+s_retire_task (worker_t *self)
+{
+    //  What its links queue leaves after they close (they would drop it)
+    jace_task_linger (self->task, RETIRED_LINGER_MSEC);
+    if (!self->shaper || jace_shaper_flush (self->shaper) < 0) {
+        s_drop_task (self);
+        return;
+    }
+    jace_shaper_destroy (&self->retired_shaper);
+    jace_task_destroy (&self->retired);
+    self->retired = self->task;
+    self->retired_shaper = self->shaper;
+    self->task = NULL;
+    self->shaper = NULL;
+    s_drop_task (self);
+}
+
+//  Send what the retired task's links hold that is due; the task goes
+//  once they hold nothing.  Returns usec until the next is due, or -1.
+static int64_t
+s_flush_retired (worker_t *self)
+{
+    if (!self->retired_shaper)
+        return -1;
+    int64_t next = jace_shaper_flush (self->retired_shaper);
+    if (next < 0) {
+        jace_shaper_destroy (&self->retired_shaper);
+        jace_task_destroy (&self->retired);
+    }
+    return next;
 }
 
 static void
@@ -274,10 +332,13 @@ s_worker_destroy (worker_t **self_p)
 {
     worker_t *self = *self_p;
     s_drop_task (self);
+    jace_shaper_destroy (&self->retired_shaper);
+    jace_task_destroy (&self->retired);
     zlistx_destroy (&self->deferred);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->inbox);
     daemon_checkpoints_destroy (&self->copies);
+    daemon_handoff_destroy (&self->handoff);
     jace_links_destroy (&self->links);
     free (self->cluster);
     free (self->endpoint);
@@ -468,12 +529,8 @@ s_run_deferred (worker_t *self)
 //  sources would send.  An application that refuses the bytes starts from
 //  its initial state, and RESTORED says so.
 static void
-s_preload (worker_t *self)
+s_restore_preload (worker_t *self, jace_preload_t *preload)
 {
-    self->preloaded = false;
-    jace_preload_t *preload = jace_task_preloaded (self->task);
-    if (!preload)
-        return;
     self->preloaded = true;
     self->preload_iteration = -1;
     size_t mine = 0;
@@ -495,6 +552,44 @@ s_preload (worker_t *self)
                       "initial state", self->sender,
                       jace_task_rank (self->task), reason);
     jace_preload_destroy (&preload);
+}
+
+//  Restore from the iterate our ASSIGN brought, if it brought one.
+static void
+s_preload (worker_t *self)
+{
+    self->preloaded = false;
+    jace_preload_t *preload = jace_task_preloaded (self->task);
+    if (preload)
+        s_restore_preload (self, preload);
+}
+
+//  Set up: tell the spawner, with the tasks we ask values from.
+static void
+s_accept (worker_t *self)
+{
+    self->state = WORKER_READY;
+    jace_msg_t *accept = s_task_msg (self, JACE_MSG_ACCEPT);
+    s_add_sources (self, accept);
+    jace_msg_send (&accept, self->pipe);
+}
+
+//  Every slice of the rebalance's iterate came: restore from them.
+static void
+s_finish_gathering (worker_t *self)
+{
+    self->preloaded = false;
+    size_t values, from_others, slices;
+    jace_preload_t *preload = daemon_handoff_finish (self->handoff, &values,
+                                                     &from_others, &slices);
+    if (preload) {
+        zsys_info ("daemon %s: task %" PRId64 " took the rebalance's iterate:"
+                   " %zu values, %zu of them in %zu slices from other "
+                   "daemons", self->sender, jace_task_rank (self->task),
+                   values, from_others, slices);
+        s_restore_preload (self, preload);
+    }
+    s_accept (self);
 }
 
 //  Tell the spawner how a preloaded task restarted: from the ASSIGN's
@@ -526,8 +621,10 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
         zsys_info ("daemon %s: job %s assigns us again (epoch %" PRId64
                    "): dropped %zu copies of its old partition", self->sender,
                    jace_msg_job (assign), jace_msg_epoch (assign), dropped);
+        s_retire_task (self);
     }
     s_drop_task (self);
+    daemon_handoff_forget_other (self->handoff, jace_msg_job (assign));
     snprintf (self->sender, sizeof self->sender, "%s",
               jace_msg_sender (assign));
     self->app = self->extra_app
@@ -592,11 +689,24 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
     self->busy_iterations = 0;
     self->generation_epoch = jace_task_param_int (self->task,
         "block/generation_epoch", 0);
+    //  A rebalance's iterate comes with the ASSIGN, or in slices from
+    //  the tasks that held it.
+    int gathering = daemon_handoff_begin (self->handoff, self->task,
+                                          self->sender, reason,
+                                          sizeof reason);
+    if (gathering < 0) {
+        s_give_up (self, JACE_REFUSE_BUSY, reason);
+        return;
+    }
+    if (gathering > 0) {
+        self->state = WORKER_GATHERING;
+        self->gather_deadline = zclock_mono () + GATHER_WAIT_MSEC;
+        if (daemon_handoff_complete (self->handoff))
+            s_finish_gathering (self);
+        return;
+    }
     s_preload (self);
-    self->state = WORKER_READY;
-    jace_msg_t *accept = s_task_msg (self, JACE_MSG_ACCEPT);
-    s_add_sources (self, accept);
-    jace_msg_send (&accept, self->pipe);
+    s_accept (self);
 }
 
 static void
@@ -608,6 +718,9 @@ s_on_collect (worker_t *self, jace_msg_t *collect)
     size_t count = 0;
     const double *values = self->app->solution (self->app_state, &first,
                                                 &count);
+    //  A rebalance's new tasks may ask us for slices of this snapshot.
+    daemon_handoff_keep (self->handoff, jace_task_job (self->task),
+                         jace_msg_count (collect), first, values, count);
     jace_msg_t *result = s_task_msg (self, JACE_MSG_RESULT);
     jace_msg_set_iteration (result, jace_task_iteration (self->task));
     jace_msg_set_first (result, first);
@@ -743,6 +856,7 @@ s_on_adopt (worker_t *self)
 static void
 s_on_stop (worker_t *self)
 {
+    daemon_handoff_forget (self->handoff);
     if (self->task) {
         size_t dropped = daemon_checkpoints_drop_job (self->copies,
                                                       jace_task_job (self->task));
@@ -905,6 +1019,34 @@ s_on_fetch (worker_t *self, jace_msg_t *msg, char *reason,
     jace_task_send_msg (self->task, task, &answer);
 }
 
+//  A new task of a rebalance asks for our block of its snapshot.
+static void
+s_on_slice_ask (worker_t *self, jace_msg_t *ask, char *reason,
+                size_t reason_size)
+{
+    *reason = 0;
+    jace_msg_t *slice = daemon_handoff_answer (self->handoff, ask,
+                                               self->sender, self->task,
+                                               reason, reason_size);
+    if (slice)
+        jace_task_send_msg (self->task, jace_msg_task (ask), &slice);
+}
+
+//  An old owner's slice of the iterate we gather.
+static void
+s_on_slice (worker_t *self, jace_msg_t *slice, char *reason,
+            size_t reason_size)
+{
+    *reason = 0;
+    if (self->state != WORKER_GATHERING)
+        snprintf (reason, reason_size, "SLICE from %s while we gather none",
+                  jace_msg_sender (slice));
+    else
+    if (daemon_handoff_take (self->handoff, slice, reason, reason_size) == 0
+    &&  daemon_handoff_complete (self->handoff))
+        s_finish_gathering (self);
+}
+
 //  True if a message of our task's job may be used: keys on, a daemon
 //  sent it; DATA and FETCH are sealed with the job key (a CKPT carries
 //  its own seal, checked where it is used).  Otherwise it is audited
@@ -943,7 +1085,8 @@ s_recv_inbox (worker_t *self)
     jace_msg_type_t type = jace_msg_type (msg);
     bool used = false;
     if (type != JACE_MSG_DATA && type != JACE_MSG_CKPT
-    &&  type != JACE_MSG_FETCH)
+    &&  type != JACE_MSG_FETCH && type != JACE_MSG_SLICE_ASK
+    &&  type != JACE_MSG_SLICE)
         snprintf (reason, sizeof reason, "%s on the data socket",
                   jace_msg_type_name (type));
     else
@@ -959,6 +1102,12 @@ s_recv_inbox (worker_t *self)
     else
     if (type == JACE_MSG_FETCH)
         s_on_fetch (self, msg, reason, sizeof reason);
+    else
+    if (type == JACE_MSG_SLICE_ASK)
+        s_on_slice_ask (self, msg, reason, sizeof reason);
+    else
+    if (type == JACE_MSG_SLICE)
+        s_on_slice (self, msg, reason, sizeof reason);
     else
     if (jace_task_deliver (self->task, msg, reason, sizeof reason) == 0) {
         *reason = 0;
@@ -985,12 +1134,13 @@ s_has_input (zsock_t *sock)
 static void *
 s_wait (worker_t *self, int msec)
 {
-    if (self->shaper) {
-        int64_t next = jace_shaper_flush (self->shaper);
-        if (next >= 0) {
-            int due = (int) ((next + 999) / 1000);
-            msec = msec < 0 || due < msec ? due : msec;
-        }
+    int64_t next = self->shaper ? jace_shaper_flush (self->shaper) : -1;
+    int64_t retired = s_flush_retired (self);
+    if (next < 0 || (retired >= 0 && retired < next))
+        next = retired;
+    if (next >= 0) {
+        int due = (int) ((next + 999) / 1000);
+        msec = msec < 0 || due < msec ? due : msec;
     }
     return zpoller_wait (self->poller, msec);
 }
@@ -1254,6 +1404,24 @@ s_finish_fetch (worker_t *self)
     self->last_checkpoint_iteration = iteration;
 }
 
+//  Wait for a rebalance's slices of the iterate (s_on_slice ends it), but
+//  not for ever: an old owner may have died.
+static void
+s_gather (worker_t *self)
+{
+    uint64_t serial = self->task_serial;
+    s_wait_and_drain (self, 100);
+    if (self->task_serial != serial || self->state != WORKER_GATHERING
+    ||  self->terminated || zclock_mono () < self->gather_deadline)
+        return;
+    char missing [128], reason [256];
+    daemon_handoff_missing (self->handoff, missing, sizeof missing);
+    snprintf (reason, sizeof reason, "the slices of the rebalance's iterate "
+              "from tasks %s did not come within %d s", missing,
+              GATHER_WAIT_MSEC / 1000);
+    s_give_up (self, JACE_REFUSE_BUSY, reason);
+}
+
 //  Wait for our sinks' request lists (and a replacement's copies), then
 //  iterate.
 static void
@@ -1336,6 +1504,10 @@ daemon_worker_actor (zsock_t *pipe, void *args)
     worker_t *self = s_worker_new (pipe, (daemon_worker_config_t *) args);
     zsock_signal (pipe, 0);
     while (!self->terminated) {
+        if (self->state == WORKER_GATHERING) {
+            s_gather (self);
+            continue;
+        }
         if (self->state == WORKER_EXCHANGING) {
             s_exchange (self);
             continue;

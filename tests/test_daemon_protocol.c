@@ -23,7 +23,9 @@
     sealed with its own key; FETCH on behalf of a task; unsealed DATA; an
     insider's DATA at iteration 2^62; forged, relabelled and unsealed
     checkpoints offered to a replacement.  None may take effect, and the
-    job beside them goes on.
+    job beside them goes on.  A rebalance's slices: the block kept for a
+    snapshot served to a good ask only, a gathering task taking only the
+    slice it asked for, and giving up, saying so, when none comes.
     =========================================================================
 */
 #include "daemon_server.h"
@@ -143,6 +145,11 @@ static int
 s_probe_restore (jace_task_t *task, void *state, const void *bytes,
                  size_t size, char *reason, size_t reason_size)
 {
+    //  A rebalance's iterate brings our one unknown
+    if (size == sizeof (double)) {
+        memcpy (&((probe_t *) state)->x, bytes, size);
+        return 0;
+    }
     if (size != sizeof (probe_t)) {
         snprintf (reason, reason_size, "probe state of %zu bytes", size);
         return -1;
@@ -831,6 +838,246 @@ s_test_storm (rig_t *rig)
 }
 
 //  --------------------------------------------------------------------------
+//  A rebalance's slices: the daemon keeps its block of a snapshot and
+//  serves it to the job's other tasks, and a task assigned with
+//  block/handoff_snapshot gathers its part from them.  We stand for task
+//  1, the daemon runs task 0.
+
+//  The first message of `type` the daemon sends task 1 within msec, or
+//  NULL; the rest of its data for task 1 is dropped, and the super-node
+//  and spawner sockets are served meanwhile.
+static jace_msg_t *
+s_expect_other (rig_t *rig, jace_msg_type_t type, int msec)
+{
+    int64_t deadline = zclock_mono () + msec;
+    jace_msg_t *found = NULL;
+    while (!found && zclock_mono () < deadline) {
+        if (zsock_events (rig->others) & ZMQ_POLLIN) {
+            jace_msg_t *msg = jace_msg_recv (rig->others, NULL, 0, NULL, 0);
+            if (msg && jace_msg_type (msg) == type)
+                found = msg;
+            else
+                jace_msg_destroy (&msg);
+            continue;
+        }
+        zpoller_t *poller = zpoller_new (rig->others, rig->supernode,
+                                         rig->spawner, NULL);
+        void *which = zpoller_wait (poller, 10);
+        zpoller_destroy (&poller);
+        if (which == rig->supernode) {
+            jace_msg_t *hello = jace_msg_recv (rig->supernode, NULL, 0, NULL,
+                                               0);
+            if (hello && jace_msg_type (hello) == JACE_MSG_HELLO
+            &&  jace_msg_node_count (hello) == 1) {
+                rig->node = *jace_msg_node (hello, 0);
+                jace_msg_t *welcome = jace_msg_new (JACE_MSG_WELCOME);
+                jace_msg_set_routing_id (welcome, jace_msg_routing_id (hello));
+                jace_msg_send (&welcome, rig->supernode);
+            }
+            jace_msg_destroy (&hello);
+        }
+        else
+        if (which == rig->spawner) {
+            jace_msg_t *msg = jace_msg_recv (rig->spawner, NULL, 0, NULL, 0);
+            if (msg)
+                s_note (rig, msg);
+            jace_msg_destroy (&msg);
+        }
+    }
+    return found;
+}
+
+//  Task 1's SLICE_ASK of snapshot for `ranges` (pairs), sealed with key
+//  (NULL: unsealed).
+static void
+s_push_ask (rig_t *rig, const char *job, int64_t asker, int64_t snapshot,
+            const int64_t *ranges, size_t length, const jace_key_t *key)
+{
+    jace_msg_t *ask = s_job_msg (JACE_MSG_SLICE_ASK, job);
+    jace_msg_set_task (ask, asker);
+    jace_msg_set_epoch (ask, 1);
+    jace_msg_set_iteration (ask, snapshot);
+    jace_msg_add_payload (ask, JACE_PAYLOAD_I64, ranges, length);
+    if (key)
+        jace_msg_seal (ask, key->bytes);
+    jace_msg_send (&ask, rig->push);
+}
+
+//  Task `from`'s SLICE of snapshot with `count` values, sealed with key.
+static void
+s_push_slice (rig_t *rig, const char *job, int64_t from, int64_t snapshot,
+              const double *values, size_t count, const jace_key_t *key)
+{
+    jace_msg_t *slice = s_job_msg (JACE_MSG_SLICE, job);
+    jace_msg_set_task (slice, from);
+    jace_msg_set_epoch (slice, 1);
+    jace_msg_set_iteration (slice, snapshot);
+    jace_msg_add_payload (slice, JACE_PAYLOAD_F64, values, count);
+    if (key)
+        jace_msg_seal (slice, key->bytes);
+    jace_msg_send (&slice, rig->push);
+}
+
+//  An ASSIGN of task 0 at `epoch` that gathers its part of snapshot 7
+//  from the old cut 0, 1, 2.
+static jace_msg_t *
+s_assign_gathering (rig_t *rig, const char *job, int64_t epoch)
+{
+    jace_msg_t *assign = s_assign (rig, job, 2, epoch);
+    jace_msg_set_param (assign, "block/handoff_snapshot", "7");
+    jace_msg_set_param (assign, "block/handoff_iteration", "3");
+    jace_msg_set_param (assign, "block/handoff_first/0", "0");
+    jace_msg_set_param (assign, "block/handoff_first/1", "1");
+    jace_msg_set_param (assign, "block/handoff_first/2", "2");
+    return assign;
+}
+
+//  START our task with task 1 as its sink, and give it task 1's request
+//  list.
+static void
+s_start_with_sink (rig_t *rig, const char *job, int64_t epoch)
+{
+    int64_t sinks [] = { 1 };
+    jace_msg_t *start = s_start (job, sinks, 1, true);
+    jace_msg_set_epoch (start, epoch);
+    s_send (rig, start);
+    s_push_data (rig, job, 1, true);
+}
+
+static void
+s_test_slices (rig_t *rig)
+{
+    const char *job = "job-slices";
+    jace_key_t stranger;
+    jace_key_random (&stranger);
+    s_send (rig, s_assign (rig, job, 2, 1));
+    jace_msg_t *accept = s_expect (rig, JACE_MSG_ACCEPT, 5000);
+    jace_msg_destroy (&accept);
+    s_start_with_sink (rig, job, 1);
+    s_pump (rig, 50);
+    jace_msg_t *collect = s_job_msg (JACE_MSG_COLLECT, job);
+    jace_msg_set_count (collect, 7);
+    s_send (rig, collect);
+    jace_msg_t *result = s_expect (rig, JACE_MSG_RESULT, 5000);
+    double block [5] = { 0 };
+    if (result && jace_msg_payload_count (result) == 1
+    &&  jace_msg_payload_length (result, 0) == 5)
+        jace_msg_payload_copy (result, 0, block);
+    jace_msg_destroy (&result);
+
+    //  Our ask of snapshot 7 for unknowns 1 and 2 of its block
+    int64_t good [] = { 1, 3 };
+    s_push_ask (rig, job, 1, 7, good, 2, &rig->job_key);
+    jace_msg_t *slice = s_expect_other (rig, JACE_MSG_SLICE, 3000);
+    double values [2] = { -1, -1 };
+    if (slice && jace_msg_payload_count (slice) == 1
+    &&  jace_msg_payload_length (slice, 0) == 2)
+        jace_msg_payload_copy (slice, 0, values);
+    ok (slice && jace_msg_iteration (slice) == 7
+        && jace_msg_sealed (slice, rig->job_key.bytes)
+        && values [0] == block [1] && values [1] == block [2],
+        "a SLICE_ASK of the snapshot kept is answered with those values, "
+        "sealed");
+    jace_msg_destroy (&slice);
+
+    //  Asks that must go unanswered
+    int64_t outside [] = { 3, 9 }, overlapping [] = { 0, 2, 1, 3 };
+    int64_t reversed [] = { 2, 1 }, odd [] = { 1, 2, 3 };
+    s_push_ask (rig, job, 1, 8, good, 2, &rig->job_key);
+    s_push_ask (rig, job, 1, 7, good, 2, NULL);
+    s_push_ask (rig, job, 1, 7, good, 2, &stranger);
+    s_push_ask (rig, job, 0, 7, good, 2, &rig->job_key);
+    s_push_ask (rig, job, 5, 7, good, 2, &rig->job_key);
+    s_push_ask (rig, job, 1, 7, outside, 2, &rig->job_key);
+    s_push_ask (rig, job, 1, 7, overlapping, 4, &rig->job_key);
+    s_push_ask (rig, job, 1, 7, reversed, 2, &rig->job_key);
+    s_push_ask (rig, job, 1, 7, odd, 3, &rig->job_key);
+    slice = s_expect_other (rig, JACE_MSG_SLICE, 500);
+    ok (!slice, "asks of another snapshot, unsealed, under another key, "
+        "for no other task, or for ranges out of the block, overlapping, "
+        "reversed or odd are not answered");
+    jace_msg_destroy (&slice);
+    s_push_ask (rig, job, 1, 7, good, 2, &rig->job_key);
+    slice = s_expect_other (rig, JACE_MSG_SLICE, 3000);
+    ok (slice != NULL, "and the daemon goes on serving slices");
+    jace_msg_destroy (&slice);
+
+    //  The job is cut again: our task gathers unknown 1 from task 1, its
+    //  row from the block it keeps.
+    s_send (rig, s_assign_gathering (rig, job, 2));
+    jace_msg_t *ask = s_expect_other (rig, JACE_MSG_SLICE_ASK, 5000);
+    int64_t asked [4] = { 0 };
+    if (ask && jace_msg_payload_count (ask) == 1
+    &&  jace_msg_payload_length (ask, 0) == 2)
+        jace_msg_payload_copy (ask, 0, asked);
+    ok (ask && jace_msg_task (ask) == 0 && jace_msg_iteration (ask) == 7
+        && jace_msg_sealed (ask, rig->job_key.bytes)
+        && asked [0] == 1 && asked [1] == 2,
+        "a task assigned to gather asks task 1 for the unknown it reads");
+    jace_msg_destroy (&ask);
+    double answer = 42, two [2] = { 42, 43 };
+    s_push_slice (rig, job, 1, 8, &answer, 1, &rig->job_key);
+    s_push_slice (rig, job, 1, 7, two, 2, &rig->job_key);
+    s_push_slice (rig, job, 1, 7, &answer, 1, NULL);
+    s_push_slice (rig, job, 1, 7, &answer, 1, &stranger);
+    s_push_slice (rig, job, 0, 7, &answer, 1, &rig->job_key);
+    accept = s_expect (rig, JACE_MSG_ACCEPT, 500);
+    ok (!accept, "slices of another snapshot, of the wrong length, "
+        "unsealed, under another key or from a task not asked are not "
+        "taken");
+    jace_msg_destroy (&accept);
+    s_push_slice (rig, job, 1, 7, &answer, 1, &rig->job_key);
+    accept = s_expect (rig, JACE_MSG_ACCEPT, 5000);
+    ok (accept != NULL, "the right slice completes the set-up: ACCEPT");
+    jace_msg_destroy (&accept);
+    s_start_with_sink (rig, job, 2);
+    s_pump (rig, 100);
+    collect = s_job_msg (JACE_MSG_COLLECT, job);
+    jace_msg_set_count (collect, 8);
+    s_send (rig, collect);
+    result = s_expect (rig, JACE_MSG_RESULT, 5000);
+    block [4] = -1;
+    if (result && jace_msg_payload_length (result, 0) == 5)
+        jace_msg_payload_copy (result, 0, block);
+    diag ("task 1's value after the slices: %g", block [4]);
+    ok (block [4] == 42, "the task iterates on the value the slice brought");
+    jace_msg_destroy (&result);
+
+    //  Our block kept is of snapshot 8 now: a gathering of 7 cannot be
+    jace_msg_t *refuse = NULL;
+    s_send (rig, s_assign_gathering (rig, job, 3));
+    refuse = s_expect (rig, JACE_MSG_REFUSE, 5000);
+    ok (refuse && jace_msg_code (refuse) == JACE_REFUSE_BUSY
+        && strstr (jace_msg_reason (refuse), "not kept here"),
+        "a task whose own old block is not kept gives up at once");
+    jace_msg_destroy (&refuse);
+
+    //  Task 1 never answers: the task gives up, and says why.
+    s_send (rig, s_assign (rig, job, 2, 4));
+    accept = s_expect (rig, JACE_MSG_ACCEPT, 5000);
+    jace_msg_destroy (&accept);
+    s_start_with_sink (rig, job, 4);
+    s_pump (rig, 50);
+    collect = s_job_msg (JACE_MSG_COLLECT, job);
+    jace_msg_set_count (collect, 7);
+    s_send (rig, collect);
+    result = s_expect (rig, JACE_MSG_RESULT, 5000);
+    jace_msg_destroy (&result);
+    s_send (rig, s_assign_gathering (rig, job, 5));
+    refuse = s_expect (rig, JACE_MSG_REFUSE, 15000);
+    ok (refuse && jace_msg_code (refuse) == JACE_REFUSE_BUSY
+        && strstr (jace_msg_reason (refuse), "from tasks 1 did not come"),
+        "a task whose slices do not come gives up, naming whom it waited "
+        "for");
+    if (refuse)
+        diag ("%s", jace_msg_reason (refuse));
+    jace_msg_destroy (&refuse);
+    s_stop (rig, job);
+    ok (s_wait_state (rig, JACE_NODE_FREE, 5000) >= 0,
+        "free after the slices");
+}
+
+//  --------------------------------------------------------------------------
 //  Attacks: a local process that knows the daemon's endpoints and the job
 //  id (STATUS publishes both), but neither the lease key nor the job key.
 
@@ -1225,7 +1472,7 @@ main (void)
     zsys_init ();
     zsys_set_logident ("test_daemon_protocol");
     srandom (7);
-    tap_plan (36);
+    tap_plan (46);
     rig_t rig;
     if (!ok (s_rig_start (&rig, 64 << 20) == 0, "daemon registered")) {
         s_rig_stop (&rig);
@@ -1236,6 +1483,7 @@ main (void)
     s_test_orphan (&rig);
     s_test_storm (&rig);
     s_test_attacks (&rig);
+    s_test_slices (&rig);
     s_rig_stop (&rig);
     return tap_done ();
 }
