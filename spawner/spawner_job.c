@@ -44,6 +44,7 @@ struct _spawner_job_t {
     double checkpoint_seconds;  //  checkpoint/every_seconds, or 0
     bool rebalance_auto;        //  job/rebalance = auto
     double rebalance_threshold; //  job/rebalance_threshold
+    bool rebalance_direct;      //  job/rebalance_handoff = direct
 };
 
 //  The keys this module reads.  With the runtime's (jace_task_runtime_keys),
@@ -56,7 +57,7 @@ static const char *const s_keys [] = {
     "job/detector", "checkpoint/copies", "checkpoint/every_iterations",
     "checkpoint/every_seconds", "report/sample_seconds",
     "job/stall_snapshots", "drain/schedule", "job/rebalance",
-    "job/rebalance_threshold", NULL
+    "job/rebalance_threshold", "job/rebalance_handoff", NULL
 };
 
 //  Most keys a job may know: ours, the runtime's, faults, scatter, app
@@ -460,6 +461,14 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
                   "'%s' does not", path, self->app->name);
         return -1;
     }
+    const char *handoff = (const char *) zhash_lookup (self->params,
+        "job/rebalance_handoff");
+    if (handoff && !streq (handoff, "direct") && !streq (handoff, "spawner")) {
+        snprintf (reason, reason_size, "%s: job/rebalance_handoff = '%s' is "
+                  "unknown (known: direct, spawner)", path, handoff);
+        return -1;
+    }
+    self->rebalance_direct = !handoff || streq (handoff, "direct");
     char why [512];
     if (jace_param_number (self->params, "job/rebalance_threshold", 0.25,
                            0.01, 100, &self->rebalance_threshold, why,
@@ -616,6 +625,8 @@ bool spawner_job_rebalance_auto (spawner_job_t *self)
     { assert (self); return self->rebalance_auto; }
 double spawner_job_rebalance_threshold (spawner_job_t *self)
     { assert (self); return self->rebalance_threshold; }
+bool spawner_job_rebalance_direct (spawner_job_t *self)
+    { assert (self); return self->rebalance_direct; }
 int64_t spawner_job_checkpoint_copies (spawner_job_t *self)
     { assert (self); return self->checkpoint_copies; }
 int64_t spawner_job_checkpoint_iterations (spawner_job_t *self)

@@ -121,6 +121,10 @@ const char *spawner_job_drain_schedule (spawner_job_t *self);
 //  fair share), which `jace-spawner rebalance` uses too
 bool spawner_job_rebalance_auto (spawner_job_t *self);
 double spawner_job_rebalance_threshold (spawner_job_t *self);
+//  job/rebalance_handoff = direct (default): a rebalance's new tasks take
+//  the iterate from the daemons that held it (SLICE_ASK, SLICE); spawner:
+//  the spawner sends it with each ASSIGN
+bool spawner_job_rebalance_direct (spawner_job_t *self);
 //  checkpoint/copies, checkpoint/every_iterations (0: none) and
 //  checkpoint/every_seconds (0: none): a task checkpoints at whichever
 //  comes first

@@ -181,6 +181,8 @@ typedef struct {
     int64_t *rebalance_first;   //  The new block starts (task_count + 1)
     int64_t rebalance_snapshot; //  Snapshot gathering the iterate, or 0
     double *rebalance_x;        //  The iterate the new blocks restore
+    int64_t *handoff_first;     //  The old cut, while the new tasks take
+                                //  their iterate from its owners
                                 //  from, kept until they checkpointed
     int64_t rebalance_unknowns; //  Values in it
     int64_t rebalance_sent;     //  Numbers of it sent to the tasks
@@ -409,6 +411,7 @@ s_server_destroy (server_t **self_p)
     free (self->first_row);
     free (self->rebalance_first);
     free (self->rebalance_x);
+    free (self->handoff_first);
     spawner_drain_destroy (&self->drain);
     if (self->drain_request)    //  The job ended before it was decided
         s_refuse_request (self, self->drain_request, "DRAIN refused: job %s "
@@ -538,6 +541,21 @@ s_set_number (jace_msg_t *msg, const char *key, int64_t value)
     jace_msg_set_param (msg, key, text);
 }
 
+//  A task that takes its part of a rebalance's iterate from the old
+//  owners: the snapshot they keep, the old cut, where the job goes on.
+static void
+s_set_handoff (server_t *self, jace_msg_t *assign)
+{
+    s_set_number (assign, "block/handoff_snapshot", self->rebalance_snapshot);
+    s_set_number (assign, "block/handoff_iteration",
+                  self->rebalance_iteration);
+    char key [64];
+    for (size_t i = 0; i <= self->task_count; i++) {
+        snprintf (key, sizeof key, "block/handoff_first/%zu", i);
+        s_set_number (assign, key, self->handoff_first [i]);
+    }
+}
+
 //  The ASSIGN of task `rank`, declaring the blocks of `stream` (may be
 //  NULL) that follow in CHUNKs.
 static jace_msg_t *
@@ -572,10 +590,12 @@ s_assign_msg (server_t *self, size_t rank, spawner_stream_t *stream)
     if (task->generation_epoch > 0)
         s_set_number (assign, "block/generation_epoch",
                       task->generation_epoch);
-    if (self->rebalance_x)
+    if (self->rebalance_x && task->handoff)
+        s_set_handoff (self, assign);
+    if (self->rebalance_x && !task->handoff)
         s_set_number (assign, "block/restore_iteration",
                       self->rebalance_iteration);
-    if (self->rebalance_x && task->restore_reads >= 0)
+    if (self->rebalance_x && !task->handoff && task->restore_reads >= 0)
         s_set_number (assign, "block/restore_reads", task->restore_reads);
     if (stream)
         spawner_stream_declare (stream, assign);
@@ -647,7 +667,8 @@ static spawner_stream_t *
 s_task_data (server_t *self, size_t rank)
 {
     const jace_app_t *app = spawner_job_app (self->job);
-    if (!app->attach && !self->rebalance_x)
+    bool iterate = self->rebalance_x && !self->tasks [rank].handoff;
+    if (!app->attach && !iterate)
         return NULL;
     jace_msg_t *data = jace_msg_new (JACE_MSG_CHUNK);
     if (app->attach
@@ -657,7 +678,7 @@ s_task_data (server_t *self, size_t rank)
         jace_msg_destroy (&data);
         return NULL;
     }
-    if (self->rebalance_x) {
+    if (iterate) {
         if (jace_msg_payload_count (data) + 3 > JACE_MSG_PAYLOADS_MAX) {
             s_fail (self, "cannot send task %zu the iterate of a rebalance: "
                     "its data fills every payload", rank);
@@ -716,6 +737,7 @@ s_place (server_t *self, size_t rank, const jace_node_t *node)
     task->daemon = *node;
     task->daemon.task = (int64_t) rank;
     task->daemon.epoch = ++task->epoch;
+    task->handoff = false;      //  A new daemon keeps no block: our iterate
     task->state = -1;
     task->crash_sent = false;
     task->mass_silent = false;
@@ -1012,6 +1034,38 @@ s_unplace (server_t *self, size_t rank, const char *why)
     spawner_verify_abandon (self->verify);
 }
 
+//  Assign task `rank` again on the daemon it runs on, with a new epoch.
+static void
+s_assign_again (server_t *self, size_t rank)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    task->daemon.epoch = ++task->epoch;
+    task->phase = SPAWNER_TASK_SENDING;
+    task->assigned_at = 0;
+    task->restoring = true;
+    task->state = -1;
+    task->usecs_per_iteration = 0;
+    task->rate_reports = 0;
+    spawner_detector_reset (self->detector, rank, zclock_mono ());
+}
+
+//  A task gathering a rebalance's iterate from the old owners cannot get
+//  it all (one of them died, or it gave up waiting): assign it again on
+//  its daemon with the iterate we gathered.
+static void
+s_handoff_fall_back (server_t *self, size_t rank, const char *why)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    task->handoff = false;
+    s_assign_again (self, rank);
+    char escaped [512];
+    spawner_events_escape (escaped, sizeof escaped, why);
+    spawner_events_write (self->events, "rebalance_fallback", ",\"task\":"
+                          "%zu,\"reason\":\"%s\"", rank, escaped);
+    zsys_notice ("spawner: task %zu takes the rebalance's iterate from us: "
+                 "%s", rank, why);
+}
+
 //  The daemon of task `rank` is lost (suspected, refused, vanished):
 //  fence it and put the task back in line for a daemon.  `silent` is the
 //  silence that condemned it, or -1.
@@ -1025,6 +1079,17 @@ s_lose_daemon (server_t *self, size_t rank, int64_t silent, const char *why)
                           "\"daemon\":\"%s\",\"silent_ms\":%" PRId64, rank,
                           task->daemon.id, silent);
     s_unplace (self, rank, "fenced: your task runs elsewhere now");
+    //  Its daemon held a block of the old cut that others may be waiting
+    //  for: whoever still gathers takes the iterate from us instead.
+    if (self->rebalance != REBALANCE_ASSIGNING)
+        return;
+    char fallback [128];
+    snprintf (fallback, sizeof fallback, "the daemon of task %zu, an old "
+              "owner, was lost", rank);
+    for (size_t i = 0; i < self->task_count; i++)
+        if (i != rank && self->tasks [i].handoff
+        &&  self->tasks [i].phase != SPAWNER_TASK_ACCEPTED)
+            s_handoff_fall_back (self, i, fallback);
 }
 
 //  Task `rank` runs on `node` now, in place of its lost daemon.
@@ -1276,6 +1341,11 @@ s_on_refuse (server_t *self, size_t rank, jace_msg_t *msg)
     if (code != JACE_REFUSE_BUSY) {
         s_fail (self, "daemon %s refused task %zu: %s", task->daemon.id,
                 rank, jace_msg_reason (msg));
+        return;
+    }
+    if (task->handoff && self->rebalance == REBALANCE_ASSIGNING
+    &&  task->phase != SPAWNER_TASK_ACCEPTED) {
+        s_handoff_fall_back (self, rank, jace_msg_reason (msg));
         return;
     }
     if (++task->refusals >= REFUSALS_MAX) {
@@ -2103,32 +2173,36 @@ s_reassign_all (server_t *self)
         if (self->tasks [i].iteration < least)
             least = self->tasks [i].iteration;
     self->rebalance_iteration = least > 1 ? least : 1;
+    //  Each daemon keeps its block of the snapshot: with direct handoff
+    //  the new tasks ask the old cut's owners for their parts of it.
+    bool direct = spawner_job_rebalance_direct (self->job);
+    free (self->handoff_first);
+    self->handoff_first = (int64_t *) malloc ((self->task_count + 1)
+                                              * sizeof (int64_t));
+    assert (self->handoff_first);
+    memcpy (self->handoff_first, self->first_row,
+            (self->task_count + 1) * sizeof (int64_t));
     memcpy (self->first_row, self->rebalance_first,
             (self->task_count + 1) * sizeof (int64_t));
-    int64_t now = zclock_mono ();
     for (size_t i = 0; i < self->task_count; i++) {
         spawner_task_t *task = &self->tasks [i];
         //  A task waiting for a daemon gets its epoch, rows and the
         //  iterate when it is placed (s_place, s_task_data)
         task->generation_epoch = task->epoch + 1;
+        task->handoff = false;
         if (task->phase == SPAWNER_TASK_WAITING)
             continue;
-        task->daemon.epoch = ++task->epoch;
-        task->phase = SPAWNER_TASK_SENDING;
-        task->assigned_at = 0;
-        task->restoring = true;
-        task->state = -1;
-        task->usecs_per_iteration = 0;
-        task->rate_reports = 0;
-        spawner_detector_reset (self->detector, i, now);
+        task->handoff = direct;
+        s_assign_again (self, i);
     }
     spawner_verify_abandon (self->verify);
     self->rebalance = REBALANCE_ASSIGNING;
-    self->rebalance_assigned = now;
+    self->rebalance_assigned = zclock_mono ();
     self->rebalanced_here = true;
     spawner_events_write (self->events, "rebalance_assign", ",\"iteration\":"
-                          "%" PRId64 ",\"unknowns\":%" PRId64,
-                          self->rebalance_iteration, unknowns);
+                          "%" PRId64 ",\"unknowns\":%" PRId64 ",\"handoff\":"
+                          "\"%s\"", self->rebalance_iteration, unknowns,
+                          direct ? "direct" : "spawner");
 }
 
 //  Every task accepted its new rows: they start together, each told
@@ -2168,6 +2242,10 @@ s_end_rebalance (server_t *self)
     free (rows);
     free (self->rebalance_x);
     self->rebalance_x = NULL;
+    free (self->handoff_first);
+    self->handoff_first = NULL;
+    for (size_t i = 0; i < self->task_count; i++)
+        self->tasks [i].handoff = false;
     self->rebalance = REBALANCE_NONE;
     self->rebalances++;
 }

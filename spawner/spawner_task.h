@@ -54,6 +54,8 @@ typedef struct {
     double usecs_per_iteration; //  Computing one iteration (PROGRESS),
                                 //  smoothed; 0 until reported
     int64_t rate_reports;       //  Reports of it since this placement
+    bool handoff;               //  Assigned to gather a rebalance's
+                                //  iterate from the old owners itself
     int64_t restore_reads;      //  Unknowns of the others' its data sent
                                 //  with a rebalance's iterate; -1: every
                                 //  unknown went

@@ -9,15 +9,19 @@
 #  fast and a slow daemon advertising the same power; the spawner
 #  rebalances by itself, and the fast daemon is crashed while it does:
 #  its replacement goes on from the iterate the spawner kept, not from
-#  the initial state.  The requests a spawner must refuse (an unknown
+#  the initial state.  Both take the iterate from the daemons that held
+#  it (job/rebalance_handoff = direct, the default): each new task asks
+#  the old cut's owners for its rows and the unknowns it reads.  The
+#  requests a spawner must refuse (an unknown
 #  job, no secret, a job not running yet, a second rebalance while one
 #  runs) and bad job keys are refused with a reason; test_drain checks
 #  that a rebalance during a drain is refused.  Job C (auto, a threshold
 #  of 1%) is rebalanced again and again, each time only after nine times
-#  the last rebalance's pause.
+#  the last rebalance's pause; its iterate goes through the spawner
+#  (job/rebalance_handoff = spawner).
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 27
+plan 30
 
 #  Exact inner solves: each iteration does the same work, so the rates
 #  measured are the nodes' speeds.
@@ -59,6 +63,12 @@ timeout 20 "$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson3d.job" \
     >"$RUN/badthreshold.out" 2>&1
 [ $? -ne 0 ] && grep -q "job/rebalance_threshold" "$RUN/badthreshold.out"
 ok $? "job/rebalance_threshold must be a number in range"
+timeout 20 "$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson3d.job" \
+    --supernode tcp://127.0.0.1:1 --set job/rebalance_handoff=mail \
+    >"$RUN/badhandoff.out" 2>&1
+[ $? -ne 0 ] && grep -q "job/rebalance_handoff = 'mail' is unknown" \
+    "$RUN/badhandoff.out"
+ok $? "job/rebalance_handoff must be direct or spawner"
 
 start_supernode sn
 ok $? "a super-node starts"
@@ -135,13 +145,22 @@ jq -e -s '(map(select(.event == "restored" and .from == "rebalance"))
     and (map(select(.event == "rebalance_done")) | length == 1)' \
     "$RUN/a.events" >/dev/null
 ok $? "both tasks went on from the iterate, and the rebalance ended"
-#  Each task got its rows of the iterate and the unknowns it reads of
-#  the other's, not every unknown: the 64,000 rows, and for each task a
-#  40 x 40 plane of the other's, as numbers and values (every unknown to
-#  each task was 128,000)
-sent=$(event a rebalance_done | jq -r '.iterate_sent')
-[ "$sent" = $((64000 + 2 * 2 * 1600)) ]
-ok $? "the rebalance sent each task its rows and what it reads ($sent numbers)"
+#  Each task took its rows of the iterate and the unknowns it reads of
+#  the other's from the daemons that held them, the spawner sending
+#  none: the 64,000 rows, and for each task a 40 x 40 plane of the
+#  other's; and some of it crossed between the two daemons.
+jq -e -s '(map(select(.event == "rebalance_assign")) | .[0].handoff
+           == "direct")
+    and (map(select(.event == "rebalance_done")) | .[0].iterate_sent == 0)' \
+    "$RUN/a.events" >/dev/null
+ok $? "the spawner sent none of the iterate"
+took=$(cat "$RUN"/fast*.log "$RUN"/slow*.log \
+       | sed -n "s/.*took the rebalance's iterate: \([0-9]*\) values, \([0-9]*\) of them.*/\1 \2/p")
+values=$(echo "$took" | awk '{ sum += $1 } END { print sum + 0 }')
+crossed=$(echo "$took" | awk '{ sum += $2 } END { print sum + 0 }')
+[ "$(echo "$took" | wc -l)" -eq 2 ] && [ "$values" -eq $((64000 + 2 * 1600)) ] \
+    && [ "$crossed" -gt 0 ]
+ok $? "each task took its rows and what it reads from the old owners ($values values, $crossed between daemons)"
 
 #  --- Job B: a file matrix, job/rebalance = auto, a crash meanwhile ---
 "$BIN/jace-mmgen" poisson2d 100 "$RUN/p100.mtx" --rhs "$RUN/p100_rhs.mtx" \
@@ -202,6 +221,7 @@ submit c "$JACE_SRCDIR/examples/poisson3d.job" "$SN" --set job/tasks=2 \
     --set job/mapping=simple --set job/spares=0 --set problem/n=40 $EXACT \
     --set job/tolerance=1e-300 --set job/stall_snapshots=0 \
     --set job/rebalance=auto --set job/rebalance_threshold=0.01 \
+    --set job/rebalance_handoff=spawner \
     --set job/heartbeat_timeout=800 --set job/max_seconds=100 &
 job_c=$!
 rebalanced_twice () {
@@ -232,6 +252,15 @@ jq -e -s '[.[] | select(.event == "rebalance_done"
        | .[$i].time - .[$i - 1].time >= 9 * .[$i - 1].paused_seconds - 0.002]
     | length >= 1 and all' "$RUN/c.events" >/dev/null
 ok $? "auto waited 9 x each rebalance's pause before the next"
+#  Through the spawner, each task got its rows and the plane it reads of
+#  the other's, as numbers and values (every unknown to each task would
+#  be 128,000).
+jq -e -s '(map(select(.event == "rebalance_assign")) | all (.handoff
+           == "spawner"))
+    and (map(select(.event == "rebalance_done"))
+         | all (.iterate_sent == 64000 + 2 * 2 * 1600))' \
+    "$RUN/c.events" >/dev/null
+ok $? "with job/rebalance_handoff = spawner the spawner sent each task its rows and what it reads"
 diag "$(jq -c 'select(.event == "rebalance_done" or .event == "rebalance_plan")
                | {event, time, paused_seconds, drift}' "$RUN/c.events")"
 
