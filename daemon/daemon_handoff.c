@@ -20,6 +20,8 @@ struct _daemon_handoff_t {
     //  What we gather, as a new owner
     jace_handoff_t *gathering;  //  NULL when not gathering
     int64_t gathering_snapshot; //  The snapshot asked for
+    int64_t *steps;             //  Step at which we ask each old owner
+    int64_t step;               //  The step we are at
     size_t taken;               //  Values taken so far
     size_t from_others;         //  ... of them in slices
     size_t slices;              //  Slices taken
@@ -39,6 +41,7 @@ daemon_handoff_destroy (daemon_handoff_t **self_p)
     if (self) {
         free (self->values);
         jace_handoff_destroy (&self->gathering);
+        free (self->steps);
         free (self);
         *self_p = NULL;
     }
@@ -200,7 +203,25 @@ s_take_own (daemon_handoff_t *self, jace_task_t *task, char *reason,
     return rc;
 }
 
-//  Ask every other old owner for its part.
+//  The step at which we ask each owner (block/handoff_step/<owner>, 0
+//  when not given: the spawner scheduled the slices between clusters).
+static void
+s_read_steps (daemon_handoff_t *self, jace_task_t *task)
+{
+    free (self->steps);
+    self->steps = (int64_t *) malloc (((size_t) jace_task_count (task) + 1)
+                                      * sizeof (int64_t));
+    assert (self->steps);
+    char key [64];
+    for (int64_t owner = 0; owner < jace_task_count (task); owner++) {
+        snprintf (key, sizeof key, "block/handoff_step/%" PRId64, owner);
+        int64_t step = jace_task_param_int (task, key, 0);
+        self->steps [owner] = step > 0 ? step : 0;
+    }
+    self->step = 0;
+}
+
+//  Ask the old owners of the present step for their parts.
 static void
 s_ask_owners (daemon_handoff_t *self, jace_task_t *task, const char *sender)
 {
@@ -208,7 +229,8 @@ s_ask_owners (daemon_handoff_t *self, jace_task_t *task, const char *sender)
         size_t pairs = 0;
         const int64_t *ranges = jace_handoff_asks (self->gathering, owner,
                                                    &pairs);
-        if (!ranges || owner == jace_task_rank (task))
+        if (!ranges || owner == jace_task_rank (task)
+        ||  self->steps [owner] != self->step)
             continue;
         jace_msg_t *ask = jace_msg_new (JACE_MSG_SLICE_ASK);
         jace_msg_set_sender (ask, sender);
@@ -222,6 +244,26 @@ s_ask_owners (daemon_handoff_t *self, jace_task_t *task, const char *sender)
         //  spawner gives the task the iterate itself.
         jace_task_send_msg (task, owner, &ask);
     }
+}
+
+//  Once the owners of our step answered, ask those of the next step that
+//  has any we still wait for.
+static void
+s_next_step (daemon_handoff_t *self, jace_task_t *task, const char *sender)
+{
+    int64_t next = -1;
+    for (int64_t owner = 0; owner < jace_task_count (task); owner++) {
+        if (!jace_handoff_waits_for (self->gathering, owner))
+            continue;
+        if (self->steps [owner] <= self->step)
+            return;             //  This step's answers are not all in
+        if (next < 0 || self->steps [owner] < next)
+            next = self->steps [owner];
+    }
+    if (next < 0)
+        return;                 //  Every answer is in
+    self->step = next;
+    s_ask_owners (self, task, sender);
 }
 
 int
@@ -256,15 +298,18 @@ daemon_handoff_begin (daemon_handoff_t *self, jace_task_t *task,
         daemon_handoff_abandon (self);
         return -1;
     }
+    s_read_steps (self, task);
     s_ask_owners (self, task, sender);
+    s_next_step (self, task, sender);
     return 1;
 }
 
 int
-daemon_handoff_take (daemon_handoff_t *self, const jace_msg_t *slice,
+daemon_handoff_take (daemon_handoff_t *self, jace_task_t *task,
+                     const char *sender, const jace_msg_t *slice,
                      char *reason, size_t reason_size)
 {
-    assert (self && slice);
+    assert (self && task && sender && slice);
     if (!self->gathering) {
         snprintf (reason, reason_size, "SLICE from %s while we gather none",
                   jace_msg_sender (slice));
@@ -293,6 +338,7 @@ daemon_handoff_take (daemon_handoff_t *self, const jace_msg_t *slice,
         self->taken += count;
         self->from_others += count;
         self->slices++;
+        s_next_step (self, task, sender);
     }
     return rc;
 }
@@ -348,5 +394,6 @@ daemon_handoff_abandon (daemon_handoff_t *self)
     assert (self);
     jace_handoff_destroy (&self->gathering);
     self->gathering_snapshot = 0;
+    self->step = 0;
     self->taken = self->from_others = self->slices = 0;
 }

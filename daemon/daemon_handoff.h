@@ -63,10 +63,14 @@ int
                           const char *sender, char *reason,
                           size_t reason_size);
 
-//  Take a SLICE for the task gathering.  Returns 0, or -1 with the reason
-//  (none gathered, another snapshot, not asked, wrong count).
+//  Take a SLICE for the task gathering, and once the owners of a step
+//  answered, ask those of the next (block/handoff_step/<owner>: the
+//  spawner's schedule of the slices between clusters).  Returns 0, or -1
+//  with the reason (none gathered, another snapshot, not asked, wrong
+//  count).
 int
-    daemon_handoff_take (daemon_handoff_t *self, const jace_msg_t *slice,
+    daemon_handoff_take (daemon_handoff_t *self, jace_task_t *task,
+                         const char *sender, const jace_msg_t *slice,
                          char *reason, size_t reason_size);
 
 //  True while the task gathers slices.

@@ -1042,7 +1042,8 @@ s_on_slice (worker_t *self, jace_msg_t *slice, char *reason,
         snprintf (reason, reason_size, "SLICE from %s while we gather none",
                   jace_msg_sender (slice));
     else
-    if (daemon_handoff_take (self->handoff, slice, reason, reason_size) == 0
+    if (daemon_handoff_take (self->handoff, self->task, self->sender, slice,
+                             reason, reason_size) == 0
     &&  daemon_handoff_complete (self->handoff))
         s_finish_gathering (self);
 }

@@ -3,6 +3,7 @@
     =========================================================================
 */
 #include "spawner_job.h"
+#include "spawner_handoff.h"
 #include "spawner_drain.h"
 #include "spawner_faults.h"
 #include "spawner_plan.h"
@@ -45,6 +46,7 @@ struct _spawner_job_t {
     bool rebalance_auto;        //  job/rebalance = auto
     double rebalance_threshold; //  job/rebalance_threshold
     bool rebalance_direct;      //  job/rebalance_handoff = direct
+    const char *rebalance_schedule; //  job/rebalance_schedule (borrowed)
 };
 
 //  The keys this module reads.  With the runtime's (jace_task_runtime_keys),
@@ -57,7 +59,8 @@ static const char *const s_keys [] = {
     "job/detector", "checkpoint/copies", "checkpoint/every_iterations",
     "checkpoint/every_seconds", "report/sample_seconds",
     "job/stall_snapshots", "drain/schedule", "job/rebalance",
-    "job/rebalance_threshold", "job/rebalance_handoff", NULL
+    "job/rebalance_threshold", "job/rebalance_handoff",
+    "job/rebalance_schedule", NULL
 };
 
 //  Most keys a job may know: ours, the runtime's, faults, scatter, app
@@ -469,6 +472,16 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
         return -1;
     }
     self->rebalance_direct = !handoff || streq (handoff, "direct");
+    self->rebalance_schedule = (const char *) zhash_lookup (self->params,
+        "job/rebalance_schedule");
+    if (!self->rebalance_schedule)
+        self->rebalance_schedule = "auto";
+    if (!spawner_handoff_schedule_known (self->rebalance_schedule)) {
+        snprintf (reason, reason_size, "%s: job/rebalance_schedule = '%s' is "
+                  "unknown (known: auto, oggp, ggp, all)", path,
+                  self->rebalance_schedule);
+        return -1;
+    }
     char why [512];
     if (jace_param_number (self->params, "job/rebalance_threshold", 0.25,
                            0.01, 100, &self->rebalance_threshold, why,
@@ -627,6 +640,8 @@ double spawner_job_rebalance_threshold (spawner_job_t *self)
     { assert (self); return self->rebalance_threshold; }
 bool spawner_job_rebalance_direct (spawner_job_t *self)
     { assert (self); return self->rebalance_direct; }
+const char *spawner_job_rebalance_schedule (spawner_job_t *self)
+    { assert (self); return self->rebalance_schedule; }
 int64_t spawner_job_checkpoint_copies (spawner_job_t *self)
     { assert (self); return self->checkpoint_copies; }
 int64_t spawner_job_checkpoint_iterations (spawner_job_t *self)

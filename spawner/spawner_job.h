@@ -125,6 +125,10 @@ double spawner_job_rebalance_threshold (spawner_job_t *self);
 //  the iterate from the daemons that held it (SLICE_ASK, SLICE); spawner:
 //  the spawner sends it with each ASSIGN
 bool spawner_job_rebalance_direct (spawner_job_t *self);
+//  job/rebalance_schedule: how direct slices cross between clusters
+//  (spawner_handoff): auto (default: OGGP where eta_o predicts a gain,
+//  else all at once), oggp, ggp, all
+const char *spawner_job_rebalance_schedule (spawner_job_t *self);
 //  checkpoint/copies, checkpoint/every_iterations (0: none) and
 //  checkpoint/every_seconds (0: none): a task checkpoints at whichever
 //  comes first

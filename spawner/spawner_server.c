@@ -21,6 +21,7 @@
 #include "spawner_console.h"
 #include "spawner_detector.h"
 #include "spawner_drain.h"
+#include "spawner_handoff.h"
 #include "spawner_events.h"
 #include "spawner_lease.h"
 #include "spawner_mapper.h"
@@ -183,6 +184,8 @@ typedef struct {
     double *rebalance_x;        //  The iterate the new blocks restore
     int64_t *handoff_first;     //  The old cut, while the new tasks take
                                 //  their iterate from its owners
+    size_t *handoff_step;       //  [owner * tasks + task]: when the task
+                                //  asks the owner (spawner_handoff)
                                 //  from, kept until they checkpointed
     int64_t rebalance_unknowns; //  Values in it
     int64_t rebalance_sent;     //  Numbers of it sent to the tasks
@@ -412,6 +415,7 @@ s_server_destroy (server_t **self_p)
     free (self->rebalance_first);
     free (self->rebalance_x);
     free (self->handoff_first);
+    free (self->handoff_step);
     spawner_drain_destroy (&self->drain);
     if (self->drain_request)    //  The job ended before it was decided
         s_refuse_request (self, self->drain_request, "DRAIN refused: job %s "
@@ -544,7 +548,7 @@ s_set_number (jace_msg_t *msg, const char *key, int64_t value)
 //  A task that takes its part of a rebalance's iterate from the old
 //  owners: the snapshot they keep, the old cut, where the job goes on.
 static void
-s_set_handoff (server_t *self, jace_msg_t *assign)
+s_set_handoff (server_t *self, size_t rank, jace_msg_t *assign)
 {
     s_set_number (assign, "block/handoff_snapshot", self->rebalance_snapshot);
     s_set_number (assign, "block/handoff_iteration",
@@ -553,6 +557,13 @@ s_set_handoff (server_t *self, jace_msg_t *assign)
     for (size_t i = 0; i <= self->task_count; i++) {
         snprintf (key, sizeof key, "block/handoff_first/%zu", i);
         s_set_number (assign, key, self->handoff_first [i]);
+    }
+    //  Only the owners asked after the first step are named
+    for (size_t i = 0; self->handoff_step && i < self->task_count; i++) {
+        size_t step = self->handoff_step [i * self->task_count + rank];
+        snprintf (key, sizeof key, "block/handoff_step/%zu", i);
+        if (step > 0)
+            s_set_number (assign, key, (int64_t) step);
     }
 }
 
@@ -591,7 +602,7 @@ s_assign_msg (server_t *self, size_t rank, spawner_stream_t *stream)
         s_set_number (assign, "block/generation_epoch",
                       task->generation_epoch);
     if (self->rebalance_x && task->handoff)
-        s_set_handoff (self, assign);
+        s_set_handoff (self, rank, assign);
     if (self->rebalance_x && !task->handoff)
         s_set_number (assign, "block/restore_iteration",
                       self->rebalance_iteration);
@@ -2152,6 +2163,115 @@ s_start_rebalance (server_t *self, jace_msg_t *request)
     }
 }
 
+//  The bytes each old owner gives each new task (rows x unknowns x 8,
+//  and the unknowns the task reads, when the application says which),
+//  into bytes [owner * tasks + task].
+static void
+s_handoff_traffic (server_t *self, double *bytes)
+{
+    size_t n = self->task_count;
+    int64_t per_row = spawner_job_unknowns_per_row (self->job);
+    const jace_app_t *app = spawner_job_app (self->job);
+    for (size_t j = 0; j < n; j++) {
+        int64_t begin = self->first_row [j], end = self->first_row [j + 1];
+        size_t owner = 0;
+        for (size_t i = 0; i < n; i++) {
+            int64_t from = self->handoff_first [i] > begin
+                         ? self->handoff_first [i] : begin;
+            int64_t to = self->handoff_first [i + 1] < end
+                       ? self->handoff_first [i + 1] : end;
+            if (to > from)
+                bytes [i * n + j] += 8.0 * (double) ((to - from) * per_row);
+        }
+        int64_t *numbers = NULL;
+        size_t count = 0;
+        if (!app->reads
+        ||  app->reads (spawner_job_problem (self->job), self->first_row,
+                        (int64_t) n, (int64_t) j, &numbers, &count)) {
+            free (numbers);
+            continue;
+        }
+        //  The numbers come sorted from multisplitting; any order is
+        //  right, sorted is quick.
+        for (size_t k = 0; k < count; k++) {
+            int64_t row = numbers [k] / per_row;
+            if (row >= begin && row < end)
+                continue;
+            if (row < self->handoff_first [owner])
+                owner = 0;
+            while (owner + 1 < n && row >= self->handoff_first [owner + 1])
+                owner++;
+            bytes [owner * n + j] += 8.0;
+        }
+        free (numbers);
+    }
+}
+
+//  Schedule the slices that cross between clusters (spawner_handoff),
+//  with the links, k and beta of the live model, into handoff_step.
+static void
+s_plan_handoff (server_t *self)
+{
+    size_t n = self->task_count;
+    spawner_live_t *live = spawner_mapper_live (self->mapper);
+    platform_t *platform = live ? spawner_live_platform (live) : NULL;
+    size_t clusters = platform ? platform_cluster_count (platform) : 0;
+    double *bytes = (double *) calloc (n * n + 1, sizeof (double));
+    double *pace = (double *) calloc (clusters * clusters + 1,
+                                      sizeof (double));
+    size_t *cluster = (size_t *) calloc (n + 1, sizeof (size_t));
+    assert (bytes && pace && cluster);
+    s_handoff_traffic (self, bytes);
+    bool known = platform != NULL;
+    for (size_t i = 0; known && i < n; i++) {
+        int index = platform_cluster_index (platform,
+                                            self->tasks [i].daemon.cluster);
+        known = index >= 0;
+        cluster [i] = known ? (size_t) index : 0;
+    }
+    //  Every task in one cluster when the model does not know them all:
+    //  nothing is scheduled then
+    if (!known)
+        memset (cluster, 0, n * sizeof (size_t));
+    double beta = 0;
+    size_t k = platform ? platform_backbone_transfers (platform) : 0;
+    for (size_t a = 0; a < clusters; a++)
+        for (size_t b = 0; b < clusters; b++) {
+            double mbps = platform_bandwidth_mbps (platform, a, b);
+            pace [a * clusters + b] = mbps > 0 ? 8 / (mbps * 1e6) : 0;
+            if (a != b && platform_latency_us (platform, a, b) / 1e6 > beta)
+                beta = platform_latency_us (platform, a, b) / 1e6;
+        }
+    //  No KPBS limit given: as many transfers as one cluster's own links
+    //  take to fill the link out (the drain's rule), the least of them
+    for (size_t a = 0; k == 0 && a < clusters; a++) {
+        size_t out;
+        double mbps, latency_us;
+        if (s_backbone_out (self, platform_cluster_name (platform, a), &out,
+                            &mbps, &latency_us))
+            k = k == 0 || out < k ? out : k;
+    }
+    free (self->handoff_step);
+    self->handoff_step = (size_t *) calloc (n * n + 1, sizeof (size_t));
+    assert (self->handoff_step);
+    spawner_handoff_plan_t plan;
+    spawner_handoff_plan (spawner_job_rebalance_schedule (self->job), bytes,
+                          cluster, n, clusters ? pace : bytes,
+                          clusters ? clusters : 1, k ? k : 1, beta,
+                          self->handoff_step, &plan);
+    spawner_events_write (self->events, "rebalance_schedule",
+        ",\"schedule\":\"%s\",\"used\":\"%s\",\"steps\":%zu,\"k\":%zu,"
+        "\"beta_s\":%.6f,\"transfers_between_clusters\":%zu,"
+        "\"bytes_between_clusters\":%.0f,\"predicted_scheduled_s\":%.6f,"
+        "\"predicted_at_once_s\":%.6f",
+        spawner_job_rebalance_schedule (self->job), plan.used, plan.steps,
+        k ? k : 1, beta, plan.transfers, plan.bytes, plan.scheduled_s,
+        plan.at_once_s);
+    free (bytes);
+    free (pace);
+    free (cluster);
+}
+
 //  The snapshot is in: keep the iterate, take the new rows, and assign
 //  every task again where it runs.
 static void
@@ -2184,6 +2304,8 @@ s_reassign_all (server_t *self)
             (self->task_count + 1) * sizeof (int64_t));
     memcpy (self->first_row, self->rebalance_first,
             (self->task_count + 1) * sizeof (int64_t));
+    if (direct)
+        s_plan_handoff (self);
     for (size_t i = 0; i < self->task_count; i++) {
         spawner_task_t *task = &self->tasks [i];
         //  A task waiting for a daemon gets its epoch, rows and the
@@ -2244,6 +2366,8 @@ s_end_rebalance (server_t *self)
     self->rebalance_x = NULL;
     free (self->handoff_first);
     self->handoff_first = NULL;
+    free (self->handoff_step);
+    self->handoff_step = NULL;
     for (size_t i = 0; i < self->task_count; i++)
         self->tasks [i].handoff = false;
     self->rebalance = REBALANCE_NONE;

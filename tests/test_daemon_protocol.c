@@ -1043,9 +1043,52 @@ s_test_slices (rig_t *rig)
     ok (block [4] == 42, "the task iterates on the value the slice brought");
     jace_msg_destroy (&result);
 
-    //  Our block kept is of snapshot 8 now: a gathering of 7 cannot be
+    //  Steps: cut into 0..2, 2, 3 from 0, 1, 2, 3, our task needs unknown
+    //  1 of old owner 1 and reads unknown 2 of old owner 2; the spawner
+    //  scheduled owner 2 at step 1, so its ask waits for owner 1's slice.
+    //  (Both stand behind our PULL: the ranges tell them apart.)
+    collect = s_job_msg (JACE_MSG_COLLECT, job);
+    jace_msg_set_count (collect, 9);
+    s_send (rig, collect);
+    result = s_expect (rig, JACE_MSG_RESULT, 5000);
+    jace_msg_destroy (&result);
+    jace_msg_t *stepped = s_assign (rig, job, 3, 3);
+    jace_msg_set_param (stepped, "block/first/1", "2");
+    jace_msg_set_param (stepped, "block/handoff_snapshot", "9");
+    jace_msg_set_param (stepped, "block/handoff_iteration", "3");
+    for (int i = 0; i <= 3; i++) {
+        char key [64], value [8];
+        snprintf (key, sizeof key, "block/handoff_first/%d", i);
+        snprintf (value, sizeof value, "%d", i);
+        jace_msg_set_param (stepped, key, value);
+    }
+    jace_msg_set_param (stepped, "block/handoff_step/2", "1");
+    s_send (rig, stepped);
+    ask = s_expect_other (rig, JACE_MSG_SLICE_ASK, 5000);
+    int64_t first_ask [2] = { -1, -1 };
+    if (ask && jace_msg_payload_length (ask, 0) == 2)
+        jace_msg_payload_copy (ask, 0, first_ask);
+    jace_msg_destroy (&ask);
+    ask = s_expect_other (rig, JACE_MSG_SLICE_ASK, 300);
+    ok (first_ask [0] == 1 && first_ask [1] == 2 && !ask,
+        "a task asks the owner of a later step only after the earlier "
+        "step's slices");
+    jace_msg_destroy (&ask);
+    s_push_slice (rig, job, 1, 9, &answer, 1, &rig->job_key);
+    ask = s_expect_other (rig, JACE_MSG_SLICE_ASK, 5000);
+    int64_t second_ask [2] = { -1, -1 };
+    if (ask && jace_msg_payload_length (ask, 0) == 2)
+        jace_msg_payload_copy (ask, 0, second_ask);
+    jace_msg_destroy (&ask);
+    s_push_slice (rig, job, 2, 9, &answer, 1, &rig->job_key);
+    accept = s_expect (rig, JACE_MSG_ACCEPT, 5000);
+    ok (second_ask [0] == 2 && second_ask [1] == 3 && accept,
+        "then the next step's owner, and ACCEPT once both came");
+    jace_msg_destroy (&accept);
+
+    //  Our block kept is of snapshot 9 now: a gathering of 7 cannot be
     jace_msg_t *refuse = NULL;
-    s_send (rig, s_assign_gathering (rig, job, 3));
+    s_send (rig, s_assign_gathering (rig, job, 4));
     refuse = s_expect (rig, JACE_MSG_REFUSE, 5000);
     ok (refuse && jace_msg_code (refuse) == JACE_REFUSE_BUSY
         && strstr (jace_msg_reason (refuse), "not kept here"),
@@ -1053,17 +1096,17 @@ s_test_slices (rig_t *rig)
     jace_msg_destroy (&refuse);
 
     //  Task 1 never answers: the task gives up, and says why.
-    s_send (rig, s_assign (rig, job, 2, 4));
+    s_send (rig, s_assign (rig, job, 2, 5));
     accept = s_expect (rig, JACE_MSG_ACCEPT, 5000);
     jace_msg_destroy (&accept);
-    s_start_with_sink (rig, job, 4);
+    s_start_with_sink (rig, job, 5);
     s_pump (rig, 50);
     collect = s_job_msg (JACE_MSG_COLLECT, job);
     jace_msg_set_count (collect, 7);
     s_send (rig, collect);
     result = s_expect (rig, JACE_MSG_RESULT, 5000);
     jace_msg_destroy (&result);
-    s_send (rig, s_assign_gathering (rig, job, 5));
+    s_send (rig, s_assign_gathering (rig, job, 6));
     refuse = s_expect (rig, JACE_MSG_REFUSE, 15000);
     ok (refuse && jace_msg_code (refuse) == JACE_REFUSE_BUSY
         && strstr (jace_msg_reason (refuse), "from tasks 1 did not come"),
@@ -1472,7 +1515,7 @@ main (void)
     zsys_init ();
     zsys_set_logident ("test_daemon_protocol");
     srandom (7);
-    tap_plan (46);
+    tap_plan (48);
     rig_t rig;
     if (!ok (s_rig_start (&rig, 64 << 20) == 0, "daemon registered")) {
         s_rig_stop (&rig);

@@ -21,7 +21,7 @@
 #  (job/rebalance_handoff = spawner).
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 30
+plan 32
 
 #  Exact inner solves: each iteration does the same work, so the rates
 #  measured are the nodes' speeds.
@@ -63,6 +63,12 @@ timeout 20 "$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson3d.job" \
     >"$RUN/badthreshold.out" 2>&1
 [ $? -ne 0 ] && grep -q "job/rebalance_threshold" "$RUN/badthreshold.out"
 ok $? "job/rebalance_threshold must be a number in range"
+timeout 20 "$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson3d.job" \
+    --supernode tcp://127.0.0.1:1 --set job/rebalance_schedule=soon \
+    >"$RUN/badschedule.out" 2>&1
+[ $? -ne 0 ] && grep -q "job/rebalance_schedule = 'soon' is unknown" \
+    "$RUN/badschedule.out"
+ok $? "job/rebalance_schedule must be one of auto, oggp, ggp, all"
 timeout 20 "$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson3d.job" \
     --supernode tcp://127.0.0.1:1 --set job/rebalance_handoff=mail \
     >"$RUN/badhandoff.out" 2>&1
@@ -154,6 +160,11 @@ jq -e -s '(map(select(.event == "rebalance_assign")) | .[0].handoff
     and (map(select(.event == "rebalance_done")) | .[0].iterate_sent == 0)' \
     "$RUN/a.events" >/dev/null
 ok $? "the spawner sent none of the iterate"
+#  One cluster: no slice crosses between clusters, none is scheduled
+jq -e -s 'map(select(.event == "rebalance_schedule")) | length == 1
+    and .[0].used == "all" and .[0].transfers_between_clusters == 0' \
+    "$RUN/a.events" >/dev/null
+ok $? "inside one cluster the slices are asked at once"
 took=$(cat "$RUN"/fast*.log "$RUN"/slow*.log \
        | sed -n "s/.*took the rebalance's iterate: \([0-9]*\) values, \([0-9]*\) of them.*/\1 \2/p")
 values=$(echo "$took" | awk '{ sum += $1 } END { print sum + 0 }')
