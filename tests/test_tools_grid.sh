@@ -185,12 +185,12 @@ ok $? "every recorded process is alive"
     cmp -s "$run/platform" "$work/small.platform"
 ok $? "supernodes and platform are written in the run folder"
 sn_b=$(sed -n 2p "$run/supernodes")
-grep -q -- "--peer $sn --cluster B --platform $run/platform\$" \
+grep -q -- "--peer $sn --cluster B --platform $run/platform --links $run/links\$" \
         "$run/logs/B-sn0.log" &&
-    grep -q -- "--cluster A --platform $run/platform\$" \
+    grep -q -- "--cluster A --platform $run/platform --links $run/links\$" \
         "$run/logs/A-sn0.log" &&
     ! grep -q -- "--peer" "$run/logs/A-sn0.log"
-ok $? "the later super-node is peered with the earlier one; each gets its cluster and the platform"
+ok $? "the later super-node is peered with the earlier one; each gets its cluster, the platform and the shared links file"
 grep -q -- "--id A-1 --cluster A --speed 0.5 --power 0.5 --platform $run/platform --links $run/links --supernode $sn --supernode $sn_b" \
     "$run/logs/A-1.log" &&
     grep -q -- "--cluster B --speed 1 --power 2 --platform $run/platform --links $run/links --supernode $sn_b --supernode $sn" \
