@@ -502,15 +502,10 @@ s_residual (void *raw, const double *x, int64_t count)
     int32_t n = problem->spec.n;
     if (count != n)
         return INFINITY;
-    double *r = (double *) malloc (n * sizeof (double));
-    assert (r);
-    csr_residual (problem->A, problem->b, x, r);
-    double r_norm = 0, b_norm = 0;
-    for (int32_t i = 0; i < n; i++) {
-        r_norm += r [i] * r [i];
+    double r_norm = csr_residual_squared (problem->A, problem->b, x);
+    double b_norm = 0;
+    for (int32_t i = 0; i < n; i++)
         b_norm += problem->b [i] * problem->b [i];
-    }
-    free (r);
     return b_norm > 0 ? sqrt (r_norm / b_norm) : sqrt (r_norm);
 }
 

@@ -87,6 +87,10 @@ void
     csr_residual (const csr_t *A, const double *b, const double *x,
                   double *r);
 
+//  ||b - A x||^2, without storing the residual.  b has nrows entries.
+double
+    csr_residual_squared (const csr_t *A, const double *b, const double *x);
+
 //  Return rows [row_begin, row_end) of A as a new matrix with the same
 //  columns.  Requires 0 <= row_begin <= row_end <= nrows.
 csr_t *

@@ -109,6 +109,11 @@ s_test_random_build (void)
     for (int32_t i = 0; i < nrows; i++)
         error = fmax (error, fabs (r [i] - (b [i] - y_dense [i])));
     is_double (error, 0.0, 1e-12, "residual is b - A x");
+    double squared = 0.0;
+    for (int32_t i = 0; i < nrows; i++)
+        squared += (b [i] - y_dense [i]) * (b [i] - y_dense [i]);
+    is_double (csr_residual_squared (B, b, x), squared, 1e-12 * squared,
+               "||b - A x||^2 in one pass matches the residual's");
     csr_residual (B, b, x, b);
     ok (memcmp (b, r, sizeof (r)) == 0, "residual may overwrite b in place");
 
@@ -207,7 +212,7 @@ int
 main (void)
 {
     openblas_set_num_threads (1);
-    tap_plan (37);
+    tap_plan (38);
     s_test_builder ();
     s_test_random_build ();
     s_test_structure ();
