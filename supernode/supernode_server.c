@@ -50,8 +50,9 @@
 #define PROBE_FORGET_PERIODS 5
 //  A cluster pair not measured for this many periods is forgotten: every
 //  period probes each peer and a daemon of each cluster registered here
-//  (s_probe_daemons), so a pair goes unmeasured only when no target of its cluster answers (its daemons left, its peer is gone) or
-//  our cluster changed, and its figure no longer describes any link.
+//  (s_probe_daemons), so a pair goes unmeasured only when no target of
+//  its cluster answers (its daemons left, its peer is gone) or our
+//  cluster changed, and its figure no longer describes any link.
 //  A few periods, so that one lost round does not hide a link.
 #define LINK_FORGET_PERIODS 5
 //  Most daemons one RESERVE gets: each granted daemon takes a token param.
