@@ -5,6 +5,7 @@
 #include "daemon_server.h"
 #include "app_plugin.h"
 #include "jace_process.h"
+#include "solvers.h"
 
 #include <getopt.h>
 
@@ -16,10 +17,6 @@
 static const char *s_apps_dirs [APPS_DIRS_MAX];
 static size_t s_apps_dir_count;
 static bool s_list_apps;
-
-//  OpenBLAS starts its own thread pool; one task per daemon uses one core
-//  unless the job asks for more.
-void openblas_set_num_threads (int count);
 
 static void
 s_usage (FILE *out)
@@ -182,7 +179,7 @@ int
 main (int argc, char *argv [])
 {
     jace_process_init ("daemon");
-    openblas_set_num_threads (1);
+    solvers_blas_single_threaded ();
     const char *supernodes [SUPERNODES_MAX];
     daemon_config_t config = { .speed = 1, .supernodes = supernodes,
                                .checkpoint_memory = (size_t) 1024 << 20 };

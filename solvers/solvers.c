@@ -57,3 +57,21 @@ solvers_set_error (char *error, size_t error_size, const char *format, ...)
     vsnprintf (error, error_size, format, args);
     va_end (args);
 }
+
+//  --------------------------------------------------------------------------
+//  OpenBLAS's entry points, weak: linked with another BLAS they are NULL.
+//  blas_thread_shutdown_ is what OpenBLAS itself calls before a fork; a
+//  later threaded call would start the pool again, and with one thread
+//  none is made.
+
+void openblas_set_num_threads (int count) __attribute__ ((weak));
+void blas_thread_shutdown_ (void) __attribute__ ((weak));
+
+void
+solvers_blas_single_threaded (void)
+{
+    if (openblas_set_num_threads)
+        openblas_set_num_threads (1);
+    if (blas_thread_shutdown_)
+        blas_thread_shutdown_ ();
+}

@@ -48,6 +48,14 @@ void
     solvers_set_error (char *error, size_t error_size, const char *format,
                        ...) __attribute__ ((format (printf, 3, 4)));
 
+//  Run BLAS in the calling thread only, and stop the threads OpenBLAS's
+//  pthread build starts when it is loaded: each spins on sched_yield for
+//  about 0.1 s before it sleeps, a whole core taken from the job on every
+//  process start.  Call first thing in main.  Does nothing with a BLAS
+//  that has no such threads.
+void
+    solvers_blas_single_threaded (void);
+
 #ifdef __cplusplus
 }
 #endif

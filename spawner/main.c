@@ -11,6 +11,7 @@
 #include "spawner_report.h"
 #include "spawner_run.h"
 #include "jace_process.h"
+#include "solvers.h"
 
 #include <getopt.h>
 
@@ -391,6 +392,7 @@ int
 main (int argc, char *argv [])
 {
     jace_process_init ("spawner");
+    solvers_blas_single_threaded ();
     if (argc < 2) {
         s_usage (stderr);
         return 2;

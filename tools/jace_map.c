@@ -18,6 +18,7 @@
     =========================================================================
 */
 #include "spawner_plan.h"
+#include "solvers.h"
 #include "app_plugin.h"
 #include "spawner_events.h"
 #include "spawner_nodes.h"
@@ -267,6 +268,7 @@ s_run (options_t *options)
 int
 main (int argc, char *argv [])
 {
+    solvers_blas_single_threaded ();
     options_t options = { .tasks = -1 };
     options.overrides = zlist_new ();
     zlist_autofree (options.overrides);
