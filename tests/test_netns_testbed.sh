@@ -245,6 +245,10 @@ left=$(left_behind "$RUN/killed.netns")
 for pid in $pids; do
     running "$pid" && left="$left process $pid"
 done
+#  Even one started but not yet recorded when the launcher died
+for pid in $(pgrep -f "jace-(daemon|supernode) .*$K/"); do
+    left="$left unrecorded process $pid"
+done
 [ -z "$left" ]
 ok $? "stop removes all of them${left:+: $left}"
 

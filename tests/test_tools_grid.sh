@@ -29,6 +29,7 @@ cleanup () {
             timeout 30 "$grid" stop --run "$dir" --grace 2 >/dev/null 2>&1
         fi
     done
+    [ -z "${stray:-}" ] || kill -KILL "$stray" 2>/dev/null
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -149,7 +150,7 @@ platform
         power = 2
 EOF
 
-echo "1..35"
+echo "1..36"
 
 #  ---- Command line -------------------------------------------------------
 timeout 10 "$grid" --help > "$work/help" 2>&1
@@ -247,7 +248,7 @@ for name in jace-supernode jace-daemon jace-spawner; do
     [ -x "$builddir/$name" ] || real_bins=no
 done
 if [ $real_bins = no ]; then
-    for n in 1 2 3 4 5 6 7 8 9 10 11 12; do
+    for n in 1 2 3 4 5 6 7 8 9 10 11 12 13; do
         skip "real binaries not built yet"
     done
     exit $((failed > 0))
@@ -307,11 +308,29 @@ timeout 30 "$grid" revive --run "$real_run" > "$work/revived" 2>&1
 [ "$(cat "$work/revived")" = "A-1+1 A-1+2" ]
 ok $? "killed again, it comes back as A-1+2"
 
+#  A daemon the pids file does not name, as a launcher killed between
+#  starting it and recording it leaves: stop finds it by the file of the
+#  run folder it names (here relative to its working folder).
+bin=$(cd "$builddir" && pwd)
+(cd "$work" && exec "$bin/jace-daemon" --id A-stray --cluster A \
+     --platform real-run/platform --supernode "$sn") >"$work/stray.log" 2>&1 9>&- &
+stray=$!
+#  Past the build tree's wrapper script: the daemon's own binary runs
+for attempt in $(seq 1 100); do
+    tr '\0' '\n' <"/proc/$stray/cmdline" 2>/dev/null | head -n 1 |
+        grep -q "jace-daemon$" && break
+    sleep 0.1
+done
 cp "$real_run/pids" "$work/real-pids.before"
 timeout 30 "$grid" stop --run "$real_run" 2>"$work/err"
 ok $? "stop of the real grid exits 0"
 [ "$(count_alive "$work/real-pids.before")" -eq 0 ]
 ok $? "no real process is left behind"
+! alive "$stray" && grep -q "stopped 1 processes of .* pids file did not name" \
+    "$work/err"
+rc=$?
+[ $rc -ne 0 ] && diag "stop: $(cat "$work/err")"
+ok $rc "nor a daemon of the run folder that pids does not name; stop says so"
 
 #  The same grid with CURVE keys: every link encrypted and authenticated.
 timeout 10 "$builddir/jace-keygen" "$work/keys" >/dev/null 2>&1

@@ -242,6 +242,107 @@ s_proc_is_ours (pid_t pid)
 
 
 //  --------------------------------------------------------------------------
+//  Find the grid processes that name a file in a run folder
+
+//  Whole file into buffer (at most size - 1 bytes); returns the length
+//  read, 0 when it cannot be read.
+static size_t
+s_read_file (const char *path, char *buffer, size_t size)
+{
+    FILE *file = fopen (path, "r");
+    if (!file)
+        return 0;
+    size_t length = fread (buffer, 1, size - 1, file);
+    fclose (file);
+    buffer [length] = 0;
+    return length;
+}
+
+//  True if argument names something under folder (a real path ending in
+//  '/'), read from pid's working folder when it is relative.  A file not
+//  made yet is placed by the real path of its folder.
+static bool
+s_names_file_under (pid_t pid, const char *argument, const char *folder)
+{
+    char path [2 * PATH_MAX + 2];
+    if (*argument == '/')
+        snprintf (path, sizeof path, "%s", argument);
+    else {
+        char link [64], cwd [PATH_MAX];
+        snprintf (link, sizeof link, "/proc/%d/cwd", (int) pid);
+        ssize_t length = readlink (link, cwd, sizeof cwd - 1);
+        if (length <= 0)
+            return false;
+        cwd [length] = 0;
+        snprintf (path, sizeof path, "%s/%s", cwd, argument);
+    }
+    char real [PATH_MAX];
+    if (!realpath (path, real)) {
+        char *slash = strrchr (path, '/');
+        if (!slash || slash == path)
+            return false;
+        *slash = 0;
+        if (!realpath (path, real)
+        ||  strlen (real) + strlen (slash + 1) + 2 > sizeof real)
+            return false;
+        strcat (real, "/");
+        strcat (real, slash + 1);
+    }
+    size_t prefix = strlen (folder);
+    return strncmp (real, folder, prefix) == 0 && real [prefix] != 0;
+}
+
+//  True if pid runs a daemon or super-node binary with an argument under
+//  folder.
+static bool
+s_is_grid_member (pid_t pid, const char *folder)
+{
+    char path [64], line [8192];
+    snprintf (path, sizeof path, "/proc/%d/cmdline", (int) pid);
+    size_t size = s_read_file (path, line, sizeof line);
+    if (size == 0)
+        return false;
+    const char *name = strrchr (line, '/') ? strrchr (line, '/') + 1 : line;
+    if (!strstr (name, "jace-daemon") && !strstr (name, "jace-supernode"))
+        return false;
+    for (size_t at = strlen (line) + 1; at < size; at += strlen (line + at) + 1)
+        if (s_names_file_under (pid, line + at, folder))
+            return true;
+    return false;
+}
+
+size_t
+grid_proc_find_members (const char *dir, pid_t *found, size_t capacity)
+{
+    assert (dir);
+    char real [PATH_MAX];
+    DIR *proc = opendir ("/proc");
+    if (!realpath (dir, real) || strlen (real) + 2 > sizeof real || !proc) {
+        if (proc)
+            closedir (proc);
+        return 0;
+    }
+    if (!streq (real, "/"))
+        strcat (real, "/");
+    size_t count = 0;
+    struct dirent *entry;
+    while ((entry = readdir (proc)) && count < capacity) {
+        char *end;
+        long pid = strtol (entry->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == (long) getpid ())
+            continue;
+        char state = s_proc_state ((pid_t) pid);
+        if (state == 0 || state == 'Z' || state == 'X' || state == 'x')
+            continue;
+        if (s_is_grid_member ((pid_t) pid, real))
+            found [count++] = (pid_t) pid;
+    }
+    closedir (proc);
+    return count;
+}
+
+
+//  --------------------------------------------------------------------------
 //  Is a recorded grid process still running?
 
 bool

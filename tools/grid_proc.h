@@ -38,6 +38,14 @@ int
 bool
     grid_proc_is_alive (pid_t pid);
 
+//  The live daemons and super-nodes whose command line names a file under
+//  dir (the real path, relative arguments read from each one's working
+//  folder), at most capacity of them, into found.  Returns how many.  A
+//  launcher killed between starting a process and recording its pid
+//  leaves one that only this finds.  Empty without procfs.
+size_t
+    grid_proc_find_members (const char *dir, pid_t *found, size_t capacity);
+
 //  Send a signal to pid's process group, and to pid itself if it has left
 //  it.  Returns 0, or -1 if the process is gone.
 int

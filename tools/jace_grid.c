@@ -22,6 +22,9 @@
 #define EXIT_USAGE 2
 //  Default bound on a start, in seconds
 #define GRID_START_TIMEOUT_SEC 30
+//  Most unrecorded processes of one run folder stop looks for
+#define GRID_MEMBERS_MAX 4096
+
 //  Default grace between SIGTERM and SIGKILL when stopping, in seconds
 #define GRID_STOP_GRACE_SEC 5
 //  How long a killed process may take to vanish
@@ -54,6 +57,8 @@ static const char *s_usage =
 "      SIGTERM every recorded process, SIGKILL those still there after\n"
 "      --grace seconds (default 5), and remove DIR/pids, then every\n"
 "      namespace, link and qdisc of a --netns start.  Logs are kept.\n"
+"      Daemons and super-nodes that name a file of DIR but are not in\n"
+"      DIR/pids (a launcher killed before it recorded them) go too.\n"
 "  status --run DIR\n"
 "      List the recorded processes and whether each is alive.  Exits 0\n"
 "      only if all are.\n"
@@ -367,6 +372,38 @@ s_stop_processes (grid_run_t *run, int grace_sec)
 
 
 //  --------------------------------------------------------------------------
+//  Stop the daemons and super-nodes that name a file of the run folder
+//  but not in its pids file: a launcher killed between starting one and
+//  recording it leaves such a process.  SIGTERM, SIGKILL after the grace.
+//  Returns 0, or 1 when some would not die; *found says how many there
+//  were.
+
+static int
+s_stop_unrecorded (const char *dir, int grace_sec, size_t *found)
+{
+    pid_t pids [GRID_MEMBERS_MAX];
+    size_t count = grid_proc_find_members (dir, pids, GRID_MEMBERS_MAX);
+    *found = count;
+    for (int signum = SIGTERM; count > 0; signum = SIGKILL) {
+        for (size_t index = 0; index < count; index++)
+            grid_proc_signal (pids [index], signum);
+        int64_t deadline = zclock_mono ()
+                         + (signum == SIGTERM ? grace_sec * 1000 : 2000);
+        while (count > 0 && zclock_mono () < deadline) {
+            zclock_sleep (50);
+            count = grid_proc_find_members (dir, pids, GRID_MEMBERS_MAX);
+        }
+        if (signum == SIGKILL)
+            break;
+    }
+    if (count > 0)
+        fprintf (stderr, "jace-grid: %zu processes of %s not in its pids "
+                 "file would not die\n", count, dir);
+    return count > 0 ? 1 : 0;
+}
+
+
+//  --------------------------------------------------------------------------
 //  jace-grid stop.  The namespaces go after the processes, and even when
 //  some of those survived: a namespace whose name is removed ends with the
 //  last process in it, and leaves nothing behind meanwhile.
@@ -377,7 +414,13 @@ s_command_stop (grid_options_t *options)
     const char *dir = options->launch.run_dir;
     grid_run_t *run = s_load_run (dir, true);
     int rc = run ? s_stop_processes (run, options->grace_sec) : 0;
-    bool stopped = run != NULL;
+    size_t unrecorded = 0;
+    rc |= s_stop_unrecorded (dir, options->grace_sec, &unrecorded);
+    if (unrecorded > 0)
+        fprintf (stderr, "jace-grid: stopped %zu processes of %s that its "
+                 "pids file did not name (started by hand, or by a launcher "
+                 "killed before it recorded them)\n", unrecorded, dir);
+    bool stopped = run != NULL || unrecorded > 0;
     grid_run_destroy (&run);
 
     run = grid_run_new (dir);
