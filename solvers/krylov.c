@@ -7,8 +7,10 @@
 */
 #include "solvers.h"
 
-//  Work vectors of the larger method (BiCGStab)
-#define KRYLOV_VECTORS  8
+//  Work vectors of the larger method (BiCGStab: eight, and x as it came)
+#define KRYLOV_VECTORS  9
+//  Restarts of a BiCGStab solve that broke down
+#define KRYLOV_RESTARTS 3
 
 //  Relative residual below which the reduction asked for by
 //  krylov_set_reduction is not pursued: roundoff
@@ -415,7 +417,8 @@ s_cg (krylov_t *self, const double *b, double *x, double tolerance,
 }
 
 //  One BiCGStab step after the first half: s, then t, omega and the update.
-//  Returns false on breakdown.
+//  Returns false on breakdown (t = 0, omega 0 or not finite); x and r
+//  then take the first half step, x + alpha p_hat and s, which is sound.
 static bool
 s_bicgstab_second_half (krylov_t *self, double *x, double *r, double alpha,
                         const double *p_hat, const double *s, double *s_hat,
@@ -425,70 +428,129 @@ s_bicgstab_second_half (krylov_t *self, double *x, double *r, double alpha,
     s_precondition (self, s, s_hat);
     csr_spmv (self->A, s_hat, t);
     double tt = s_dot (n, t, t);
-    if (!(tt > 0.0) || !isfinite (tt))
+    double omega = tt > 0.0 && isfinite (tt) ? s_dot (n, t, s) / tt : 0.0;
+    if (omega == 0.0 || !isfinite (omega)) {
+        for (int32_t i = 0; i < n; i++) {
+            x [i] += alpha * p_hat [i];
+            r [i] = s [i];
+        }
         return false;
-    double omega = s_dot (n, t, s) / tt;
+    }
     for (int32_t i = 0; i < n; i++) {
         x [i] += alpha * p_hat [i] + omega * s_hat [i];
         r [i] = s [i] - omega * t [i];
     }
     *omega_p = omega;
-    return omega != 0.0 && isfinite (omega);
+    return true;
 }
 
-//  Right-preconditioned BiCGStab (Saad, algorithm 7.7 with preconditioning).
+//  Right-preconditioned BiCGStab (Saad, algorithm 7.7 with preconditioning)
+//  from x, r = b - A x already in the workspace, until r_norm <= target or
+//  `budget` iterations; *iterations counts them.  KRYLOV_BREAKDOWN leaves x
+//  at the last sound step (r its residual), for a restart.
 static krylov_status_t
-s_bicgstab (krylov_t *self, const double *b, double *x, double tolerance,
-            int32_t max_iterations, krylov_result_t *result)
+s_bicgstab_run (krylov_t *self, double *x, double target, int32_t budget,
+                int32_t *iterations, double *r_norm_p)
 {
     int32_t n = self->n;
     double *r = self->work, *r_hat = r + n, *p = r_hat + n, *v = p + n;
     double *p_hat = v + n, *s = p_hat + n, *s_hat = s + n, *t = s_hat + n;
-    double b_norm = sqrt (s_dot (n, b, b));
-    csr_residual (self->A, b, x, r);
     memcpy (r_hat, r, (size_t) n * sizeof (double));
     memset (p, 0, (size_t) n * sizeof (double));
     memset (v, 0, (size_t) n * sizeof (double));
     double rho = 1.0, alpha = 1.0, omega = 1.0;
-    double r_norm = sqrt (s_dot (n, r, r));
-    result->initial_residual = r_norm;
-    double target = s_target (self, tolerance, b_norm, r_norm);
-    int32_t iteration = 0;
-    for (; r_norm > target && iteration < max_iterations; iteration++) {
+    double r_norm = *r_norm_p;
+    krylov_status_t status = KRYLOV_MAX_ITERATIONS;
+    for (int32_t done = 0; done < budget; done++) {
+        if (r_norm <= target) {
+            status = KRYLOV_CONVERGED;
+            break;
+        }
         double rho_next = s_dot (n, r_hat, r);
-        if (rho_next == 0.0 || !isfinite (rho_next))
-            return s_finish (result, KRYLOV_BREAKDOWN, iteration, r_norm,
-                             b_norm);
+        if (rho_next == 0.0 || !isfinite (rho_next)) {
+            status = KRYLOV_BREAKDOWN;
+            break;
+        }
         double beta = (rho_next / rho) * (alpha / omega);
         for (int32_t i = 0; i < n; i++)
             p [i] = r [i] + beta * (p [i] - omega * v [i]);
         s_precondition (self, p, p_hat);
         csr_spmv (self->A, p_hat, v);
         double r_hat_v = s_dot (n, r_hat, v);
-        if (r_hat_v == 0.0 || !isfinite (r_hat_v))
-            return s_finish (result, KRYLOV_BREAKDOWN, iteration, r_norm,
-                             b_norm);
+        if (r_hat_v == 0.0 || !isfinite (r_hat_v)) {
+            status = KRYLOV_BREAKDOWN;
+            break;
+        }
         alpha = rho_next / r_hat_v;
         for (int32_t i = 0; i < n; i++)
             s [i] = r [i] - alpha * v [i];
         double s_norm = sqrt (s_dot (n, s, s));
+        (*iterations)++;
         if (s_norm <= target) {
             //  Half a step was enough: x += alpha p_hat, r = s.
-            for (int32_t i = 0; i < n; i++)
+            for (int32_t i = 0; i < n; i++) {
                 x [i] += alpha * p_hat [i];
-            return s_finish (result, KRYLOV_CONVERGED, iteration + 1, s_norm,
-                             b_norm);
+                r [i] = s [i];
+            }
+            r_norm = s_norm;
+            status = KRYLOV_CONVERGED;
+            break;
         }
-        if (!s_bicgstab_second_half (self, x, r, alpha, p_hat, s, s_hat, t,
-                                     &omega))
-            return s_finish (result, KRYLOV_BREAKDOWN, iteration + 1, s_norm,
-                             b_norm);
-        rho = rho_next;
+        bool sound = s_bicgstab_second_half (self, x, r, alpha, p_hat, s,
+                                             s_hat, t, &omega);
         r_norm = sqrt (s_dot (n, r, r));
+        if (!sound || !isfinite (r_norm)) {
+            status = KRYLOV_BREAKDOWN;
+            break;
+        }
+        rho = rho_next;
     }
-    return s_finish (result, r_norm <= target ? KRYLOV_CONVERGED
-                                              : KRYLOV_MAX_ITERATIONS,
-                     iteration, r_norm, b_norm);
+    if (status == KRYLOV_MAX_ITERATIONS && r_norm <= target)
+        status = KRYLOV_CONVERGED;
+    *r_norm_p = r_norm;
+    return status;
+}
+
+//  BiCGStab, restarted from where it stood (a fresh shadow residual) when
+//  it breaks down, KRYLOV_RESTARTS times at most, then given up as a
+//  spent budget.  On a block far from
+//  normal (upwind convection, 4 + C = 24 on the diagonal, -21 beside it)
+//  with the diagonal as preconditioner, a run broke down after 204
+//  iterations, and others grew x to 1e70 within their budget: a solve
+//  that ends with a residual larger than it started from, or not finite,
+//  gives x back as it came (KRYLOV_MAX_ITERATIONS), so no task ever
+//  sends such values on.
+static krylov_status_t
+s_bicgstab (krylov_t *self, const double *b, double *x, double tolerance,
+            int32_t max_iterations, krylov_result_t *result)
+{
+    int32_t n = self->n;
+    double *r = self->work, *x_start = self->work + 8 * (size_t) n;
+    double b_norm = sqrt (s_dot (n, b, b));
+    csr_residual (self->A, b, x, r);
+    memcpy (x_start, x, (size_t) n * sizeof (double));
+    double r_norm = sqrt (s_dot (n, r, r));
+    double initial = r_norm;
+    result->initial_residual = r_norm;
+    double target = s_target (self, tolerance, b_norm, r_norm);
+    int32_t iterations = 0;
+    krylov_status_t status = KRYLOV_BREAKDOWN;
+    for (int restart = 0; restart <= KRYLOV_RESTARTS
+                       && status == KRYLOV_BREAKDOWN; restart++) {
+        if (restart > 0) {
+            csr_residual (self->A, b, x, r);
+            r_norm = sqrt (s_dot (n, r, r));
+        }
+        status = s_bicgstab_run (self, x, target, max_iterations - iterations,
+                                 &iterations, &r_norm);
+    }
+    if (status == KRYLOV_BREAKDOWN)
+        status = KRYLOV_MAX_ITERATIONS;     //  The restarts are spent too
+    if (status != KRYLOV_CONVERGED && !(r_norm <= initial)) {
+        memcpy (x, x_start, (size_t) n * sizeof (double));
+        r_norm = initial;
+    }
+    return s_finish (result, status, iterations, r_norm, b_norm);
 }
 
 //  --------------------------------------------------------------------------

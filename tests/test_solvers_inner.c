@@ -455,11 +455,96 @@ s_test_exact_factors (void)
     csr_destroy (&A);
 }
 
+//  Rows [begin, end) of the upwind convection matrix of a 700 x 700 grid
+//  (C = 20: 24 on the diagonal, -21 for the x - 1 neighbour), as the
+//  square block a task of those rows solves, and in *b_p the right-hand
+//  side of its first iteration: b = A * 1 on those rows, the other
+//  tasks' values still 0.  A zeroed x in *x_p.
+static csr_t *
+s_convection_block (int32_t begin, int32_t end, double **b_p, double **x_p)
+{
+    csr_t *rows = NULL;
+    char error [256];
+    problems_convection2d (700, 20.0, begin, end, &rows, error, sizeof error);
+    assert (rows);
+    *b_p = malloc (rows->nrows * sizeof (double));
+    *x_p = calloc (rows->nrows, sizeof (double));
+    problems_rhs_ones_solution (rows, *b_p);
+    csr_builder_t *builder = csr_builder_new (end - begin, end - begin,
+                                              rows->nnz);
+    for (int32_t i = 0; i < rows->nrows; i++)
+        for (int64_t k = rows->row_ptr [i]; k < rows->row_ptr [i + 1]; k++)
+            if (rows->col_idx [k] >= begin && rows->col_idx [k] < end)
+                csr_builder_add (builder, i, rows->col_idx [k] - begin,
+                                 rows->values [k]);
+    csr_t *block = csr_builder_build (builder);
+    csr_builder_destroy (&builder);
+    csr_destroy (&rows);
+    return block;
+}
+
+//  ||b - A x||_2, and whether every x_i is finite
+static double
+s_residual_norm (const csr_t *A, const double *b, const double *x,
+                 bool *finite)
+{
+    double *r = malloc (A->nrows * sizeof (double));
+    csr_residual (A, b, x, r);
+    double sum = 0.0;
+    *finite = true;
+    for (int32_t i = 0; i < A->nrows; i++) {
+        sum += r [i] * r [i];
+        *finite = *finite && isfinite (x [i]);
+    }
+    free (r);
+    return sqrt (sum);
+}
+
+//  Blocks of a job's scatter (convection2d 700, C = 20, 8 tasks) on which
+//  Jacobi-preconditioned BiCGStab went wrong: on the first, x grew to
+//  1e70 within the 1000 iterations and was sent on as the task's values;
+//  on the second it broke down after 204, and the job failed.  Now a
+//  breakdown restarts, and a solve that ends worse than it began leaves
+//  x as it came.
+static void
+s_test_bicgstab_far_from_normal (void)
+{
+    double *b, *x;
+    csr_t *A = s_convection_block (0, 19800, &b, &x);
+    bool finite;
+    double start = s_residual_norm (A, b, x, &finite);
+    krylov_t *solver = krylov_new (KRYLOV_BICGSTAB, A);
+    krylov_result_t result;
+    krylov_solve (solver, b, x, 1e-3, 1000, &result);
+    double end = s_residual_norm (A, b, x, &finite);
+    char name [160];
+    snprintf (name, sizeof name, "BiCGStab that does not converge never "
+              "ends worse than it began (residual %.3g from %.3g)", end,
+              start);
+    ok (finite && end <= start, name);
+    krylov_destroy (&solver);
+    csr_destroy (&A);
+    free (b);
+    free (x);
+
+    A = s_convection_block (465388, 478898, &b, &x);
+    solver = krylov_new (KRYLOV_BICGSTAB, A);
+    krylov_status_t status = krylov_solve (solver, b, x, 1e-3, 1000,
+                                           &result);
+    snprintf (name, sizeof name, "BiCGStab restarted after a breakdown "
+              "converges (%d iterations)", result.iterations);
+    ok (status == KRYLOV_CONVERGED && result.residual <= 1e-3, name);
+    krylov_destroy (&solver);
+    csr_destroy (&A);
+    free (b);
+    free (x);
+}
+
 int
 main (void)
 {
     openblas_set_num_threads (1);
-    tap_plan (34 + 5 + 3 + 2);
+    tap_plan (34 + 5 + 3 + 2 + 2);
     s_test_banded_lu ();
     s_test_banded_lu_shapes ();
     s_test_cg ();
@@ -467,5 +552,6 @@ main (void)
     s_test_ilu0 ();
     s_test_ic0 ();
     s_test_exact_factors ();
+    s_test_bicgstab_far_from_normal ();
     return tap_done ();
 }
