@@ -29,7 +29,7 @@
 
 //  Padding of a bulk probe (bytes, in PING.reason).
 #define SUPERNODE_PROBE_PADDING (32 * 1024)
-//  Every this many probes of a peer, one is bulk.
+//  Every this many probes of a target (peer or daemon), one is bulk.
 #define SUPERNODE_PROBE_BULK_EVERY 4
 //  Link params one listing carries at most (4 per direction of a pair:
 //  16 pairs both ways).
@@ -81,8 +81,8 @@ void
 
 //  A PING to target (a key naming a peer or a daemon) in cluster remote,
 //  bulk or not: remembers it and returns the message, ready to send
-//  (sender and routing id left to the caller).  Bulk for peers every
-//  SUPERNODE_PROBE_BULK_EVERY probes when may_bulk.
+//  (sender and routing id left to the caller).  Bulk every
+//  SUPERNODE_PROBE_BULK_EVERY probes of the target when may_bulk.
 jace_msg_t *
     supernode_probe_ping (supernode_probe_t *self, const char *target,
                           const char *remote, bool may_bulk);

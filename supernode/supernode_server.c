@@ -1234,8 +1234,10 @@ s_ping_daemon (server_t *self, const jace_node_t *node)
     }
     *pinged = zclock_mono ();
     zframe_t *route = (zframe_t *) zhashx_lookup (self->routes, node->id);
+    //  Bulk too: a cluster with no super-node of its own has no peer to
+    //  measure its bandwidth by, and was mapped on a default.
     jace_msg_t *ping = supernode_probe_ping (self->probe, node->id,
-                                             node->cluster, false);
+                                             node->cluster, true);
     jace_msg_set_sender (ping, self->id);
     jace_msg_set_routing_id (ping, route);
     supernode_probe_send (self->probe, self->router, node->cluster, &ping);

@@ -6,7 +6,8 @@
 #  and --platform, each daemon with --platform.  The super-nodes' PINGs
 #  and PONGs are held for the emulated links, so STATUS must show
 #  link/A/B/latency_us near 5000 (0.7x to 2x), link/A/A small, and a
-#  bandwidth for A/B once bulk probes came back.  A forged PING and PONG
+#  bandwidth for A/B once bulk probes came back, and for A/C, a cluster
+#  with no super-node, from bulk probes of its daemon.  A forged PING and PONG
 #  from a client that is neither peer nor registered daemon are dropped
 #  and counted.  Each pair is published with its age, and once the only
 #  daemon of cluster A leaves, sa stops publishing A/A within a few probe
@@ -14,7 +15,7 @@
 #  file it cannot read refuses to start (it would run unemulated).
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 11
+plan 12
 CLIENT=$BIN/tests/snclient
 RAW=$BIN/tests/rawzmq
 cat >"$RUN/grid.platform" <<'PLATFORM'
@@ -33,6 +34,11 @@ platform
         nodes = 2
         latency_us = 50
         bandwidth_mbps = 1000
+    cluster
+        name = "C"
+        nodes = 1
+        latency_us = 50
+        bandwidth_mbps = 1000
 PLATFORM
 FAST="--heartbeat 200 --timeout 1000 --probe 100 --platform $RUN/grid.platform"
 
@@ -40,6 +46,8 @@ start_supernode sa $FAST --cluster A
 start_supernode sb $FAST --cluster B --peer "$SN_sa"
 start_daemon a1 --cluster A --platform "$RUN/grid.platform" --supernode "$SN_sa"
 start_daemon b1 --cluster B --platform "$RUN/grid.platform" --supernode "$SN_sb"
+#  C has no super-node: its daemon registers with sa
+start_daemon c1 --cluster C --platform "$RUN/grid.platform" --supernode "$SN_sa"
 
 timeout 20 "$BIN/jace-daemon" --power 1 --platform "$RUN/nope.platform" \
     --supernode "$SN_sa" 2>"$RUN/nope.err"
@@ -76,6 +84,12 @@ bw=$(param "$SN_sa" link/A/B/bandwidth_mbps)
 diag "link/A/B/bandwidth_mbps = $bw (emulated 100)"
 awk -v bw="$bw" 'BEGIN { exit !(bw + 0 >= 25 && bw + 0 <= 400) }'
 ok $? "a bandwidth for A/B appears after bulk probes, near 100 Mb/s"
+
+wait_for 20 has_param "$SN_sa" link/A/C/bandwidth_mbps
+bw=$(param "$SN_sa" link/A/C/bandwidth_mbps)
+diag "link/A/C/bandwidth_mbps = $bw (emulated 100)"
+awk -v bw="$bw" 'BEGIN { exit !(bw + 0 >= 25 && bw + 0 <= 400) }'
+ok $? "a cluster with no super-node gets its bandwidth from bulk probes of its daemon"
 
 wait_for 20 has_param "$SN_sb" link/B/A/latency_us
 [ -n "$(param "$SN_sb" link/A/A/latency_us)" ]
