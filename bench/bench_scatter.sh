@@ -4,11 +4,18 @@
 #  (paper 004: decreasing bandwidth against increasing)
 #
 #  Usage: bench/bench_scatter.sh   (settings in the environment)
-#    N          side of the 2D Poisson matrix written by jace-mmgen
+#    N          side of the 2D grid of the matrix jace-mmgen writes
 #               (default 700: 490,000 rows, 42 MB of task data)
+#    CONVECTION  its convection C (default 20): convection2d, 24 on the
+#               diagonal, so block Jacobi converges in some 800
+#               asynchronous iterations (2D Poisson, C = 0, needs many
+#               thousands: a run took over 15 minutes)
 #    REPEATS    runs of each variant (default 3); medians are printed
 #    PLATFORM   platform file (default: the one below, written to OUT)
 #    TOLERANCE  job/tolerance (default 1e-6)
+#    INNER      solver/inner (default krylov: a banded LU of the fast
+#               nodes' blocks needs more than a daemon's 1 GiB limit at
+#               N = 700 under the balanced split)
 #    GRID_ARGS  extra arguments of jace-grid start (e.g. --netns)
 #    OUT        folder for runs.tsv and the events (default: a new
 #               bench-scatter.XXXXXX under TMPDIR)
@@ -55,8 +62,10 @@ platform
         supernodes = 0
 EOF
 fi
-matrix=$out/poisson2d-$n.mtx
-[ -f "$matrix" ] || "$JACE_BUILDDIR/jace-mmgen" poisson2d "$n" "$matrix" \
+convection=${CONVECTION:-20}
+matrix=$out/convection2d-$n-$convection.mtx
+[ -f "$matrix" ] || "$JACE_BUILDDIR/jace-mmgen" --convection "$convection" \
+    convection2d "$n" "$matrix" \
     >/dev/null
 cat >"$out/scatter.job" <<EOF
 job
@@ -68,7 +77,8 @@ problem
     kind = "matrix"
     matrix = "$matrix"
 solver
-    inner = "lu-banded"
+    inner = "${INNER:-krylov}"
+    preconditioner = "ilu0"
 scatter
     root = "A"
 EOF
