@@ -11,6 +11,11 @@
 #define KRYLOV_VECTORS  9
 //  Restarts of a BiCGStab solve that broke down
 #define KRYLOV_RESTARTS 3
+//  A BiCGStab solve whose residual grew past this factor of its start has
+//  diverged, as PETSc's default dtol says.  BiCGStab's residual is not
+//  monotone: a solve capped at a few iterations (TSIRM's inner ones)
+//  often ends above its start and still helps the outer iteration.
+#define KRYLOV_DIVERGENCE 1e5
 
 //  Relative residual below which the reduction asked for by
 //  krylov_set_reduction is not pursued: roundoff
@@ -517,9 +522,9 @@ s_bicgstab_run (krylov_t *self, double *x, double target, int32_t budget,
 //  normal (upwind convection, 4 + C = 24 on the diagonal, -21 beside it)
 //  with the diagonal as preconditioner, a run broke down after 204
 //  iterations, and others grew x to 1e70 within their budget: a solve
-//  that ends with a residual larger than it started from, or not finite,
-//  gives x back as it came (KRYLOV_MAX_ITERATIONS), so no task ever
-//  sends such values on.
+//  that ends with a residual KRYLOV_DIVERGENCE times what it started
+//  from, or not finite, gives x back as it came (KRYLOV_MAX_ITERATIONS),
+//  so no task ever sends such values on.
 static krylov_status_t
 s_bicgstab (krylov_t *self, const double *b, double *x, double tolerance,
             int32_t max_iterations, krylov_result_t *result)
@@ -546,7 +551,7 @@ s_bicgstab (krylov_t *self, const double *b, double *x, double tolerance,
     }
     if (status == KRYLOV_BREAKDOWN)
         status = KRYLOV_MAX_ITERATIONS;     //  The restarts are spent too
-    if (status != KRYLOV_CONVERGED && !(r_norm <= initial)) {
+    if (status != KRYLOV_CONVERGED && !(r_norm <= KRYLOV_DIVERGENCE * initial)) {
         memcpy (x, x_start, (size_t) n * sizeof (double));
         r_norm = initial;
     }
