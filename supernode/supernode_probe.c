@@ -26,6 +26,23 @@
 //  Most probes held for emulated links at once; beyond, probes are lost,
 //  as on a congested link, rather than memory grown.
 #define DELAYED_MAX 4096
+//  A link's bulk probes take at most 1/BULK_SHARE_INVERSE of its time:
+//  the next waits that many times the last one's extra transfer time.
+//  32 KiB take 2.6 s on a 0.1 Mb/s backbone; sent every fourth probe of
+//  each daemon behind it, they held the shared backbone most of the time
+//  and the daemons' vectors waited (test_platform_backbone).  So the first
+//  bulk probe to a cluster carries the least padding, and each next one
+//  BULK_GROWTH times more until its extra time reaches BULK_TARGET_USEC
+//  or its padding the most.  Only those measure the bandwidth: a small
+//  padding's extra time on a fast link is mostly scheduling noise (under
+//  two CPU hogs, 1 KiB probes put a 100 Mb/s link at 1.4-3.7 Mb/s).
+#define BULK_SHARE_INVERSE 100
+#define BULK_TARGET_USEC 10000
+#define BULK_GROWTH 4
+//  Extra time below which a bulk round trip is not used at all.
+#define BULK_MEASURABLE_USEC 200
+//  A bulk probe whose PONG never came holds the next this long (msec).
+#define BULK_LOST_MSEC 10000
 //  Header bytes of a probe besides its padding, roughly (as jace_shaper).
 #define HEADER_BYTES 64
 //  Bounds of a peer's published figures we take.
@@ -37,9 +54,15 @@
 typedef struct {
     int64_t count;              //  Its sequence number, 0: slot unused
     int64_t sent_at;            //  Handed to the delay queue (usec)
-    bool bulk;                  //  Carried the padding
+    size_t padding;             //  Bytes of padding, 0: a small probe
     char remote [JACE_ID_MAX];  //  Cluster we believed the target in
 } probe_t;
+
+//  Bulk probes to one remote cluster.
+typedef struct {
+    int64_t after;              //  None before this (msec, monotonic)
+    size_t padding;             //  Bytes the next one carries
+} bulk_t;
 
 //  A peer or daemon we probe.
 typedef struct {
@@ -53,6 +76,7 @@ typedef struct {
 typedef struct {
     int64_t small [LINK_SAMPLES];   //  usec; 0: empty slot
     int64_t bulk [LINK_SAMPLES];
+    int64_t bulk_bytes [LINK_SAMPLES];  //  Padding of each bulk one
     size_t next_small, next_bulk;   //  Next slot of each ring
     uint64_t samples;           //  Round trips in all
     int64_t measured_at;        //  Last round trip (msec, monotonic)
@@ -72,6 +96,7 @@ struct _supernode_probe_t {
     zhashx_t *targets;          //  Target key -> target_t, owned
     zhashx_t *links;            //  "LOCAL/REMOTE" -> link_t, owned
     zhashx_t *learnt;           //  Peer -> zhashx of link params, owned
+    zhashx_t *bulk;             //  Remote cluster -> bulk_t, owned
     zlistx_t *delayed;          //  delayed_t, owned
     int64_t sequence;           //  Last probe number used
 };
@@ -117,6 +142,8 @@ supernode_probe_new (const char *platform, char *reason, size_t reason_size)
     zhashx_set_destructor (self->links, s_free_item);
     self->learnt = zhashx_new ();
     zhashx_set_destructor (self->learnt, s_hash_destroy);
+    self->bulk = zhashx_new ();
+    zhashx_set_destructor (self->bulk, s_free_item);
     self->delayed = zlistx_new ();
     zlistx_set_destructor (self->delayed, s_delayed_destroy);
     return self;
@@ -130,6 +157,7 @@ supernode_probe_destroy (supernode_probe_t **self_p)
         supernode_probe_t *self = *self_p;
         zlistx_destroy (&self->delayed);
         zhashx_destroy (&self->learnt);
+        zhashx_destroy (&self->bulk);
         zhashx_destroy (&self->links);
         zhashx_destroy (&self->targets);
         jace_links_destroy (&self->shared);
@@ -291,6 +319,48 @@ supernode_probe_forget_socket (supernode_probe_t *self, zsock_t *sock)
 //  --------------------------------------------------------------------------
 //  Probes and their answers
 
+//  The smallest of a ring of round trips (usec), 0 when it is empty.
+static int64_t
+s_min (const int64_t *samples)
+{
+    int64_t best = 0;
+    for (size_t i = 0; i < LINK_SAMPLES; i++)
+        if (samples [i] > 0 && (best == 0 || samples [i] < best))
+            best = samples [i];
+    return best;
+}
+
+//  The bulk probe state of cluster remote, made on first use; NULL past
+//  LINKS_MAX clusters.
+static bulk_t *
+s_bulk (supernode_probe_t *self, const char *remote)
+{
+    bulk_t *bulk = (bulk_t *) zhashx_lookup (self->bulk, remote);
+    if (!bulk && zhashx_size (self->bulk) < LINKS_MAX) {
+        bulk = (bulk_t *) zmalloc (sizeof *bulk);
+        bulk->padding = SUPERNODE_PROBE_PADDING_MIN;
+        zhashx_insert (self->bulk, remote, bulk);
+    }
+    return bulk;
+}
+
+//  A bulk probe of `padding` bytes to remote took `extra` usec more than
+//  the small ones: when the next may go, and what it carries.  True if
+//  this one measures the link (see BULK_TARGET_USEC).
+static bool
+s_bulk_measured (supernode_probe_t *self, const char *remote,
+                 size_t padding, int64_t extra)
+{
+    bulk_t *bulk = s_bulk (self, remote);
+    if (bulk) {
+        bulk->after = zclock_mono () + BULK_SHARE_INVERSE * extra / 1000;
+        if (extra < BULK_TARGET_USEC && padding < SUPERNODE_PROBE_PADDING)
+            bulk->padding = padding * BULK_GROWTH < SUPERNODE_PROBE_PADDING
+                          ? padding * BULK_GROWTH : SUPERNODE_PROBE_PADDING;
+    }
+    return extra >= BULK_TARGET_USEC || padding >= SUPERNODE_PROBE_PADDING;
+}
+
 jace_msg_t *
 supernode_probe_ping (supernode_probe_t *self, const char *target,
                       const char *remote, bool may_bulk)
@@ -301,32 +371,39 @@ supernode_probe_ping (supernode_probe_t *self, const char *target,
         entry = (target_t *) zmalloc (sizeof *entry);
         zhashx_insert (self->targets, target, entry);
     }
-    bool bulk = may_bulk && entry->sent % SUPERNODE_PROBE_BULK_EVERY
-                            == SUPERNODE_PROBE_BULK_EVERY - 1;
+    int64_t now = zclock_mono ();
+    bulk_t *bulk = may_bulk && entry->sent % SUPERNODE_PROBE_BULK_EVERY
+                               == SUPERNODE_PROBE_BULK_EVERY - 1
+                 ? s_bulk (self, remote) : NULL;
+    size_t padding = 0;
+    if (bulk && now >= bulk->after) {
+        padding = bulk->padding;
+        bulk->after = now + BULK_LOST_MSEC;     //  One at a time
+    }
     probe_t *probe = &entry->probes [entry->next];
     entry->next = (entry->next + 1) % OUTSTANDING;
     entry->sent++;
     entry->probed_at = zclock_mono ();
     probe->count = ++self->sequence;
     probe->sent_at = zclock_usecs ();
-    probe->bulk = bulk;
+    probe->padding = padding;
     snprintf (probe->remote, sizeof probe->remote, "%s", remote);
 
     jace_msg_t *ping = jace_msg_new (JACE_MSG_PING);
     jace_msg_set_cluster (ping, self->cluster);
     jace_msg_set_count (ping, probe->count);
-    if (bulk) {
-        char *padding = (char *) malloc (SUPERNODE_PROBE_PADDING + 1);
-        memset (padding, '.', SUPERNODE_PROBE_PADDING);
-        padding [SUPERNODE_PROBE_PADDING] = 0;
-        jace_msg_set_reason (ping, padding);
-        free (padding);
+    if (padding) {
+        char *text = (char *) malloc (padding + 1);
+        memset (text, '.', padding);
+        text [padding] = 0;
+        jace_msg_set_reason (ping, text);
+        free (text);
     }
     return ping;
 }
 
 static void
-s_link_add (supernode_probe_t *self, const char *remote, bool bulk,
+s_link_add (supernode_probe_t *self, const char *remote, size_t padding,
             int64_t rtt)
 {
     char key [2 * JACE_ID_MAX + 2];
@@ -340,8 +417,9 @@ s_link_add (supernode_probe_t *self, const char *remote, bool bulk,
     }
     if (rtt < 1)
         rtt = 1;                //  0 marks an empty slot
-    if (bulk) {
+    if (padding) {
         link->bulk [link->next_bulk] = rtt;
+        link->bulk_bytes [link->next_bulk] = (int64_t) padding;
         link->next_bulk = (link->next_bulk + 1) % LINK_SAMPLES;
     }
     else {
@@ -350,6 +428,18 @@ s_link_add (supernode_probe_t *self, const char *remote, bool bulk,
     }
     link->samples++;
     link->measured_at = zclock_mono ();
+}
+
+//  What the padding of a bulk probe of round trip rtt to cluster remote
+//  added: rtt less the link's smallest small round trip (usec).
+static int64_t
+s_bulk_extra_usec (supernode_probe_t *self, const char *remote, int64_t rtt)
+{
+    char key [2 * JACE_ID_MAX + 2];
+    snprintf (key, sizeof key, "%s/%s", self->cluster, remote);
+    link_t *link = (link_t *) zhashx_lookup (self->links, key);
+    int64_t small = link ? s_min (link->small) : 0;
+    return rtt > small ? rtt - small : 0;
 }
 
 bool
@@ -368,9 +458,12 @@ supernode_probe_pong (supernode_probe_t *self, const char *target,
         //  what we believed.
         const char *cluster = *remote && jace_name_plain (remote)
                             ? remote : probe->remote;
-        if (*self->cluster && *cluster)
-            s_link_add (self, cluster, probe->bulk,
-                        zclock_usecs () - probe->sent_at);
+        int64_t rtt = zclock_usecs () - probe->sent_at;
+        bool measures = !probe->padding
+            || s_bulk_measured (self, probe->remote, probe->padding,
+                                s_bulk_extra_usec (self, cluster, rtt));
+        if (*self->cluster && *cluster && measures)
+            s_link_add (self, cluster, probe->padding, rtt);
         probe->count = 0;       //  A duplicate PONG counts as forged
         return true;
     }
@@ -478,16 +571,6 @@ supernode_probe_forget_peer (supernode_probe_t *self, const char *peer)
 //  --------------------------------------------------------------------------
 //  Listings
 
-static int64_t
-s_min (const int64_t *samples)
-{
-    int64_t best = 0;
-    for (size_t i = 0; i < LINK_SAMPLES; i++)
-        if (samples [i] > 0 && (best == 0 || samples [i] < best))
-            best = samples [i];
-    return best;
-}
-
 //  Write one direction of a measured link unless msg has it already;
 //  returns the params written.
 static size_t
@@ -498,7 +581,7 @@ s_write_link (jace_msg_t *msg, const char *from, const char *to,
     snprintf (key, sizeof key, "link/%.63s/%.63s/samples", from, to);
     if (jace_msg_param (msg, key))
         return 0;
-    int64_t small = s_min (link->small), bulk = s_min (link->bulk);
+    int64_t small = s_min (link->small);
     snprintf (value, sizeof value, "%" PRIu64, link->samples);
     jace_msg_set_param (msg, key, value);
     snprintf (key, sizeof key, "link/%.63s/%.63s/latency_us", from, to);
@@ -507,11 +590,18 @@ s_write_link (jace_msg_t *msg, const char *from, const char *to,
     snprintf (key, sizeof key, "link/%.63s/%.63s/age_ms", from, to);
     snprintf (value, sizeof value, "%" PRId64, now - link->measured_at);
     jace_msg_set_param (msg, key, value);
-    if (bulk <= small)
+    //  Each bulk sample's padding over its extra time; noise only adds
+    //  time, so the largest is the best estimate (as the smallest round
+    //  trip is for the latency).
+    double mbps = 0;
+    for (size_t i = 0; i < LINK_SAMPLES; i++)
+        if (small > 0 && link->bulk [i] - small >= BULK_MEASURABLE_USEC)
+            mbps = fmax (mbps, (double) link->bulk_bytes [i] * 8.0
+                               / (double) (link->bulk [i] - small));
+    if (mbps <= 0)
         return 3;
     snprintf (key, sizeof key, "link/%.63s/%.63s/bandwidth_mbps", from, to);
-    snprintf (value, sizeof value, "%.1f",
-              SUPERNODE_PROBE_PADDING * 8.0 / (double) (bulk - small));
+    snprintf (value, sizeof value, "%.1f", mbps);
     jace_msg_set_param (msg, key, value);
     return 4;
 }

@@ -27,7 +27,10 @@
 
 #include "jace_msg.h"
 
-//  Padding of a bulk probe (bytes, in PING.reason).
+//  Padding of a bulk probe (bytes, in PING.reason): the first to a
+//  cluster carries the least, the next ones what takes the link about
+//  5 ms by the last measure, within these bounds.
+#define SUPERNODE_PROBE_PADDING_MIN 1024
 #define SUPERNODE_PROBE_PADDING (32 * 1024)
 //  Every this many probes of a target (peer or daemon), one is bulk.
 #define SUPERNODE_PROBE_BULK_EVERY 4

@@ -202,17 +202,21 @@ s_test_shared (void)
     zsock_t *sink = zsock_new_pull ("inproc://probe-shared");
     zsock_t *link = zsock_new_push (">inproc://probe-shared");
 
-    //  Alone: 32 KiB at 50 Mb/s, 5.2 ms, then the latency.
-    int64_t alone_usec = jace_shaper_delay_nsec (
-        platform_latency_us (platform, 0, 1), 50,
-        SUPERNODE_PROBE_PADDING) / 1000;
+    //  Alone: its padding at 50 Mb/s (the first bulk probe to a cluster
+    //  carries the least), then the latency.
     jace_msg_t *ping = NULL;
     for (int k = 0; k < SUPERNODE_PROBE_BULK_EVERY; k++) {
         jace_msg_destroy (&ping);
         ping = supernode_probe_ping (probe, "d:b", "B", true);
     }
-    assert (strlen (jace_msg_reason (ping)) == SUPERNODE_PROBE_PADDING);
+    assert (strlen (jace_msg_reason (ping)) == SUPERNODE_PROBE_PADDING_MIN);
+    int64_t alone_usec = jace_shaper_delay_nsec (
+        platform_latency_us (platform, 0, 1), 50,
+        SUPERNODE_PROBE_PADDING_MIN) / 1000;
+    //  Answered at once, so the next bulk probe may go soon
+    int64_t first_count = jace_msg_count (ping);
     supernode_probe_send (probe, link, "B", &ping);
+    supernode_probe_pong (probe, "d:b", first_count, "B");
     int64_t wait = supernode_probe_flush (probe);
     ok (wait >= alone_usec / 1000 - 1 && wait <= (alone_usec + 999) / 1000,
         "a lone bulk probe flows at the slowest shared link of its path");
@@ -226,10 +230,16 @@ s_test_shared (void)
                                         jace_links_now (), &duration);
     int64_t busy_until = start + duration;
     int64_t busy_msec = (busy_until - jace_links_now ()) / 1000000;
-    for (int k = 0; k < SUPERNODE_PROBE_BULK_EVERY; k++) {
+    //  The next bulk one, once the first's share of the link allows it
+    int64_t deadline = zclock_mono () + 5000;
+    do {
         jace_msg_destroy (&ping);
         ping = supernode_probe_ping (probe, "d:b", "B", true);
-    }
+        if (strlen (jace_msg_reason (ping)) > 0)
+            break;
+        zclock_sleep (1);
+    } while (zclock_mono () < deadline);
+    assert (strlen (jace_msg_reason (ping)) > 0);
     supernode_probe_send (probe, link, "B", &ping);
     //  The earlier probe may be due first: take the later wait.
     zclock_sleep ((int) (alone_usec / 1000) + 2);
@@ -249,14 +259,57 @@ s_test_shared (void)
     unlink (other_links);
 }
 
+//  A PING to target in cluster remote: true if it is bulk; answered at
+//  once unless count_p takes its count.
+static bool
+s_ping_bulk (supernode_probe_t *probe, const char *target,
+             const char *remote, int64_t *count_p)
+{
+    jace_msg_t *ping = supernode_probe_ping (probe, target, remote, true);
+    bool bulk = strlen (jace_msg_reason (ping)) > 0;
+    if (count_p)
+        *count_p = jace_msg_count (ping);
+    else
+        supernode_probe_pong (probe, target, jace_msg_count (ping), remote);
+    jace_msg_destroy (&ping);
+    return bulk;
+}
+
+//  Bulk probes take at most a hundredth of a link: after one whose
+//  padding took 30 ms more than the small probes, the next waits 3 s,
+//  where every fourth probe of a target was bulk before.
+static void
+s_test_bulk_share (void)
+{
+    char reason [256];
+    supernode_probe_t *probe = supernode_probe_new (NULL, reason,
+                                                    sizeof reason);
+    supernode_probe_set_cluster (probe, "A");
+    bool early_bulk = false;
+    for (int k = 0; k < SUPERNODE_PROBE_BULK_EVERY - 1; k++)
+        early_bulk |= s_ping_bulk (probe, "d:c", "C", NULL);
+    int64_t count = 0;
+    bool bulk = s_ping_bulk (probe, "d:c", "C", &count);
+    ok (!early_bulk && bulk, "the fourth probe of a daemon is bulk");
+    zclock_sleep (30);
+    supernode_probe_pong (probe, "d:c", count, "C");
+    bool again = false;
+    for (int k = 0; k < 2 * SUPERNODE_PROBE_BULK_EVERY; k++)
+        again |= s_ping_bulk (probe, "d:c", "C", NULL);
+    ok (!again, "after one whose padding took 30 ms, none in the next "
+        "eight probes (3 s must pass)");
+    supernode_probe_destroy (&probe);
+}
+
 int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (16);
+    tap_plan (18);
     s_test_age ();
     s_test_peers ();
     s_test_hold ();
     s_test_shared ();
+    s_test_bulk_share ();
     return tap_done ();
 }
