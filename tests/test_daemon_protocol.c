@@ -944,6 +944,23 @@ s_start_with_sink (rig_t *rig, const char *job, int64_t epoch)
     s_push_data (rig, job, 1, true);
 }
 
+//  True once the task of `epoch` reports an iteration done (PROGRESS),
+//  within msec: a fixed pause was too short once in CI, under load.
+static bool
+s_wait_iterated (rig_t *rig, int64_t epoch, int msec)
+{
+    int64_t deadline = zclock_mono () + msec;
+    bool done = false;
+    while (!done && zclock_mono () < deadline) {
+        jace_msg_t *progress = s_expect (rig, JACE_MSG_PROGRESS,
+                                         (int) (deadline - zclock_mono ()));
+        done = progress && jace_msg_epoch (progress) == epoch
+            && jace_msg_iteration (progress) >= 1;
+        jace_msg_destroy (&progress);
+    }
+    return done;
+}
+
 static void
 s_test_slices (rig_t *rig)
 {
@@ -1031,7 +1048,7 @@ s_test_slices (rig_t *rig)
     ok (accept != NULL, "the right slice completes the set-up: ACCEPT");
     jace_msg_destroy (&accept);
     s_start_with_sink (rig, job, 2);
-    s_pump (rig, 100);
+    bool iterated = s_wait_iterated (rig, 2, 5000);
     collect = s_job_msg (JACE_MSG_COLLECT, job);
     jace_msg_set_count (collect, 8);
     s_send (rig, collect);
@@ -1040,7 +1057,8 @@ s_test_slices (rig_t *rig)
     if (result && jace_msg_payload_length (result, 0) == 5)
         jace_msg_payload_copy (result, 0, block);
     diag ("task 1's value after the slices: %g", block [4]);
-    ok (block [4] == 42, "the task iterates on the value the slice brought");
+    ok (iterated && block [4] == 42,
+        "the task iterates on the value the slice brought");
     jace_msg_destroy (&result);
 
     //  Steps: cut into 0..2, 2, 3 from 0, 1, 2, 3, our task needs unknown
