@@ -518,13 +518,12 @@ s_bicgstab_run (krylov_t *self, double *x, double target, int32_t budget,
 
 //  BiCGStab, restarted from where it stood (a fresh shadow residual) when
 //  it breaks down, KRYLOV_RESTARTS times at most, then given up as a
-//  spent budget.  On a block far from
-//  normal (upwind convection, 4 + C = 24 on the diagonal, -21 beside it)
-//  with the diagonal as preconditioner, a run broke down after 204
-//  iterations, and others grew x to 1e70 within their budget: a solve
-//  that ends with a residual KRYLOV_DIVERGENCE times what it started
-//  from, or not finite, gives x back as it came (KRYLOV_MAX_ITERATIONS),
-//  so no task ever sends such values on.
+//  spent budget.  On a block far from normal (upwind convection, 4 + C =
+//  24 on the diagonal, -21 beside it) with the diagonal as
+//  preconditioner, a run broke down after 204 iterations, and others grew
+//  x to 1e72 within their budget: a solve that ends with a residual
+//  KRYLOV_DIVERGENCE times what it started from, or not finite, gives x
+//  back as it came (KRYLOV_MAX_ITERATIONS), so no task sends such values.
 static krylov_status_t
 s_bicgstab (krylov_t *self, const double *b, double *x, double tolerance,
             int32_t max_iterations, krylov_result_t *result)

@@ -402,19 +402,28 @@ supernode_probe_ping (supernode_probe_t *self, const char *target,
     return ping;
 }
 
-static void
-s_link_add (supernode_probe_t *self, const char *remote, size_t padding,
-            int64_t rtt)
+//  Our link to cluster remote; made if `make` and LINKS_MAX allows, else
+//  NULL when there is none.
+static link_t *
+s_link_find (supernode_probe_t *self, const char *remote, bool make)
 {
     char key [2 * JACE_ID_MAX + 2];
     snprintf (key, sizeof key, "%s/%s", self->cluster, remote);
     link_t *link = (link_t *) zhashx_lookup (self->links, key);
-    if (!link && zhashx_size (self->links) >= LINKS_MAX)
-        return;
-    if (!link) {
+    if (!link && make && zhashx_size (self->links) < LINKS_MAX) {
         link = (link_t *) zmalloc (sizeof *link);
         zhashx_insert (self->links, key, link);
     }
+    return link;
+}
+
+static void
+s_link_add (supernode_probe_t *self, const char *remote, size_t padding,
+            int64_t rtt)
+{
+    link_t *link = s_link_find (self, remote, true);
+    if (!link)
+        return;
     if (rtt < 1)
         rtt = 1;                //  0 marks an empty slot
     if (padding) {
@@ -435,9 +444,7 @@ s_link_add (supernode_probe_t *self, const char *remote, size_t padding,
 static int64_t
 s_bulk_extra_usec (supernode_probe_t *self, const char *remote, int64_t rtt)
 {
-    char key [2 * JACE_ID_MAX + 2];
-    snprintf (key, sizeof key, "%s/%s", self->cluster, remote);
-    link_t *link = (link_t *) zhashx_lookup (self->links, key);
+    link_t *link = s_link_find (self, remote, false);
     int64_t small = link ? s_min (link->small) : 0;
     return rtt > small ? rtt - small : 0;
 }
