@@ -33,6 +33,9 @@
 //  tasks would have taken.  Once per convergence; a verification that
 //  fails costs this much.
 #define VERIFY_PAUSE_MSEC 20
+//  How soon values a full link refused are tried again: the poller waits
+//  for input only, so waits are cut to this while any are held.
+#define UNSENT_RETRY_USEC 1000
 //  Longest single sleep when emulating a slower node; the pipe and inbox
 //  are drained between sleeps.
 #define SLOWDOWN_SLICE_USEC 20000
@@ -1139,6 +1142,9 @@ s_wait (worker_t *self, int msec)
     int64_t retired = s_flush_retired (self);
     if (next < 0 || (retired >= 0 && retired < next))
         next = retired;
+    if (self->task && jace_task_send_unsent (self->task)
+    &&  (next < 0 || next > UNSENT_RETRY_USEC))
+        next = UNSENT_RETRY_USEC;
     if (next >= 0) {
         int due = (int) ((next + 999) / 1000);
         msec = msec < 0 || due < msec ? due : msec;

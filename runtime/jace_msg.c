@@ -877,30 +877,32 @@ s_send_first (zsock_t *output, const void *data, size_t size, bool more)
 
 //  The header is sent from the stack and the payload frames are handed to
 //  libzmq as they are, without building a zmsg: this is the path of every
-//  neighbour vector.
-int
-jace_msg_send (jace_msg_t **self_p, zsock_t *output)
+//  neighbour vector.  Sets *taken once the socket took the first part:
+//  from then on the message is the socket's, whole.
+static int
+s_send (jace_msg_t *self, zsock_t *output, bool *taken)
 {
-    assert (self_p && *self_p);
-    assert (output);
-    jace_msg_t *self = *self_p;
     void *handle = zsock_resolve (output);
     bool router = zsock_type (output) == ZMQ_ROUTER;
     bool more = self->payload_count > 0;
     int rc = -1;
+    *taken = false;
     if (!router || self->routing_id) {
         header_buffer_t buffer;
         s_pack_header (self, self->payloads, self->payload_count, &buffer);
         if (router) {
             rc = s_send_first (output, zframe_data (self->routing_id),
                                zframe_size (self->routing_id), true);
+            *taken = rc == 0;
             if (rc == 0)
                 rc = zmq_send (handle, buffer.data, buffer.size,
                                ZMQ_DONTWAIT | (more ? ZMQ_SNDMORE : 0)) < 0
                    ? -1 : 0;
         }
-        else
+        else {
             rc = s_send_first (output, buffer.data, buffer.size, more);
+            *taken = rc == 0;
+        }
         s_header_free (&buffer);
     }
     for (size_t i = 0; i < self->payload_count && rc == 0; i++) {
@@ -908,7 +910,29 @@ jace_msg_send (jace_msg_t **self_p, zsock_t *output)
                   | (i + 1 < self->payload_count ? ZFRAME_MORE : 0);
         rc = zframe_send (&self->payloads [i].frame, handle, flags);
     }
+    return rc;
+}
+
+int
+jace_msg_send (jace_msg_t **self_p, zsock_t *output)
+{
+    assert (self_p && *self_p);
+    assert (output);
+    bool taken;
+    int rc = s_send (*self_p, output, &taken);
     jace_msg_destroy (self_p);
+    return rc;
+}
+
+int
+jace_msg_try_send (jace_msg_t **self_p, zsock_t *output)
+{
+    assert (self_p && *self_p);
+    assert (output);
+    bool taken;
+    int rc = s_send (*self_p, output, &taken);
+    if (taken || rc == 0)
+        jace_msg_destroy (self_p);
     return rc;
 }
 

@@ -206,6 +206,12 @@ jace_msg_t *
 int
     jace_msg_send (jace_msg_t **self_p, zsock_t *output);
 
+//  Send as jace_msg_send does, but a message the socket refused whole
+//  (its queue full) stays the caller's to send again: returns -1 with
+//  *self_p untouched.  Consumes *self_p otherwise.
+int
+    jace_msg_try_send (jace_msg_t **self_p, zsock_t *output);
+
 //  Send the fields of a message that has no payload of its own, with one
 //  payload of count elements read from data, on a PUSH or DEALER socket.
 //  The message is kept, for the caller to reuse as a template: the path

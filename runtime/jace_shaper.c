@@ -10,6 +10,13 @@
 */
 #include "jace_shaper.h"
 
+//  How often a message due on a full link is tried again, and for how
+//  long at most: a live neighbour drains its link within a heartbeat;
+//  one that never does is dead, and the message goes as before (dropped
+//  by a full queue).
+#define SHAPER_BLOCKED_RETRY_USEC 1000
+#define SHAPER_BLOCKED_NSEC_MAX (10 * 1000000000LL)
+
 //  One emulated link, from us to a cluster.
 typedef struct {
     double latency_usec;        //  One-way delay
@@ -26,6 +33,7 @@ typedef struct {
     jace_msg_t *msg;            //  The message
     int64_t start;              //  When its transfer starts (ns)
     int64_t due;                //  When it arrives (ns, monotonic)
+    bool blocked;               //  Due, but its link was full
 } pending_t;
 
 struct _jace_shaper_t {
@@ -159,7 +167,7 @@ s_values_waiting_for (jace_shaper_t *self, int64_t to, int64_t now)
 {
     for (pending_t *pending = (pending_t *) zlistx_first (self->pending);
          pending; pending = (pending_t *) zlistx_next (self->pending))
-        if (pending->to == to && pending->start > now
+        if (pending->to == to && (pending->start > now || pending->blocked)
         &&  s_is_values (pending->msg))
             return pending;
     return NULL;
@@ -247,13 +255,24 @@ jace_shaper_flush (jace_shaper_t *self)
     int64_t next = -1;
     pending_t *pending = (pending_t *) zlistx_first (self->pending);
     while (pending) {
+        //  A full link keeps what is due for it (the newest values
+        //  replacing older ones): a synchronous neighbour may wait for
+        //  just that message, and no newer one would come.
+        pending->blocked = false;
         if (pending->due <= now) {
-            jace_msg_send (&pending->msg, pending->socket);
+            if (now - pending->due < SHAPER_BLOCKED_NSEC_MAX)
+                jace_msg_try_send (&pending->msg, pending->socket);
+            else
+                jace_msg_send (&pending->msg, pending->socket);
+            pending->blocked = pending->msg != NULL;
+        }
+        if (pending->due <= now && !pending->blocked) {
             zlistx_delete (self->pending, zlistx_cursor (self->pending));
             pending = (pending_t *) zlistx_first (self->pending);
             continue;
         }
-        int64_t wait = (pending->due - now + 999) / 1000;
+        int64_t wait = pending->blocked ? SHAPER_BLOCKED_RETRY_USEC
+                     : (pending->due - now + 999) / 1000;
         next = next < 0 || wait < next ? wait : next;
         pending = (pending_t *) zlistx_next (self->pending);
     }

@@ -43,7 +43,8 @@
 //  at about 2^45: far from what pins a job for good.
 #define MAX_ITERATION_RATE 1000000
 
-//  The newest vector received from one neighbour.
+//  A vector of one task's values: the newest received from a neighbour,
+//  or the newest a full link refused to take to it.
 typedef struct {
     double *values;             //  Values, owned
     size_t capacity;            //  Allocated values
@@ -51,7 +52,7 @@ typedef struct {
     int64_t first;              //  First unknown they stand for
     int64_t iteration;          //  Sender's iteration, -1 if none yet
     int64_t epoch;              //  Sender's epoch
-} newest_t;
+} vector_t;
 
 //  A list of unknowns one task asks another for.
 typedef struct {
@@ -66,7 +67,9 @@ typedef struct {
     zsock_t *link;              //  PUSH to its data endpoint, or NULL
     zsock_t *fresh;             //  PUSH for values only, when they must
                                 //  not queue (jace_task_keep_remote_fresh)
-    newest_t newest;            //  Newest values received from it
+    vector_t newest;            //  Newest values received from it
+    vector_t unsent;            //  Our newest values for it that its full
+                                //  link refused, iteration -1 if none
     int64_t heard_iteration;    //  Iteration of its last accepted DATA
     int64_t heard_msec;         //  When it came (zclock_mono), 0 if never
     int64_t row;                //  First row it owns
@@ -237,6 +240,7 @@ s_read_table (jace_task_t *self, jace_msg_t *assign, char *reason,
         }
         self->peers [node->task].node = *node;
         self->peers [node->task].newest.iteration = -1;
+        self->peers [node->task].unsent.iteration = -1;
     }
     return 0;
 }
@@ -336,6 +340,7 @@ jace_task_destroy (jace_task_t **self_p)
             zsock_destroy (&self->peers [i].link);
             zsock_destroy (&self->peers [i].fresh);
             free (self->peers [i].newest.values);
+            free (self->peers [i].unsent.values);
             free (self->peers [i].asked.indices);
             free (self->peers [i].requested.indices);
         }
@@ -548,41 +553,90 @@ s_send (jace_task_t *self, int64_t to, zsock_t *link, jace_msg_t **msg_p)
     return jace_msg_send (msg_p, link);
 }
 
-int
-jace_task_send (jace_task_t *self, int64_t to, const double *values,
-                size_t count, int64_t first)
+//  Copy `count` values into vector, growing it as needed.
+static void
+s_vector_set (vector_t *vector, const double *values, size_t count,
+              int64_t first, int64_t iteration, int64_t epoch)
 {
-    assert (self);
-    assert (to >= 0 && to < self->count && to != self->rank);
+    if (count > vector->capacity) {
+        free (vector->values);
+        vector->values = (double *) malloc (count * sizeof (double));
+        assert (vector->values);
+        vector->capacity = count;
+    }
+    if (count)
+        memcpy (vector->values, values, count * sizeof (double));
+    vector->count = count;
+    vector->first = first;
+    vector->iteration = iteration;
+    vector->epoch = epoch;
+}
+
+//  Send `count` values of our iteration `iteration` to task `to`; -1 if
+//  its link is full (or cannot be made).
+static int
+s_send_values (jace_task_t *self, int64_t to, const double *values,
+               size_t count, int64_t first, int64_t iteration)
+{
     zsock_t *link = s_values_link (self, to, count * sizeof (double));
     if (!link)
         return -1;
-    int rc;
     if (self->shaper) {
         //  The emulated network holds a message of its own until it is due
         jace_msg_t *msg = jace_msg_new (JACE_MSG_DATA);
         jace_msg_set_job (msg, self->job);
         jace_msg_set_task (msg, self->rank);
         jace_msg_set_epoch (msg, self->epoch);
-        jace_msg_set_iteration (msg, self->iteration);
+        jace_msg_set_iteration (msg, iteration);
         jace_msg_set_first (msg, first);
         jace_msg_add_payload (msg, JACE_PAYLOAD_F64, values, count);
         jace_msg_seal (msg, self->job_key.bytes);
-        rc = s_send (self, to, link, &msg);
+        return s_send (self, to, link, &msg);
     }
-    else {
-        jace_msg_set_epoch (self->data, self->epoch);
-        jace_msg_set_iteration (self->data, self->iteration);
-        jace_msg_set_first (self->data, first);
-        jace_msg_seal (self->data, self->job_key.bytes);
-        rc = jace_msg_send_payload (self->data, JACE_PAYLOAD_F64, values,
-                                    count, link);
-    }
-    if (rc) {
+    jace_msg_set_epoch (self->data, self->epoch);
+    jace_msg_set_iteration (self->data, iteration);
+    jace_msg_set_first (self->data, first);
+    jace_msg_seal (self->data, self->job_key.bytes);
+    return jace_msg_send_payload (self->data, JACE_PAYLOAD_F64, values,
+                                  count, link);
+}
+
+int
+jace_task_send (jace_task_t *self, int64_t to, const double *values,
+                size_t count, int64_t first)
+{
+    assert (self);
+    assert (to >= 0 && to < self->count && to != self->rank);
+    peer_task_t *peer = &self->peers [to];
+    if (s_send_values (self, to, values, count, first, self->iteration)) {
+        //  Kept to send again: a synchronous task may now wait for the
+        //  very task it could not reach, and then no newer vector comes.
         self->dropped++;
+        s_vector_set (&peer->unsent, values, count, first, self->iteration,
+                      self->epoch);
         return -1;
     }
+    peer->unsent.iteration = -1;    //  Newer values went
     return 0;
+}
+
+bool
+jace_task_send_unsent (jace_task_t *self)
+{
+    assert (self);
+    bool left = false;
+    for (int64_t i = 0; i < self->count; i++) {
+        vector_t *unsent = &self->peers [i].unsent;
+        if (i == self->rank || unsent->iteration < 0)
+            continue;
+        if (unsent->epoch == self->epoch
+        &&  s_send_values (self, i, unsent->values, unsent->count,
+                           unsent->first, unsent->iteration) != 0)
+            left = true;
+        else
+            unsent->iteration = -1;
+    }
+    return left;
 }
 
 const double *
@@ -591,7 +645,7 @@ jace_task_newest (jace_task_t *self, int64_t from, size_t *count,
 {
     assert (self);
     assert (from >= 0 && from < self->count);
-    newest_t *newest = &self->peers [from].newest;
+    vector_t *newest = &self->peers [from].newest;
     if (newest->iteration < 0)
         return NULL;
     if (count)
@@ -776,7 +830,7 @@ jace_task_deliver (jace_task_t *self, jace_msg_t *data, char *reason,
         return -1;
     }
     peer_task_t *peer = &self->peers [from];
-    newest_t *newest = &peer->newest;
+    vector_t *newest = &peer->newest;
     //  Older epochs come from a daemon that was replaced: never use them.
     if (jace_msg_epoch (data) < peer->node.epoch
     ||  (jace_msg_epoch (data) == newest->epoch
@@ -1320,7 +1374,7 @@ jace_task_save_newest (const jace_task_t *self, jace_msg_t *copy)
     memcpy (meta, exchanges, sizeof exchanges);
     size_t m = SAVED_FIELDS, v = 0;
     for (int64_t i = 0; i < self->count; i++) {
-        const newest_t *newest = &self->peers [i].newest;
+        const vector_t *newest = &self->peers [i].newest;
         if (i == self->rank || newest->iteration < 0)
             continue;
         int64_t fields [SAVED_FIELDS] = { i, newest->first,
@@ -1342,7 +1396,7 @@ static void
 s_restore_newest (jace_task_t *self, const int64_t *fields,
                   const double *values)
 {
-    newest_t *newest = &self->peers [fields [0]].newest;
+    vector_t *newest = &self->peers [fields [0]].newest;
     size_t count = (size_t) fields [4];
     if (newest->iteration >= 0)
         return;
@@ -1542,7 +1596,7 @@ jace_task_seed_newest (jace_task_t *self, const jace_preload_t *preload)
     int64_t iteration = preload->iteration;
     for (int64_t from = 0; from < self->count; from++) {
         peer_task_t *peer = &self->peers [from];
-        newest_t *newest = &peer->newest;
+        vector_t *newest = &peer->newest;
         const request_t *asked = &peer->asked;
         if (from == self->rank || asked->count == 0
         ||  newest->iteration >= 0)

@@ -194,8 +194,9 @@ int64_t
     jace_task_iteration (const jace_task_t *self);
 
 //  Send `count` values, standing for unknowns first .. first+count-1, to
-//  task `to`.  Never blocks: returns 0, or -1 if the value was dropped
-//  because the link is full (a newer one will follow).
+//  task `to`.  Never blocks: returns 0, or -1 if the link is full; the
+//  runtime then sends these values again once it has room, unless newer
+//  ones went first.
 int
     jace_task_send (jace_task_t *self, int64_t to, const double *values,
                     size_t count, int64_t first);

@@ -80,9 +80,16 @@ void
 void
     jace_task_keep_remote_fresh (jace_task_t *self);
 
-//  Sends dropped so far because a link was full.
+//  Sends a full link refused so far (their values go again later unless
+//  newer ones went first: jace_task_send_unsent).
 uint64_t
     jace_task_dropped (const jace_task_t *self);
+
+//  Send again the newest values a full link refused (jace_task_send),
+//  to each task no newer values went to.  Returns true if a link is
+//  still full: call again soon.
+bool
+    jace_task_send_unsent (jace_task_t *self);
 
 //  DATA refused so far because its iteration was out of its sender's
 //  reach.

@@ -1,7 +1,7 @@
 /*  =========================================================================
     test_runtime_shaper - the emulated links delay messages, and a newer
     vector of values replaces an older one still waiting, but nothing else
-    is ever lost
+    is ever lost, and a full link holds what is due until it has room
 
     A request list queued behind a vector on a slow link was once replaced
     by the next message to that task, and the replacement daemon waited
@@ -180,10 +180,49 @@ s_test_delay (zsock_t *link)
     jace_shaper_destroy (&shaper);
 }
 
+//  A full link keeps what is due for it: the newest values go once the
+//  reader drains it, where they used to be dropped (and a synchronous
+//  neighbour waited for them for ever).
+static void
+s_test_full_link (void)
+{
+    zsock_t *inbox = zsock_new (ZMQ_PULL);
+    zsock_set_rcvhwm (inbox, 1);
+    zsock_bind (inbox, "inproc://shaper-full");
+    zsock_t *link = zsock_new (ZMQ_PUSH);
+    zsock_set_sndhwm (link, 1);
+    zsock_connect (link, "inproc://shaper-full");
+    jace_shaper_t *shaper = jace_shaper_new ("A");
+    jace_shaper_set_link (shaper, "B", 1, 0);
+    for (int64_t iteration = 1; iteration <= 20; iteration++) {
+        jace_msg_t *msg = s_vector (iteration);
+        jace_shaper_send (shaper, link, 0, "B", &msg);
+        zclock_sleep (1);
+        jace_shaper_flush (shaper);
+    }
+    ok (jace_shaper_flush (shaper) >= 0,
+        "values due on a full link are held, not dropped");
+    int64_t newest = -1;
+    int64_t deadline = zclock_mono () + 1000;
+    while (newest < 20 && zclock_mono () < deadline) {
+        jace_shaper_flush (shaper);
+        zsock_set_rcvtimeo (inbox, 1);
+        jace_msg_t *msg = jace_msg_recv (inbox, NULL, 0, NULL, 0);
+        if (msg && jace_msg_iteration (msg) > newest)
+            newest = jace_msg_iteration (msg);
+        jace_msg_destroy (&msg);
+    }
+    is_int (newest, 20, "once the reader drains the link, the newest "
+            "values arrive");
+    jace_shaper_destroy (&shaper);
+    zsock_destroy (&link);
+    zsock_destroy (&inbox);
+}
+
 int
 main (void)
 {
-    tap_plan (15);
+    tap_plan (17);
     zsock_t *inbox = zsock_new_pull ("inproc://shaper-test");
     zsock_t *link = zsock_new_push (">inproc://shaper-test");
     jace_shaper_t *shaper = jace_shaper_new ("A");
@@ -232,6 +271,7 @@ main (void)
     jace_shaper_destroy (&shaper);
     s_test_shared (link);
     s_test_delay (link);
+    s_test_full_link ();
     zsock_destroy (&link);
     zsock_destroy (&inbox);
     return tap_done ();

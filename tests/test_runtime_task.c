@@ -8,7 +8,8 @@
     everything the task sends is sealed with the job key.  A neighbour's
     DATA is taken only within its reach: an iteration like 2^62 is
     refused, legitimate progress never.  In asynchronous mode, values for
-    a task of another cluster never queue up behind each other.  A
+    a task of another cluster never queue up behind each other, and the
+    newest a full link refused goes once it has room.  A
     rebalance's iterate, whole or our row and what we read, restores;
     one that does not match its declaration is refused.
     =========================================================================
@@ -210,6 +211,53 @@ s_test_fresh_links (zsock_t **pulls)
     s_far_rank = -1;
 }
 
+//  Drain a PULL; the iteration of the newest DATA it held, or -1.
+static int64_t
+s_newest_sent (zsock_t *pull)
+{
+    int64_t newest = -1;
+    zclock_sleep (20);
+    while (zsock_events (pull) & ZMQ_POLLIN) {
+        jace_msg_t *msg = jace_msg_recv (pull, NULL, 0, NULL, 0);
+        if (msg && jace_msg_type (msg) == JACE_MSG_DATA
+        &&  jace_msg_iteration (msg) > newest)
+            newest = jace_msg_iteration (msg);
+        jace_msg_destroy (&msg);
+    }
+    return newest;
+}
+
+//  Values a full link refused are held and go once it has room, unless
+//  newer ones went first: a synchronous neighbour waiting for them would
+//  otherwise wait for ever (a replacement that raced ahead on its own
+//  values filled its link, then waited for the task it starved).
+static void
+s_test_unsent (zsock_t **pulls)
+{
+    s_far_rank = 5;
+    jace_task_t *task = s_task ();
+    jace_task_keep_remote_fresh (task);
+    double x = 1;
+    for (int i = 0; i < 30; i++) {
+        jace_task_count_iteration (task);
+        jace_task_send (task, 5, &x, 1, RANK);
+    }
+    ok (jace_task_dropped (task) > 0 && jace_task_send_unsent (task),
+        "a full link refuses values; they are held while it stays full");
+    int64_t before = s_newest_sent (pulls [5]);
+    ok (before < 30, "what it took first is older");
+    diag ("the link took iteration %lld first", (long long) before);
+    ok (!jace_task_send_unsent (task), "once read, the held values go");
+    is_int (s_newest_sent (pulls [5]), 30, "they are the newest: iteration 30");
+    jace_task_count_iteration (task);
+    ok (jace_task_send (task, 5, &x, 1, RANK) == 0
+        && !jace_task_send_unsent (task) && s_newest_sent (pulls [5]) == 31,
+        "a vector that went leaves nothing to send again");
+    jace_task_destroy (&task);
+    s_reached (pulls);
+    s_far_rank = -1;
+}
+
 static bool
 s_contains (const int64_t *list, size_t count, int64_t rank)
 {
@@ -360,7 +408,7 @@ main (void)
     zsys_set_logstream (stderr);
     zsys_init ();
     jace_key_random (&s_job_key);
-    tap_plan (39);
+    tap_plan (44);
     zsock_t *pulls [TASKS] = { NULL };
     for (int rank = 0; rank < TASKS; rank++)
         if (rank != RANK) {
@@ -422,6 +470,7 @@ main (void)
             "was sealed with the job key");
     jace_task_destroy (&task);
     s_test_fresh_links (pulls);
+    s_test_unsent (pulls);
     s_test_replay ();
     s_test_preload ();
     for (int rank = 0; rank < TASKS; rank++)
