@@ -226,8 +226,10 @@ main (void)
     zsock_t *inbox = zsock_new_pull ("inproc://shaper-test");
     zsock_t *link = zsock_new_push (">inproc://shaper-test");
     jace_shaper_t *shaper = jace_shaper_new ("A");
-    //  50 ms and 1 Mb/s: a 100-byte message occupies the link 0.8 ms
-    jace_shaper_set_link (shaper, "B", 50000, 1);
+    //  50 ms and 0.01 Mb/s: a 100-byte message occupies the link 80 ms,
+    //  so values queued behind two of them still wait when newer ones
+    //  come, even under valgrind (at 0.8 ms they had sometimes started)
+    jace_shaper_set_link (shaper, "B", 50000, 0.01);
     int64_t iterations [4];
 
     int64_t sent = zclock_mono ();
