@@ -3270,6 +3270,13 @@ s_next_wait (server_t *self, int64_t now)
         int64_t lease = spawner_lease_tick (self->lease, now);
         wait = lease < wait ? lease : wait;
     }
+    //  Settled tasks report again only every 100 ms (PROGRESS_MSEC): the
+    //  next snapshot after a failed one is our own timer.
+    if (self->state >= JOB_RUNNING && self->state < JOB_FINISHING
+    &&  s_all_settled (self)) {
+        int64_t verify = spawner_verify_wait (self->verify, now);
+        wait = verify >= 0 && verify < wait ? verify : wait;
+    }
     int64_t console = spawner_console_update (self->console,
         now - self->started, self->tasks, self->task_count, self->first_row,
         spawner_verify_count (self->verify),

@@ -6,10 +6,11 @@
     the vector and computes the true relative residual with the
     application's own `residual` callback.  Only a passing snapshot ends
     the job; after a failing one the iterations go on, and the next
-    snapshot follows after VERIFY_BACKOFF_MIN_MSEC while the residual
-    falls by a quarter or more from one to the next, else after a back-off
-    doubling up to VERIFY_BACKOFF_MAX_MSEC, so a job closing in is checked
-    often and a stuck one never floods its daemons.  The vector kept is
+    snapshot follows after VERIFY_BACKOFF_MIN_MSEC (or an eighth of the
+    time the job has run, if less) while the residual falls by a quarter
+    or more from one to the next, else after a back-off doubling up to
+    VERIFY_BACKOFF_MAX_MSEC, so a job closing in is checked often and a
+    stuck one never floods its daemons.  The vector kept is
     exactly the one verified.  The residuals checked also say when a job
     stopped converging: no snapshot beating the one before it by 1% over
     job/stall_snapshots of them.
@@ -37,6 +38,11 @@ void
 //  the back-off since the last one has passed.
 bool
     spawner_verify_may_begin (spawner_verify_t *self, int64_t now);
+
+//  Msec from `now` until a snapshot may begin (0: now), or -1 while one is
+//  being gathered.
+int64_t
+    spawner_verify_wait (spawner_verify_t *self, int64_t now);
 
 //  Begin a snapshot; returns its id (for COLLECT).
 int64_t
