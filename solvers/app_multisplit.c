@@ -298,9 +298,13 @@ s_parse_solver (zhash_t *params, spec_t *spec, char *reason,
         return -1;
     if (s_parse_outer (params, spec, reason, reason_size))
         return -1;
-    //  TSIRM's few inner iterations need ILU(0): capped Jacobi-PCG blocks
-    //  took 7x the outer iterations on 3D Poisson (BENCHMARKS.md).
-    if (pc ? streq (pc, "ilu0") : spec->tsirm || spec->krylov)
+    //  ILU(0) unless the job asks for the diagonal: TSIRM's few inner
+    //  iterations need it (capped Jacobi-PCG blocks took 7x the outer
+    //  iterations on 3D Poisson), and solves to the inner tolerance took
+    //  0.16-0.68 of the time with it, sync and async, on 3D Poisson and
+    //  convection, and the same on the NAS-CG-like system (BENCHMARKS.md,
+    //  make bench-inner).
+    if (!pc || streq (pc, "ilu0"))
         spec->options.preconditioner = MULTISPLIT_PC_ILU0;
     //  Under CG the matrix is symmetric (the spawner checked it), so is
     //  every block: no task need check its own again to choose CG
