@@ -913,27 +913,30 @@ s_send (jace_msg_t *self, zsock_t *output, bool *taken)
     return rc;
 }
 
-int
-jace_msg_send (jace_msg_t **self_p, zsock_t *output)
+//  Send; destroy the message unless `keep_refused` and the socket refused
+//  it whole.
+static int
+s_send_owned (jace_msg_t **self_p, zsock_t *output, bool keep_refused)
 {
     assert (self_p && *self_p);
     assert (output);
     bool taken;
     int rc = s_send (*self_p, output, &taken);
-    jace_msg_destroy (self_p);
+    if (taken || rc == 0 || !keep_refused)
+        jace_msg_destroy (self_p);
     return rc;
+}
+
+int
+jace_msg_send (jace_msg_t **self_p, zsock_t *output)
+{
+    return s_send_owned (self_p, output, false);
 }
 
 int
 jace_msg_try_send (jace_msg_t **self_p, zsock_t *output)
 {
-    assert (self_p && *self_p);
-    assert (output);
-    bool taken;
-    int rc = s_send (*self_p, output, &taken);
-    if (taken || rc == 0)
-        jace_msg_destroy (self_p);
-    return rc;
+    return s_send_owned (self_p, output, true);
 }
 
 //  --------------------------------------------------------------------------
