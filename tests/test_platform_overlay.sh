@@ -68,8 +68,13 @@ ok $? "and carries 8 distinct lease tokens, the peers' among them"
 grep -q "asks a lease of $HUGE ms for job-big, capped to 60000 ms" \
     "$RUN/s1.log"
 ok $? "a lease of INT64_MAX ms is capped to --max-lease, and logged"
-sleep 0.5
-"$CLIENT" "$SN_s3" status >"$RUN/status1" 2>>"$RUN/client.log"
+#  The lease reaches s3 in a PEER_STATE: poll for it, under load too
+s3_lists_lease () {
+    "$CLIENT" "$SN_s3" status >"$RUN/status1" 2>>"$RUN/client.log" \
+        && grep -q '^param lease/job-big/owner ' "$RUN/status1" \
+        && [ "$(grep -c '^node .* 1$' "$RUN/status1")" -eq 8 ]
+}
+wait_for 10 s3_lists_lease
 grep -q '^param lease/job-big/owner tcp://127.0.0.1:9/owner$' "$RUN/status1"
 ok $? "another super-node lists the lease with its owner"
 grep -q '^param lease/job-big/age_ms [0-9][0-9]*$' "$RUN/status1"
@@ -119,6 +124,7 @@ check "all 12 are free again" \
 
 #  s1 has its 3 peers: a fourth is refused, and logged once.
 "$CLIENT" "$SN_s1" peer tcp://127.0.0.1:9/fake 5 2>>"$RUN/client.log"
+wait_for 5 grep -q 'not peering with tcp://127.0.0.1:9/fake' "$RUN/s1.log"
 sleep 0.3
 [ "$(grep -c 'not peering with tcp://127.0.0.1:9/fake: --max-peers' \
     "$RUN/s1.log")" -eq 1 ]

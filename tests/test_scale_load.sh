@@ -64,8 +64,8 @@ past_iteration () {
 #  test starts waits seconds for a core, and a query of the super-node
 #  between the progress seen and the kills let a job on a faster machine
 #  converge first (CI: 0 declared dead).  The kills are one command.
-wait_for 60 jq -s -e 'map(select(.event == "assign")) | length == 64' \
-    "$RUN/big.events"
+wait_for 60 jq -s -e 'map(select(.event == "assign")) | length >= 64' \
+    "$RUN/big.events" || diag "the job placed fewer than 64 tasks in 60 s"
 set -- $(jq -r 'select(.event == "assign") | .daemon' "$RUN/big.events" \
          | head -n 5)
 victims="$1 $2 $3 $4"

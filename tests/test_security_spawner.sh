@@ -45,6 +45,33 @@ grep '"event":"start"' "$RUN/victim.events" | grep -q "\"secret\":\"$secret\""
 ok $? "the start event says where it is"
 
 
+#  3. A forged secret: a key in the right place and form, but not the
+#  job's.  Z85 digits and lower-case letters only, so it always decodes.
+#  First, while job A certainly runs: the refusals of 1 and 2 fail on
+#  reading the secret and need no running job, but these reach its
+#  spawner, and a fast machine ends the job in about two seconds.
+forged=$RUN/forged-secrets
+mkdir -m 700 "$forged"
+(umask 077; tr -dc 'a-z0-9' </dev/urandom | head -c 40 >"$forged/$job.secret"
+ echo >>"$forged/$job.secret")
+"$BIN/jace-spawner" cancel "$job" --supernode "$SN_a" --secrets "$forged" \
+    >"$RUN/forged-cancel.out" 2>"$RUN/forged-cancel.err"
+[ $? -ne 0 ] && grep -q "refused" "$RUN/forged-cancel.err"
+ok $? "a CANCEL sealed with a forged secret is refused by the job's spawner"
+refusals=$(timeout 10 "$BIN/jace-spawner" jobs --supernode "$SN_a" --json \
+    | jq ".[] | select(.job == \"$job\") | .unauthorised")
+[ "${refusals:-0}" -ge 1 ]
+ok $? "and counted in its STATUS (audit/unauthorised = ${refusals:-none})"
+"$BIN/jace-spawner" kill --job "$job" --task 0 --supernode "$SN_a" \
+    --secrets "$forged" >"$RUN/forged-kill.out" 2>&1
+#  The daemon says it got the CRASH and did not obey it (while it ran the
+#  job, or, on a machine fast enough to end the job first, after).
+wait_for 15 grep -q -e "refused CRASH" -e "CRASH for job '$job'" \
+        "$RUN"/d*.log \
+    && ! grep -q "crashed on purpose" "$RUN"/d*.log \
+    && ! grep -q '"event":"dead"' "$RUN/victim.events"
+ok $? "a CRASH sealed with a forged secret is not obeyed"
+
 #  Each command, run by someone without the job's secret, must exit
 #  non-zero with an error naming the secret and --secrets.
 refused () {    #  refused NAME COMMAND...
@@ -111,30 +138,6 @@ loose=$?
 chmod 600 "$secret"
 [ $loose -eq 0 ] && grep -q "open to others" "$RUN/loose-cancel.err"
 ok $? "a secret file others may read is refused, and the error says so"
-
-#  3. A forged secret: a key in the right place and form, but not the
-#  job's.  Z85 digits and lower-case letters only, so it always decodes.
-forged=$RUN/forged-secrets
-mkdir -m 700 "$forged"
-(umask 077; tr -dc 'a-z0-9' </dev/urandom | head -c 40 >"$forged/$job.secret"
- echo >>"$forged/$job.secret")
-"$BIN/jace-spawner" cancel "$job" --supernode "$SN_a" --secrets "$forged" \
-    >"$RUN/forged-cancel.out" 2>"$RUN/forged-cancel.err"
-[ $? -ne 0 ] && grep -q "refused" "$RUN/forged-cancel.err"
-ok $? "a CANCEL sealed with a forged secret is refused by the job's spawner"
-refusals=$(timeout 10 "$BIN/jace-spawner" jobs --supernode "$SN_a" --json \
-    | jq ".[] | select(.job == \"$job\") | .unauthorised")
-[ "${refusals:-0}" -ge 1 ]
-ok $? "and counted in its STATUS (audit/unauthorised = ${refusals:-none})"
-"$BIN/jace-spawner" kill --job "$job" --task 0 --supernode "$SN_a" \
-    --secrets "$forged" >"$RUN/forged-kill.out" 2>&1
-#  The daemon says it got the CRASH and did not obey it (while it ran the
-#  job, or, on a machine fast enough to end the job first, after).
-wait_for 15 grep -q -e "refused CRASH" -e "CRASH for job '$job'" \
-        "$RUN"/d*.log \
-    && ! grep -q "crashed on purpose" "$RUN"/d*.log \
-    && ! grep -q '"event":"dead"' "$RUN/victim.events"
-ok $? "a CRASH sealed with a forged secret is not obeyed"
 
 #  Job B, cancelled by its own user.
 submit owned "$JOB" "$SN_a" --set job/tasks=2 $EXACT --set problem/n=44 \

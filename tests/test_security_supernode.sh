@@ -66,8 +66,8 @@ for i in 1 2 3; do
 done
 KA=$(key); KC=$(key)
 FAKE="--power 0.001 --cluster fake"
-as daemon $FAKE "$KS" hello dA "$KA" >/dev/null \
-    && as daemon $FAKE "$KS" hello dC "$KC" >/dev/null
+as daemon --wait 5000 $FAKE "$KS" hello dA "$KA" >/dev/null \
+    && as daemon --wait 5000 $FAKE "$KS" hello dC "$KC" >/dev/null
 ok $? "a daemon's key registers daemons dA and dC with their lease keys"
 
 #  --- HELLO -----------------------------------------------------------------
@@ -90,7 +90,7 @@ as daemon2 "$KS" hello dA "$KA" >/dev/null
 as daemon "$KS" hello dA "$(key)" >/dev/null
 wait_for 3 counted_above "$KS" $((before + 2))
 ok $? "a live daemon id is not taken by another key, nor another lease key"
-as daemon $FAKE "$KS" hello dA "$KA" >/dev/null
+as daemon --wait 5000 $FAKE "$KS" hello dA "$KA" >/dev/null
 ok $? "the daemon itself still refreshes it"
 
 #  --- BYE -------------------------------------------------------------------
@@ -234,7 +234,7 @@ ok $? "the keyed super-node still answers STATUS"
 start_supernode kl --heartbeat 200 --timeout 2000 --max-daemons 8
 KL=$SN_kl
 K1=$(key); K2=$(key)
-plain "$KL" hello x1 "$K1" >/dev/null
+plain --wait 5000 "$KL" hello x1 "$K1" >/dev/null
 ok $? "keyless, a daemon registers with its lease key"
 before=$(unauthorised "$KL")
 ! plain "$KL" hello x1 "$K2" >/dev/null
@@ -266,7 +266,7 @@ ok $? "keyless, the grant's token is made for the empty spawner key"
 wait_for 6 plain "$KL" hello x1 "$K2"
 ok $? "once the record expires, the id registers with a new lease key"
 
-welcomed=$(plain --wait 300 "$KL" flood f 50)
+welcomed=$(plain --wait 2000 "$KL" flood f 50)
 [ "$welcomed" -eq 7 ] && [ "$(status_of "$KL" | grep -c '^node f-')" -eq 7 ]
 ok $? "a flood of 50 HELLOs registers 7, up to --max-daemons 8"
 [ "$(param "$KL" audit/registry_full)" -ge 43 ] \
