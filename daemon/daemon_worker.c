@@ -1213,6 +1213,23 @@ s_wait_for_news (worker_t *self, int msec)
     }
 }
 
+//  Wait until every source has sent the values of our previous iteration
+//  or newer (jace_task_set_source_wait), at most msec.
+static void
+s_wait_for_sources (worker_t *self, int msec)
+{
+    int64_t deadline = zclock_mono () + msec;
+    uint64_t serial = self->task_serial;
+    //  A drain may end the task: ask whether it runs before asking it.
+    while (s_still_running (self, serial)
+    &&     !jace_task_sources_ready (self->task)) {
+        int64_t left = deadline - zclock_mono ();
+        if (left <= 0)
+            break;
+        s_wait_and_drain (self, (int) left);
+    }
+}
+
 //  --------------------------------------------------------------------------
 //  Iterating
 
@@ -1495,6 +1512,13 @@ s_run (worker_t *self)
         if (self->app->idle_without_news
         &&  self->received == self->received_before)
             s_wait_for_news (self, NEWS_WAIT_MSEC);
+        if (!s_still_running (self, serial))
+            return;
+    }
+    int source_wait = self->synchronous ? 0
+                    : jace_task_source_wait (self->task);
+    if (source_wait > 0) {
+        s_wait_for_sources (self, source_wait);
         if (!s_still_running (self, serial))
             return;
     }

@@ -89,6 +89,7 @@ struct _jace_task_t {
     double change;              //  Local change of the last iteration
     bool converged;             //  The application says the job's answer
                                 //  meets its tolerance (this iteration)
+    int source_wait_msec;       //  Async: longest wait for every source
     int64_t first_row;          //  First row we own
     int64_t row_count;          //  Rows we own
     int64_t rows;               //  Rows in the job
@@ -486,6 +487,20 @@ jace_task_set_converged (jace_task_t *self)
 {
     assert (self);
     self->converged = true;
+}
+
+void
+jace_task_set_source_wait (jace_task_t *self, int msec)
+{
+    assert (self && msec >= 0);
+    self->source_wait_msec = msec;
+}
+
+int
+jace_task_source_wait (const jace_task_t *self)
+{
+    assert (self);
+    return self->source_wait_msec;
 }
 
 //  --------------------------------------------------------------------------

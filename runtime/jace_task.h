@@ -222,6 +222,17 @@ void
 void
     jace_task_set_converged (jace_task_t *self);
 
+//  Set-up only, asynchronous mode: before each iteration, wait up to msec
+//  for every task asked for values (jace_task_request) to have sent those
+//  of our previous iteration or newer, the synchronous mode's condition,
+//  then iterate anyway.  For a method that gains only when the tasks'
+//  iterations move together (TSIRM's window combines the tasks' j-th
+//  iterates with one coefficient), while a slow or lost neighbour still
+//  holds nobody up for longer than msec.  0, the default, waits for
+//  nothing more than a newer vector from any task (idle_without_news).
+void
+    jace_task_set_source_wait (jace_task_t *self, int msec);
+
 //  Set-up only: ask task `from` for the unknowns `indices` (global
 //  numbers).  Before the first iteration the runtime delivers every
 //  task's requests to their owners (jace_task_requested), in a total

@@ -54,6 +54,10 @@ double
 bool
     jace_task_take_converged (jace_task_t *self);
 
+//  The application's jace_task_set_source_wait, in msec (0: none).
+int
+    jace_task_source_wait (const jace_task_t *self);
+
 //  Count one completed iteration.
 void
     jace_task_count_iteration (jace_task_t *self);
