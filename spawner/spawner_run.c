@@ -10,6 +10,28 @@
 #include "spawner_resume.h"
 #include "spawner_secret.h"
 
+#include <pthread.h>
+#include <signal.h>
+
+//  Destroy the actor, waiting for its thread to end.  zactor_destroy's
+//  wait returns early if a signal interrupts it (SIGTERM from `timeout`
+//  as a job ended, seen under load): main then went on to exit, CZMQ's
+//  shutdown closed the still running actor's sockets ("dangling DEALER
+//  socket") and the actor's thread aborted on an assertion.  SIGINT and
+//  SIGTERM are held off this thread meanwhile; another takes them (CZMQ's
+//  handler only raises a flag), and the job has ended anyway.
+static void
+s_destroy_actor (zactor_t **actor_p)
+{
+    sigset_t held, before;
+    sigemptyset (&held);
+    sigaddset (&held, SIGINT);
+    sigaddset (&held, SIGTERM);
+    pthread_sigmask (SIG_BLOCK, &held, &before);
+    zactor_destroy (actor_p);
+    pthread_sigmask (SIG_SETMASK, &before, NULL);
+}
+
 //  Run the actor described by config to the end; returns its exit code.
 static int
 s_run_actor (spawner_server_config_t *config)
@@ -40,7 +62,7 @@ s_run_actor (spawner_server_config_t *config)
         zstr_free (&event);
     }
     zpoller_destroy (&poller);
-    zactor_destroy (&actor);
+    s_destroy_actor (&actor);
     return rc;
 }
 
