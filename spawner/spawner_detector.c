@@ -33,8 +33,6 @@ struct _spawner_detector_t {
     int64_t last_tick;          //  End of the previous loop pass, or 0
     int64_t stalled;            //  Milliseconds the spawner slept through
     int64_t last_stall;         //  Of them, the last tick's (0: on time)
-    unsigned late_history;      //  Bit 0: the last tick was late, bit 1:
-                                //  the one before
     bool adaptive;              //  Else the plain timeout
 };
 
@@ -101,13 +99,11 @@ spawner_detector_tick (spawner_detector_t *self, int64_t now,
 {
     assert (self);
     self->last_stall = 0;
-    self->late_history = (self->late_history << 1) & 3;
     if (self->last_tick && self->adaptive) {
         int64_t late = now - self->last_tick - planned_msec;
         if (late > STALL_MARGIN_MSEC) {
             self->stalled += late;
             self->last_stall = late;
-            self->late_history |= 1;
         }
     }
     self->last_tick = now;
@@ -147,13 +143,6 @@ spawner_detector_suspects (spawner_detector_t *self, size_t slot,
 {
     return spawner_detector_silence (self, slot, now)
          > spawner_detector_bound (self, slot);
-}
-
-bool
-spawner_detector_late (spawner_detector_t *self)
-{
-    assert (self);
-    return self->late_history != 0;
 }
 
 int64_t

@@ -74,11 +74,6 @@ bool
     spawner_detector_suspects (spawner_detector_t *self, size_t slot,
                                int64_t now);
 
-//  True if one of the last two ticks came late: the spawner is starved
-//  or was stopped, and the machine's daemons may be too.
-bool
-    spawner_detector_late (spawner_detector_t *self);
-
 //  Total milliseconds the spawner was found asleep so far.
 int64_t
     spawner_detector_stalled (spawner_detector_t *self);

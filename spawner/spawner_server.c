@@ -1290,18 +1290,12 @@ s_check_liveness (server_t *self, int64_t now)
         quiet += 2 * spawner_detector_silence (self->detector, rank, now)
                > spawner_detector_bound (self->detector, rank);
     }
-    //  A spawner that is itself late is as good a sign of a stalled
-    //  machine: beside 96 daemons and two hogs under the sanitizers, 23 of
-    //  64 live daemons were declared dead without this, too few at once
-    //  to count as a mass silence.
-    bool starved = quiet >= 1 && spawner_detector_late (self->detector);
-    bool mass = ((quiet >= 2 && 2 * quiet > judged) || starved)
+    bool mass = quiet >= 2 && 2 * quiet > judged
              && spawner_job_adaptive_detector (self->job);
     if (mass && !self->mass_silence)
-        zsys_warning ("spawner: %zu of %zu daemons silent at once%s: a "
-                      "stall of the machine or network?  waiting %d times "
-                      "longer before declaring them dead", quiet, judged,
-                      starved ? ", the spawner itself late" : "",
+        zsys_warning ("spawner: %zu of %zu daemons silent at once: a stall "
+                      "of the machine or network?  waiting %d times longer "
+                      "before declaring them dead", quiet, judged,
                       MASS_SILENCE_FACTOR);
     self->mass_silence = mass;
     for (size_t rank = 0; rank < self->task_count && !*self->failure;
