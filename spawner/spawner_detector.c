@@ -32,7 +32,6 @@ struct _spawner_detector_t {
     int64_t floor_msec;         //  Never suspect before this silence
     int64_t last_tick;          //  End of the previous loop pass, or 0
     int64_t stalled;            //  Milliseconds the spawner slept through
-    int64_t last_stall;         //  Of them, the last tick's (0: on time)
     bool adaptive;              //  Else the plain timeout
 };
 
@@ -98,13 +97,10 @@ spawner_detector_tick (spawner_detector_t *self, int64_t now,
                        int64_t planned_msec)
 {
     assert (self);
-    self->last_stall = 0;
     if (self->last_tick && self->adaptive) {
         int64_t late = now - self->last_tick - planned_msec;
-        if (late > STALL_MARGIN_MSEC) {
+        if (late > STALL_MARGIN_MSEC)
             self->stalled += late;
-            self->last_stall = late;
-        }
     }
     self->last_tick = now;
 }
@@ -114,15 +110,8 @@ spawner_detector_silence (spawner_detector_t *self, size_t slot, int64_t now)
 {
     assert (self && slot < self->slot_count);
     const slot_t *entry = &self->slots [slot];
-    //  Only the last stall can hide a message: the pass after each stall
-    //  read every socket.  Crediting every stall since the daemon was
-    //  heard let a spawner that is late on every pass (a starved machine)
-    //  never find a dead daemon: its silence grew by the 100 ms margin a
-    //  pass.
-    int64_t stalled = self->stalled - entry->stalled_at_heard;
-    if (stalled > self->last_stall)
-        stalled = self->last_stall;
-    int64_t silence = now - entry->last_heard - stalled;
+    int64_t silence = now - entry->last_heard
+                    - (self->stalled - entry->stalled_at_heard);
     return silence > 0 ? silence : 0;
 }
 

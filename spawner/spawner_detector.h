@@ -13,11 +13,8 @@
     The server ticks the detector every pass of its loop with how long it
     meant to wait; a pass that came back much later than that means the
     spawner was descheduled or stopped, and that stretch is subtracted
-    from every silence it overlaps, until the next tick: the pass after a
-    stall reads every socket, so only the last stall can hide a message.
-    A spawner that was itself frozen for ten seconds therefore does not
-    declare every daemon dead on waking, and one that is late on every
-    pass (a starved machine) still finds a dead daemon.
+    from every silence it overlaps.  A spawner that was itself frozen for
+    ten seconds therefore does not declare every daemon dead on waking.
     =========================================================================
 */
 #ifndef SPAWNER_DETECTOR_H_INCLUDED

@@ -10,7 +10,7 @@
 int
 main (void)
 {
-    tap_plan (14);
+    tap_plan (12);
     spawner_detector_t *detector = spawner_detector_new (2, 3000, true);
     int64_t now = 1000;
     spawner_detector_reset (detector, 0, now);
@@ -69,22 +69,6 @@ main (void)
     spawner_detector_tick (detector, now, 0);
     ok (spawner_detector_silence (detector, 1, now) == 50,
         "short work is not a stall: its silence counts");
-    //  The spawner is late on every pass (a starved machine: each pass
-    //  meant to wait 100 ms and took 600): slot 0 keeps speaking, slot 1
-    //  is dead.  Seen in the sanitizer build beside 96 daemons and two
-    //  hogs: before, no daemon was ever declared dead there.
-    spawner_detector_reset (detector, 0, now);
-    spawner_detector_reset (detector, 1, now);
-    bool live_suspected = false;
-    for (int i = 0; i < 20; i++) {
-        now += 600;
-        spawner_detector_tick (detector, now, 100);
-        spawner_detector_heard (detector, 0, now);
-        live_suspected |= spawner_detector_suspects (detector, 0, now);
-    }
-    ok (spawner_detector_suspects (detector, 1, now),
-        "a spawner late on every pass still finds a daemon silent for 12 s");
-    ok (!live_suspected, "and not one that speaks every pass");
     spawner_detector_destroy (&detector);
     spawner_detector_destroy (&detector);
 
