@@ -1198,14 +1198,18 @@ s_still_running (worker_t *self, uint64_t serial)
         && !self->terminated;
 }
 
-//  Wait until a neighbour vector arrives, at most msec.
+//  Serve messages until `done` holds or msec have passed.  A drain may end
+//  or replace the task: whether it still runs is asked before `done`,
+//  which may look at it.
+typedef bool (worker_condition_fn) (worker_t *self, const void *arg);
+
 static void
-s_wait_for_news (worker_t *self, int msec)
+s_wait_until (worker_t *self, int msec, worker_condition_fn *done,
+              const void *arg)
 {
     int64_t deadline = zclock_mono () + msec;
-    uint64_t before = self->received;
     uint64_t serial = self->task_serial;
-    while (self->received == before && s_still_running (self, serial)) {
+    while (s_still_running (self, serial) && !done (self, arg)) {
         int64_t left = deadline - zclock_mono ();
         if (left <= 0)
             break;
@@ -1213,21 +1217,34 @@ s_wait_for_news (worker_t *self, int msec)
     }
 }
 
-//  Wait until every source has sent the values of our previous iteration
-//  or newer (jace_task_set_source_wait), at most msec.
-static void
-s_wait_for_sources (worker_t *self, int msec)
+static bool
+s_news_arrived (worker_t *self, const void *received_before)
 {
-    int64_t deadline = zclock_mono () + msec;
-    uint64_t serial = self->task_serial;
-    //  A drain may end the task: ask whether it runs before asking it.
-    while (s_still_running (self, serial)
-    &&     !jace_task_sources_ready (self->task)) {
-        int64_t left = deadline - zclock_mono ();
-        if (left <= 0)
-            break;
-        s_wait_and_drain (self, (int) left);
-    }
+    return self->received != *(const uint64_t *) received_before;
+}
+
+//  Every source has sent the values of our previous iteration or newer
+//  (jace_task_set_source_wait).
+static bool
+s_sources_ready (worker_t *self, const void *unused)
+{
+    (void) unused;
+    return jace_task_sources_ready (self->task);
+}
+
+static bool
+s_sources_ahead (worker_t *self, const void *unused)
+{
+    (void) unused;
+    return jace_task_sources_ahead (self->task);
+}
+
+//  Wait until a neighbour vector arrives, at most msec.
+static void
+s_wait_for_news (worker_t *self, int msec)
+{
+    uint64_t before = self->received;
+    s_wait_until (self, msec, s_news_arrived, &before);
 }
 
 //  --------------------------------------------------------------------------
@@ -1475,17 +1492,10 @@ s_exchange (worker_t *self)
 //  Serve the spawner's commands (COLLECT, STOP) while the answer just
 //  reached is verified, unless the other tasks go on (VERIFY_PAUSE_MSEC).
 static void
-s_pause_for_verification (worker_t *self, uint64_t serial)
+s_pause_for_verification (worker_t *self)
 {
     self->verify_pause = false;
-    int64_t deadline = zclock_mono () + VERIFY_PAUSE_MSEC;
-    while (s_still_running (self, serial)
-       &&  !jace_task_sources_ahead (self->task)) {
-        int64_t left = deadline - zclock_mono ();
-        if (left <= 0)
-            break;
-        s_wait_and_drain (self, (int) left);
-    }
+    s_wait_until (self, VERIFY_PAUSE_MSEC, s_sources_ahead, NULL);
 }
 
 //  One pass of a running task: take the news, wait a little for more when
@@ -1500,7 +1510,7 @@ s_run (worker_t *self)
     if (!s_still_running (self, serial))
         return;
     if (self->verify_pause) {
-        s_pause_for_verification (self, serial);
+        s_pause_for_verification (self);
         if (!s_still_running (self, serial))
             return;
     }
@@ -1518,7 +1528,7 @@ s_run (worker_t *self)
     int source_wait = self->synchronous ? 0
                     : jace_task_source_wait (self->task);
     if (source_wait > 0) {
-        s_wait_for_sources (self, source_wait);
+        s_wait_until (self, source_wait, s_sources_ready, NULL);
         if (!s_still_running (self, serial))
             return;
     }

@@ -639,21 +639,6 @@ s_block_cost (const problem_t *problem, int64_t begin, int64_t end)
     return flops + 4.0 * (double) band * (double) (end - begin);
 }
 
-//  The block of column j under the cut first_row (tasks blocks)
-static int32_t
-s_block_of (const int64_t *first_row, int64_t tasks, int32_t j)
-{
-    int64_t low = 0, high = tasks - 1;
-    while (low < high) {
-        int64_t middle = (low + high + 1) / 2;
-        if (first_row [middle] <= j)
-            low = middle;
-        else
-            high = middle - 1;
-    }
-    return (int32_t) low;
-}
-
 static int
 s_compare_columns (const void *a, const void *b)
 {
@@ -661,6 +646,35 @@ s_compare_columns (const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+//  Task `task` needs each distinct column of `outside` (sorted) from the
+//  block that holds it: walk both in order, one block at a time.
+static void
+s_add_needs (jace_graph_t *graph, const int64_t *first_row, int32_t task,
+             const int32_t *outside, size_t count)
+{
+    int32_t block = 0;
+    double values = 0;
+    for (size_t k = 0; k < count; k++) {
+        if (k > 0 && outside [k] == outside [k - 1])
+            continue;
+        if (outside [k] >= first_row [block + 1]) {
+            if (values > 0)
+                jace_graph_add_need (graph, task, block, values);
+            values = 0;
+            while (outside [k] >= first_row [block + 1])
+                block++;
+        }
+        values++;
+    }
+    if (values > 0)
+        jace_graph_add_need (graph, task, block, values);
+}
+
+//  Spawner side: each block's cost, and the distinct columns it reads
+//  from each other block.  Sorting the columns outside a block, rather
+//  than marking them in an array of the matrix's order, keeps this
+//  within the rows' own memory (BENCHMARKS, "The task graph's page
+//  faults").
 static int
 s_describe (void *raw, const int64_t *first_row, int64_t tasks,
             jace_graph_t *graph)
@@ -669,19 +683,13 @@ s_describe (void *raw, const int64_t *first_row, int64_t tasks,
     const csr_t *A = problem->A;
     if (!s_blocks_valid (first_row, tasks, A->nrows) || tasks > INT32_MAX)
         return -1;
-    int64_t *columns = (int64_t *) zmalloc ((size_t) tasks * sizeof (int64_t));
-    int32_t *touched = (int32_t *) malloc ((size_t) tasks * sizeof (int32_t));
     int32_t *outside = NULL;
     size_t outside_size = 0;
-    assert (touched);
     for (int32_t task = 0; task < (int32_t) tasks; task++) {
         int64_t begin = first_row [task], end = first_row [task + 1];
         jace_graph_set_cost (graph, task, s_block_cost (problem, begin,
                                                         end));
-        //  The columns outside the block, and the blocks they belong to
-        //  in the order first met (columns [from] marks them met)
         size_t count = 0;
-        int32_t touched_count = 0;
         for (int64_t k = A->row_ptr [begin]; k < A->row_ptr [end]; k++) {
             int32_t j = A->col_idx [k];
             if (j >= begin && j < end)
@@ -693,28 +701,11 @@ s_describe (void *raw, const int64_t *first_row, int64_t tasks,
                 assert (outside);
             }
             outside [count++] = j;
-            int32_t from = s_block_of (first_row, tasks, j);
-            if (columns [from] == 0) {
-                columns [from] = -1;
-                touched [touched_count++] = from;
-            }
         }
-        //  Each distinct column counts once for its block
         qsort (outside, count, sizeof (int32_t), s_compare_columns);
-        for (int32_t k = 0; k < touched_count; k++)
-            columns [touched [k]] = 0;
-        for (size_t k = 0; k < count; k++)
-            if (k == 0 || outside [k] != outside [k - 1])
-                columns [s_block_of (first_row, tasks, outside [k])]++;
-        for (int32_t k = 0; k < touched_count; k++) {
-            jace_graph_add_need (graph, task, touched [k],
-                                 (double) columns [touched [k]]);
-            columns [touched [k]] = 0;
-        }
+        s_add_needs (graph, first_row, task, outside, count);
     }
     free (outside);
-    free (columns);
-    free (touched);
     return 0;
 }
 
