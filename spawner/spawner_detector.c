@@ -17,6 +17,13 @@
 #define DEVIATIONS 8
 //  A loop pass this much later than planned counts as a stall.
 #define STALL_MARGIN_MSEC 100
+//  The spawner's stalls excuse at most this many bounds of a daemon's
+//  silence.  A spawner late on every pass (a starved machine) stalls as
+//  fast as the clock runs: excusing it all, a dead daemon's silence grew
+//  by the 100 ms margin a pass and it was never declared dead (0 of 5 in
+//  110 s).  Capped, it is declared within (1 + cap) bounds, while a
+//  spawner frozen for up to cap bounds at once still costs nobody.
+#define STALL_EXCUSE_BOUNDS 4
 
 typedef struct {
     int64_t last_heard;         //  When the daemon last spoke (msec)
@@ -110,8 +117,10 @@ spawner_detector_silence (spawner_detector_t *self, size_t slot, int64_t now)
 {
     assert (self && slot < self->slot_count);
     const slot_t *entry = &self->slots [slot];
+    int64_t excused = self->stalled - entry->stalled_at_heard;
+    int64_t most = STALL_EXCUSE_BOUNDS * spawner_detector_bound (self, slot);
     int64_t silence = now - entry->last_heard
-                    - (self->stalled - entry->stalled_at_heard);
+                    - (excused < most ? excused : most);
     return silence > 0 ? silence : 0;
 }
 

@@ -10,7 +10,7 @@
 int
 main (void)
 {
-    tap_plan (12);
+    tap_plan (15);
     spawner_detector_t *detector = spawner_detector_new (2, 3000, true);
     int64_t now = 1000;
     spawner_detector_reset (detector, 0, now);
@@ -69,6 +69,29 @@ main (void)
     spawner_detector_tick (detector, now, 0);
     ok (spawner_detector_silence (detector, 1, now) == 50,
         "short work is not a stall: its silence counts");
+
+    //  The spawner is late on every pass (a starved machine): each pass
+    //  planned 10 ms takes 610.  Slot 0 speaks every pass; slot 1 died.
+    spawner_detector_reset (detector, 0, now);
+    spawner_detector_reset (detector, 1, now);
+    int64_t died = now;
+    int64_t declared = 0;
+    bool live_suspected = false;
+    for (int pass = 0; pass < 200 && !declared; pass++) {
+        now += 610;
+        spawner_detector_tick (detector, now, 10);
+        spawner_detector_heard (detector, 0, now);
+        live_suspected |= spawner_detector_suspects (detector, 0, now);
+        if (spawner_detector_suspects (detector, 1, now))
+            declared = now;
+    }
+    diag ("declared dead %.1f s after it died", (declared - died) / 1000.0);
+    ok (declared > 0, "a daemon dead while the spawner is late on every "
+        "pass is declared dead");
+    ok (declared - died <= 5 * 3000 + 610,
+        "within five bounds: the stalls excuse four at most");
+    ok (!live_suspected, "a daemon heard on every late pass is never "
+        "suspected");
     spawner_detector_destroy (&detector);
     spawner_detector_destroy (&detector);
 
