@@ -14,6 +14,10 @@
 #include "solvers.h"
 
 #include <getopt.h>
+#include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #define PROGRAM "jace-spawner"
 #define SUPERNODES_MAX 64
@@ -388,11 +392,35 @@ s_dispatch (const char *command, const char *operand, arguments_t *args)
                                (int) args->timeout_msec);
 }
 
+//  Memory freed while the job is prepared (the problem's generation or
+//  file read) serves what comes in while it runs.  By default glibc maps
+//  each block over 128 KiB afresh and gives ZeroMQ's I/O thread an arena
+//  of its own, so every RESULT (25,000 rows: 200 KB) arrived into new
+//  pages: on this kind of VM, page faults took a 2-task job from the
+//  tasks' convergence to its verified answer in 3-4 ms instead of ~2
+//  (BENCHMARKS.md, "The spawner's fresh pages").  One arena, blocks up
+//  to SPAWNER_HEAP_BLOCK_MAX from the heap, and a heap never trimmed: a
+//  spawner serves one job and exits.
+#define SPAWNER_HEAP_BLOCK_MAX (32 * 1024 * 1024)
+
+static void
+s_keep_freed_memory (void)
+{
+#ifdef __GLIBC__
+    if (!mallopt (M_ARENA_MAX, 1)
+    ||  !mallopt (M_MMAP_THRESHOLD, SPAWNER_HEAP_BLOCK_MAX)
+    ||  !mallopt (M_TRIM_THRESHOLD, INT_MAX))
+        fprintf (stderr, "jace-spawner: freed memory cannot be kept for "
+                 "reuse (mallopt failed); carrying on\n");
+#endif
+}
+
 int
 main (int argc, char *argv [])
 {
     jace_process_init ("spawner");
     solvers_blas_single_threaded ();
+    s_keep_freed_memory ();
     if (argc < 2) {
         s_usage (stderr);
         return 2;
