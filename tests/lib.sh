@@ -119,7 +119,7 @@ count_is () {       #  count_is N SUPERNODE [JQ-FILTER [NODES-ARGS...]]
 #  Submit a job; output in $RUN/NAME.out, events in $RUN/NAME.events.
 submit () {         #  submit NAME JOBFILE SUPERNODE [ARGS...]
     name=$1; job=$2; sn=$3; shift 3
-    timeout 120 "$BIN/jace-spawner" submit "$job" --supernode "$sn" -q \
+    timeout $((120 * SLOW)) "$BIN/jace-spawner" submit "$job" --supernode "$sn" -q \
         --events "$RUN/$name.events" "$@" >"$RUN/$name.out" 2>"$RUN/$name.err"
 }
 

@@ -25,7 +25,7 @@ check "the grid lists all $DAEMONS daemons" \
 submit all "$JACE_SRCDIR/examples/poisson3d.job" "$SN_sn1" \
     --set job/tasks=$DAEMONS --set problem/n=32 &
 job=$!
-wait_for 110 grep -q '"event":"start"' "$RUN/all.events"
+wait_for $((110 * SLOW)) grep -q '"event":"start"' "$RUN/all.events"
 ok $? "all $DAEMONS tasks start"
 #  TCP connections of each working daemon, counted while they iterate.
 most=0

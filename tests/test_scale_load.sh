@@ -51,8 +51,10 @@ check "the first super-node lists all $total daemons, once each" \
 eval "last=\$SN_sn$SUPERNODES"
 check "and so does the last one" wait_for 60 count_is "$total" "$last"
 
+#  A sanitizer build runs everything SLOW times slower, replacements too.
 submit big "$JOB" "$SN_sn1" --set job/tasks=64 --set problem/n=32 \
-    --set job/tolerance=1e-8 --set job/max_seconds=110 &
+    --set job/tolerance=1e-8 --set job/max_seconds=$((110 * SLOW)) \
+    --set job/reserve_timeout=$((30 * SLOW)) &
 job=$!
 #  Progress, not time: crash when a task has passed iteration 10.
 past_iteration () {
