@@ -17,13 +17,25 @@
 #define DEVIATIONS 8
 //  A loop pass this much later than planned counts as a stall.
 #define STALL_MARGIN_MSEC 100
-//  The spawner's stalls excuse at most this many bounds of a daemon's
-//  silence.  A spawner late on every pass (a starved machine) stalls as
-//  fast as the clock runs: excusing it all, a dead daemon's silence grew
-//  by the 100 ms margin a pass and it was never declared dead (0 of 5 in
-//  110 s).  Capped, it is declared within (1 + cap) bounds, while a
-//  spawner frozen for up to cap bounds at once still costs nobody.
+//  How much of the spawner's stalls a daemon's silence is excused.
+//  Stalls of the last floor_msec are excused in full: a spawner frozen
+//  for any time (SIGSTOP, a paused VM) reads what the daemons sent
+//  meanwhile only once its I/O thread has caught up, and judging before
+//  declared every daemon dead at once.  Older stalls excuse at most
+//  STALL_EXCUSE_BOUNDS bounds: a spawner late on every pass (a starved
+//  machine) stalls as fast as the clock runs, and excusing it all, a dead
+//  daemon's silence grew by the 100 ms margin a pass and it was never
+//  declared dead (0 of 5 in 110 s).  A live daemon has been heard within
+//  a bound of the stall's end.
 #define STALL_EXCUSE_BOUNDS 4
+//  Stalls remembered for the window: more than floor_msec / margin
+//  cannot fit in it; past this many, the oldest count as older stalls.
+#define RECENT_STALLS 64
+
+typedef struct {
+    int64_t at;                 //  Tick that ended the stall
+    int64_t length;             //  Milliseconds late
+} stall_t;
 
 typedef struct {
     int64_t last_heard;         //  When the daemon last spoke (msec)
@@ -39,6 +51,8 @@ struct _spawner_detector_t {
     int64_t floor_msec;         //  Never suspect before this silence
     int64_t last_tick;          //  End of the previous loop pass, or 0
     int64_t stalled;            //  Milliseconds the spawner slept through
+    stall_t recent [RECENT_STALLS];     //  The last stalls, a ring
+    size_t recent_next;         //  Where the next stall goes in it
     bool adaptive;              //  Else the plain timeout
 };
 
@@ -106,8 +120,11 @@ spawner_detector_tick (spawner_detector_t *self, int64_t now,
     assert (self);
     if (self->last_tick && self->adaptive) {
         int64_t late = now - self->last_tick - planned_msec;
-        if (late > STALL_MARGIN_MSEC)
+        if (late > STALL_MARGIN_MSEC) {
             self->stalled += late;
+            self->recent [self->recent_next] = (stall_t) { now, late };
+            self->recent_next = (self->recent_next + 1) % RECENT_STALLS;
+        }
     }
     self->last_tick = now;
 }
@@ -118,9 +135,19 @@ spawner_detector_silence (spawner_detector_t *self, size_t slot, int64_t now)
     assert (self && slot < self->slot_count);
     const slot_t *entry = &self->slots [slot];
     int64_t excused = self->stalled - entry->stalled_at_heard;
+    //  The stalls since it was last heard that ended within the window
+    int64_t since = now - self->floor_msec > entry->last_heard
+                  ? now - self->floor_msec : entry->last_heard;
+    int64_t recent = 0;
+    for (size_t i = 0; i < RECENT_STALLS; i++)
+        if (self->recent [i].length > 0 && self->recent [i].at > since)
+            recent += self->recent [i].length;
+    if (recent > excused)
+        recent = excused;
+    int64_t older = excused - recent;
     int64_t most = STALL_EXCUSE_BOUNDS * spawner_detector_bound (self, slot);
-    int64_t silence = now - entry->last_heard
-                    - (excused < most ? excused : most);
+    int64_t silence = now - entry->last_heard - recent
+                    - (older < most ? older : most);
     return silence > 0 ? silence : 0;
 }
 

@@ -15,6 +15,9 @@
     spawner was descheduled or stopped, and that stretch is subtracted
     from every silence it overlaps.  A spawner that was itself frozen for
     ten seconds therefore does not declare every daemon dead on waking.
+    Stalls of the last floor_msec count in full; older ones at most four
+    bounds, so that a spawner late on every pass (a starved machine) still
+    declares a dead daemon, within six bounds.
     =========================================================================
 */
 #ifndef SPAWNER_DETECTOR_H_INCLUDED

@@ -8,13 +8,14 @@
 #  frozen with SIGSTOP past the timeout is replaced the same way, and when
 #  resumed it is fenced: told to stop, it drops the task and is free again.
 #  Every daemon of a job frozen at once for less than the mass-silence
-#  bound (a stall of the machine, not crashes) loses nobody.
+#  bound (a stall of the machine, not crashes) loses nobody, nor does a
+#  spawner frozen for much longer.
 . "$(dirname "$0")/lib.sh"
 #  Exact inner solves (the default, 1e-3, is several times faster) keep
 #  each job running long enough for the crashes to land while it runs.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 20
+plan 22
 
 start_supernode sn --heartbeat 200 --timeout 1000
 for i in 1 2 3 4 5 6; do
@@ -95,6 +96,21 @@ frozen_count=$(echo $pids | wc -w)
 ok $? "a job whose daemons all froze for 1.8 s exits 0 ($frozen_count frozen)"
 ! grep -q '"event":"dead"' "$RUN/stall.events"
 ok $? "no daemon is declared dead for a stall of them all"
+
+#  The spawner itself frozen for 10 s, ten bounds: more than the four its
+#  own stalls excuse, but the daemons' messages of those seconds wait in
+#  its sockets, and a daemon whose messages wait unread has spoken.
+run_job spawner_frozen
+spawner_pids=$(pgrep -f "spawner_frozen.events")
+# shellcheck disable=SC2086
+kill -STOP $spawner_pids
+sleep 10
+# shellcheck disable=SC2086
+kill -CONT $spawner_pids
+wait $job
+ok $? "a job whose spawner froze for 10 s exits 0"
+! grep -q '"event":"dead"' "$RUN/spawner_frozen.events"
+ok $? "and its spawner declares none of its daemons dead"
 
 #  A daemon that dies while free stays listed until its super-node's
 #  timeout (5 s here); a job that leases it in that window replaces it
