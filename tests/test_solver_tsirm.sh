@@ -163,6 +163,6 @@ ok $? "and never reports a result"
 submit stall-tsirm "$JOB" "$SN_sn" --set problem/kind=matrix \
     --set problem/matrix="$SINGULAR" --set problem/rhs="$RUN/ones.mtx" \
     --set report/sample_seconds=0.2 --set job/stall_snapshots=5
-[ $? -eq 1 ] && grep -q "TSIRM does not converge on this matrix; try a larger solver/tsirm_size" "$RUN/stall-tsirm.err"
-ok $? "TSIRM stalled on it too, and the advice is TSIRM's"
+[ $? -eq 1 ] && grep -q "TSIRM does not converge on this matrix; try solver/tsirm_inner = cg (job/mode = sync), a larger solver/tsirm_size" "$RUN/stall-tsirm.err"
+ok $? "TSIRM stalled on it too, and the advice is TSIRM's (CG cycles: the matrix is symmetric)"
 lib_finish
