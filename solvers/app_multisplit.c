@@ -100,7 +100,20 @@ typedef struct {
     csr_t *A;                   //  The matrix, all rows
     double *b;                  //  Right-hand side
     bool known_solution;        //  b = A * 1
+    char advice [256];          //  What s_stall_advice last said
 } problem_t;
+
+//  Whether the matrix is symmetric.  Only a file's is checked: the
+//  generators' are symmetric or not by construction, and the check
+//  builds a transpose (7% of the spawner's CPU samples in NAS-CG-like
+//  jobs of 50,000 rows).
+static bool
+s_symmetric (const problem_t *problem)
+{
+    return problem->spec.kind == KIND_MATRIX
+         ? csr_is_symmetric (problem->A, APP_SYMMETRY_TOLERANCE)
+         : problem->spec.kind != KIND_RANDOM_DOMINANT;
+}
 
 //  Daemon side: TSIRM's window (see s_minimise).  Over multisplitting,
 //  windows are aligned on iteration numbers, the same on every task:
@@ -488,13 +501,8 @@ s_load (zhash_t *params, char *reason, size_t reason_size)
         problem->known_solution = true;
     }
     //  CG needs a symmetric matrix; say so now rather than after a
-    //  breakdown.  Only a file's must be checked: the generators' are
-    //  symmetric or not by construction, and the check builds a transpose
-    //  (7% of the spawner's CPU samples in NAS-CG-like jobs of 50,000 rows).
-    bool symmetric = !s_cg (&problem->spec)
-                   || (problem->spec.kind == KIND_MATRIX
-                       ? csr_is_symmetric (problem->A, APP_SYMMETRY_TOLERANCE)
-                       : problem->spec.kind != KIND_RANDOM_DOMINANT);
+    //  breakdown.
+    bool symmetric = !s_cg (&problem->spec) || s_symmetric (problem);
     if (!symmetric) {
         const char *matrix = (const char *) zhash_lookup (params,
                                                           "problem/matrix");
@@ -1534,34 +1542,33 @@ s_stall_advice (void *raw)
 {
     problem_t *problem = (problem_t *) raw;
     //  Over block Jacobi, TSIRM's few inner iterations may make an
-    //  iteration that diverges where Krylov cycles converge: SuiteSparse's
-    //  1138_bus stalled in 130 s, and converged in 0.5 s over CG cycles.
+    //  iteration that diverges, and restarted GMRES may stagnate, where
+    //  Krylov cycles or CG converge: on SuiteSparse's 1138_bus both
+    //  stalled after 105-130 s, TSIRM over CG cycles answered in 0.54 s.
     //  The job ends here: checking the matrix's symmetry once is cheap.
-    if (problem->spec.tsirm && !problem->spec.tsirm_krylov)
-        return csr_is_symmetric (problem->A, APP_SYMMETRY_TOLERANCE)
-             ? "TSIRM does not converge on this matrix; try "
-               "solver/tsirm_inner = cg (job/mode = sync), a larger "
-               "solver/tsirm_size, solver/overlap or a smaller "
-               "solver/inner_tolerance"
-             : "TSIRM does not converge on this matrix; try "
-               "solver/tsirm_inner = gmres (job/mode = sync), a larger "
-               "solver/tsirm_size, solver/overlap or a smaller "
-               "solver/inner_tolerance";
+    if (problem->spec.tsirm && !problem->spec.tsirm_krylov) {
+        snprintf (problem->advice, sizeof problem->advice,
+                  "TSIRM does not converge on this matrix; try "
+                  "solver/tsirm_inner = %s (job/mode = sync), a larger "
+                  "solver/tsirm_size, solver/overlap or a smaller "
+                  "solver/inner_tolerance",
+                  s_symmetric (problem) ? "cg" : "gmres");
+        return problem->advice;
+    }
     if (problem->spec.tsirm)
         return "TSIRM does not converge on this matrix; try a larger "
                "solver/tsirm_size";
     if (s_cg (&problem->spec))
         return "CG does not converge on this matrix; try a larger "
                "solver/cg_restart, or solver/outer = gmres";
-    //  Restarted GMRES stagnated on 1138_bus (3.5e-4 for 20 snapshots)
-    //  where CG converged in 0.6 s
-    if (problem->spec.krylov)
-        return csr_is_symmetric (problem->A, APP_SYMMETRY_TOLERANCE)
-             ? "GMRES does not converge on this matrix; try solver/outer "
-               "= cg (the matrix is symmetric), a larger "
-               "solver/gmres_restart or solver/gmres_inner_iterations"
-             : "GMRES does not converge on this matrix; try a larger "
-               "solver/gmres_restart or solver/gmres_inner_iterations";
+    if (problem->spec.krylov) {
+        snprintf (problem->advice, sizeof problem->advice,
+                  "GMRES does not converge on this matrix; try %sa larger "
+                  "solver/gmres_restart or solver/gmres_inner_iterations",
+                  s_symmetric (problem) ? "solver/outer = cg (the matrix "
+                  "is symmetric), " : "");
+        return problem->advice;
+    }
     return "block Jacobi (multisplitting) does not converge on this matrix; "
            "try solver/outer = gmres, or cg on a symmetric matrix (job/mode "
            "= sync), solver/outer = tsirm or solver/overlap";
