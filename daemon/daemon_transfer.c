@@ -234,6 +234,15 @@ daemon_transfer_add (daemon_transfer_t *self, const jace_msg_t *chunk,
                   length, offset, index, block->length);
         return DAEMON_CHUNK_DROPPED;
     }
+    //  A piece we already hold: sent again after its relay died
+    //  (spawner_stream_rewind) while its acknowledgement was lost.
+    if ((size_t) index < self->block
+    ||  ((size_t) index == self->block
+         && (size_t) offset + length <= self->offset)) {
+        snprintf (reason, reason_size, "CHUNK for block %" PRId64 " at %"
+                  PRId64 " is already in", index, offset);
+        return DAEMON_CHUNK_DUPLICATE;
+    }
     if ((size_t) index != self->block || (size_t) offset != self->offset) {
         snprintf (reason, reason_size, "CHUNK for block %" PRId64 " at %"
                   PRId64 " while block %zu at %zu is expected", index,

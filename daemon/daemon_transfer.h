@@ -21,7 +21,8 @@
 typedef enum {
     DAEMON_CHUNK_KEPT = 0,          //  Copied in
     DAEMON_CHUNK_DROPPED = -1,      //  Not ours, malformed or past the end
-    DAEMON_CHUNK_OUT_OF_ORDER = -2  //  Ours, but not the piece expected
+    DAEMON_CHUNK_OUT_OF_ORDER = -2, //  Ours, but not the piece expected
+    DAEMON_CHUNK_DUPLICATE = -3     //  Ours, wholly before that piece
 } daemon_chunk_result_t;
 
 typedef struct _daemon_transfer_t daemon_transfer_t;
@@ -54,7 +55,9 @@ const jace_msg_t *
 
 //  Copy one CHUNK in.  A chunk of another job, task or epoch, of the wrong
 //  kind or size, or reaching past its block is dropped; one of ours that
-//  is not the next piece is out of order.  Either way reason says why.
+//  lies wholly before the next piece is a duplicate (the spawner sent it
+//  again when a relay died), any other that is not the next piece is out
+//  of order.  Except when kept, reason says why.
 daemon_chunk_result_t
     daemon_transfer_add (daemon_transfer_t *self, const jace_msg_t *chunk,
                          char *reason, size_t reason_size);

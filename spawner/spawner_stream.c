@@ -142,3 +142,36 @@ spawner_stream_ack (spawner_stream_t *self, int64_t received)
         self->acked = received;
     return self->acked == self->total;
 }
+
+bool
+spawner_stream_sent_all (spawner_stream_t *self)
+{
+    assert (self);
+    return self->sent == self->total;
+}
+
+void
+spawner_stream_rewind (spawner_stream_t *self)
+{
+    assert (self);
+    //  Acknowledged bytes end on a chunk's end (the daemon acknowledges
+    //  whole chunks), so the chunks sent from there are the same pieces as
+    //  before: any the daemon holds already are duplicates it ignores.
+    int64_t left = self->acked;
+    self->block = 0;
+    self->offset = 0;
+    while (self->block < jace_msg_payload_count (self->data)) {
+        size_t element = s_element_size (jace_msg_payload_kind (self->data,
+                                                                self->block));
+        int64_t bytes = (int64_t) (jace_msg_payload_length (self->data,
+                                                            self->block)
+                                   * element);
+        if (left < bytes) {
+            self->offset = (size_t) left / element;
+            break;
+        }
+        left -= bytes;
+        self->block++;
+    }
+    self->sent = self->acked;
+}

@@ -49,4 +49,13 @@ void
 bool
     spawner_stream_ack (spawner_stream_t *self, int64_t received);
 
+//  True once every chunk has left (acknowledged or not).
+bool
+    spawner_stream_sent_all (spawner_stream_t *self);
+
+//  Send again from the last acknowledged byte: the chunks after it went
+//  through a relay that died and may never arrive.
+void
+    spawner_stream_rewind (spawner_stream_t *self);
+
 #endif

@@ -134,7 +134,7 @@ int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (26);
+    tap_plan (27);
     s_test_declarations ();
 
     //  Three blocks: 300000 doubles (2.4 MB), none, 5 bytes.
@@ -168,8 +168,10 @@ main (void)
     }
     ok (kept && daemon_transfer_received (transfer) == DOUBLES * 8,
         "block 0 arrives in three pieces");
-    ok (s_add (transfer, s_chunk ("job-data", 0, 0, 1, values, 1))
-        == DAEMON_CHUNK_OUT_OF_ORDER, "a piece sent again is out of order");
+    ok (s_add (transfer, s_chunk ("job-data", 0, 0, 1, values, PIECE))
+        == DAEMON_CHUNK_DUPLICATE
+        && daemon_transfer_received (transfer) == DOUBLES * 8,
+        "a piece sent again is a duplicate and changes nothing");
     ok (!daemon_transfer_complete (transfer), "not complete without block 2");
     ok (s_add (transfer, s_chunk ("job-data", 2, 0, 3, "hello", 5)) == 0
         && daemon_transfer_complete (transfer),
@@ -213,6 +215,10 @@ main (void)
     ok (s_add (transfer, s_chunk ("job-data", 0, 5, 1, values, 5))
         == DAEMON_CHUNK_OUT_OF_ORDER, "a chunk that skips ahead is out of "
         "order");
+    ok (s_add (transfer, s_chunk ("job-data", 0, 0, 1, values, 4)) == 0
+        && s_add (transfer, s_chunk ("job-data", 0, 2, 1, values, 4))
+        == DAEMON_CHUNK_OUT_OF_ORDER, "a chunk that overlaps the next piece "
+        "is out of order, not a duplicate");
     daemon_transfer_destroy (&transfer);
     ok (transfer == NULL, "an unfinished transfer is destroyed");
     free (values);

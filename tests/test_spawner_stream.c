@@ -13,11 +13,29 @@
 #define DOUBLES (450 * 1000)        //  3.4 MiB: four chunks
 #define WINDOW_MOST (4 * JACE_CHUNK_BYTES)
 
+//  Receive every chunk queued: returns their bytes, and the offset of the
+//  first in *first_offset (if asked).
+static int64_t
+s_drain (zsock_t *in, int64_t *first_offset)
+{
+    int64_t bytes = 0;
+    while (zsock_events (in) & ZMQ_POLLIN) {
+        jace_msg_t *chunk = jace_msg_recv (in, NULL, 0, NULL, 0);
+        if (first_offset && *first_offset < 0)
+            *first_offset = jace_msg_offset (chunk);
+        bytes += (int64_t) jace_msg_payload_length (chunk, 0)
+               * (jace_msg_payload_kind (chunk, 0) == JACE_PAYLOAD_BYTES
+                  ? 1 : 8);
+        jace_msg_destroy (&chunk);
+    }
+    return bytes;
+}
+
 int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (12);
+    tap_plan (14);
     zsock_t *out = zsock_new_pair ("@inproc://stream");
     zsock_t *in = zsock_new_pair (">inproc://stream");
     double *values = (double *) malloc (DOUBLES * sizeof (double));
@@ -105,6 +123,27 @@ main (void)
     ok (!(zsock_events (in) & ZMQ_POLLIN), "nothing is sent past the end");
 
     spawner_stream_destroy (&stream);
+    spawner_stream_destroy (&stream);
+
+    //  A relay died after one chunk was acknowledged: the rest again
+    data = jace_msg_new (JACE_MSG_CHUNK);
+    jace_msg_add_payload (data, JACE_PAYLOAD_F64, values, DOUBLES);
+    jace_msg_add_payload (data, JACE_PAYLOAD_I64, indices, 10);
+    stream = spawner_stream_new (&data);
+    spawner_stream_send (stream, "job-x", 3, 2, key, out);
+    int64_t first_time = s_drain (in, NULL);
+    spawner_stream_ack (stream, JACE_CHUNK_BYTES);
+    spawner_stream_rewind (stream);
+    spawner_stream_send (stream, "job-x", 3, 2, key, out);
+    int64_t first_offset = -1;
+    int64_t again = s_drain (in, &first_offset);
+    ok (first_time == DOUBLES * 8 + 80
+        && first_offset == JACE_CHUNK_BYTES / 8
+        && again == DOUBLES * 8 + 80 - JACE_CHUNK_BYTES,
+        "rewound, the stream sends again from the acknowledged byte on");
+    ok (!spawner_stream_ack (stream, DOUBLES * 8)
+        && spawner_stream_ack (stream, DOUBLES * 8 + 80),
+        "and its acknowledgements count as before");
     spawner_stream_destroy (&stream);
     jace_msg_t *empty = jace_msg_new (JACE_MSG_CHUNK);
     assert (spawner_stream_new (&empty) == NULL && !empty);
