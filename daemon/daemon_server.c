@@ -47,6 +47,7 @@
 #include "daemon_worker.h"
 #include "daemon_power.h"
 #include "daemon_transfer.h"
+#include "daemon_relay.h"
 #include "app_table.h"
 #include "jace_msg.h"
 #include "jace_security.h"
@@ -118,6 +119,7 @@ typedef struct {
     char lease_text [JACE_KEY_TEXT + 1];    //  ... as HELLO carries it
     jace_key_t job_key;         //  Key of our job (valid while job set)
     daemon_transfer_t *transfer;    //  Task data arriving, or NULL
+    daemon_relay_t *relay;      //  Passes our cluster's data on
     uint64_t malformed;         //  Bad messages dropped
     bool verbose;               //  Log every message
     bool terminated;            //  $TERM received
@@ -126,6 +128,8 @@ typedef struct {
                                 //  first
     double data_mbps;           //  Emulated link the task data crosses
     int64_t data_latency_usec;  //  (from scatter/root), 0 and 0: none
+    double local_mbps;          //  Emulated link inside our cluster, the
+    int64_t local_latency_usec; //  one relayed data crosses
     int64_t data_arrival;       //  When its last chunk would be in (usec)
     int64_t handover_due;       //  Complete data held until then, or 0
     int64_t trim_due;           //  Give memory back then (msec), or 0
@@ -358,6 +362,7 @@ s_server_new (zsock_t *pipe, daemon_config_t *config)
     self->task_memory = config->task_memory ? config->task_memory
                       : (uint64_t) (memory_mib > 0 ? memory_mib : 2048) << 19;
     s_start (self, config);
+    self->relay = daemon_relay_new (self->security, self->poller);
     return self;
 }
 
@@ -374,6 +379,7 @@ s_server_destroy (server_t **self_p)
     jace_key_wipe (&self->lease_key);
     jace_key_wipe (&self->job_key);
     zactor_destroy (&self->worker);
+    daemon_relay_destroy (&self->relay);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->supernode);
     zsock_destroy (&self->router);
@@ -554,6 +560,7 @@ s_leave_job (server_t *self)
     self->self_node.epoch = 0;
     zframe_destroy (&self->spawner);
     daemon_transfer_destroy (&self->transfer);
+    daemon_relay_stop (self->relay);
     zlistx_purge (self->acks);
     self->handover_due = 0;
     self->trim_due = zclock_mono () + TRIM_IDLE_MSEC;
@@ -619,6 +626,8 @@ s_take_job (server_t *self, jace_msg_t *assign, const jace_key_t *key)
         seconds = ORPHAN_TIMEOUT_SEC;
     }
     self->orphan_msec = (int64_t) (seconds * 1000);
+    daemon_relay_start (self->relay, assign, self->self_node.cluster,
+                        key->bytes);
     zsys_notice ("daemon %s: assigned task %" PRId64 " of job %s",
                  self->self_node.id, jace_msg_task (assign), self->job);
     //  Tell the super-node now, not at the next heartbeat: `jobs`,
@@ -703,12 +712,15 @@ s_transfer_done (server_t *self)
 //  each chunk is taken to arrive when the link has carried it, its
 //  CHUNK_ACK leaves a round trip later (so the spawner's window paces
 //  itself to the link), and the task starts when the last byte is in.
-//  Without a platform or a root, data is not delayed.
+//  Without a platform or a root, data is not delayed.  Data a relay of
+//  our cluster passes on crosses our cluster's own link instead.
 static void
 s_emulate_data_link (server_t *self, const jace_msg_t *assign)
 {
     self->data_mbps = 0;
     self->data_latency_usec = 0;
+    self->local_mbps = 0;
+    self->local_latency_usec = 0;
     self->data_arrival = 0;
     self->handover_due = 0;
     const char *root = jace_msg_param (assign, "scatter/root");
@@ -724,12 +736,114 @@ s_emulate_data_link (server_t *self, const jace_msg_t *assign)
     self->data_latency_usec = jace_shaper_delay_nsec (
         platform_latency_us (self->platform, (size_t) from, (size_t) to),
         self->data_mbps, 0) / 1000;
+    self->local_mbps = platform_bandwidth_mbps (self->platform, (size_t) to,
+                                                (size_t) to);
+    self->local_latency_usec = jace_shaper_delay_nsec (
+        platform_latency_us (self->platform, (size_t) to, (size_t) to),
+        self->local_mbps, 0) / 1000;
 }
 
 static bool
 s_data_link_emulated (const server_t *self)
 {
     return self->data_mbps > 0 || self->data_latency_usec > 0;
+}
+
+//  True if the chunk came from a daemon of our cluster that relays our
+//  data (daemon_relay), not from our spawner itself.
+static bool
+s_relayed (const server_t *self, const jace_msg_t *chunk)
+{
+    return !self->spawner
+        || !zframe_eq (jace_msg_routing_id ((jace_msg_t *) chunk),
+                       self->spawner);
+}
+
+static size_t
+s_chunk_bytes (const jace_msg_t *chunk)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < jace_msg_payload_count (chunk); i++)
+        bytes += jace_msg_payload_length (chunk, i)
+               * (jace_msg_payload_kind (chunk, i) == JACE_PAYLOAD_BYTES
+                  ? 1 : 8);
+    return bytes;
+}
+
+//  Carry the chunk's bytes over the emulated link they crossed: from the
+//  scatter root, or inside our cluster from its relay.  One link into
+//  the node takes them all, one after the other.  Returns when its last
+//  byte is in (usec), with that link's latency in *latency_usec.
+static int64_t
+s_arrive (server_t *self, const jace_msg_t *chunk, bool relayed,
+          int64_t *latency_usec)
+{
+    double mbps = relayed ? self->local_mbps : self->data_mbps;
+    *latency_usec = relayed ? self->local_latency_usec
+                            : self->data_latency_usec;
+    int64_t now = zclock_usecs ();
+    self->data_arrival = (self->data_arrival > now ? self->data_arrival
+                                                   : now)
+                       + jace_shaper_delay_nsec (0, mbps,
+                                                 s_chunk_bytes (chunk))
+                         / 1000;
+    return self->data_arrival;
+}
+
+//  How much of our data we hold, for `routing_id`.
+static jace_msg_t *
+s_chunk_ack (server_t *self, zframe_t *routing_id)
+{
+    jace_msg_t *ack = jace_msg_new (JACE_MSG_CHUNK_ACK);
+    jace_msg_set_sender (ack, self->self_node.id);
+    jace_msg_set_job (ack, self->job);
+    jace_msg_set_task (ack, self->self_node.task);
+    jace_msg_set_epoch (ack, self->self_node.epoch);
+    jace_msg_set_received (ack,
+        (int64_t) daemon_transfer_received (self->transfer));
+    jace_msg_seal (ack, self->job_key.bytes);
+    jace_msg_set_routing_id (ack, routing_id);
+    return ack;
+}
+
+//  Tell our spawner at once that we take the data the ASSIGN declared (a
+//  CHUNK_ACK of 0 bytes, a round trip later on an emulated link): from
+//  then on a relay may pass our chunks on, and none can overtake the
+//  ASSIGN.
+static void
+s_acknowledge_open (server_t *self)
+{
+    jace_msg_t *ack = s_chunk_ack (self, self->spawner);
+    if (!s_data_link_emulated (self)) {
+        jace_msg_send (&ack, self->router);
+        return;
+    }
+    held_pong_t *held = (held_pong_t *) zmalloc (sizeof *held);
+    held->due = zclock_usecs () + 2 * self->data_latency_usec;
+    held->msg = ack;
+    zlistx_add_end (self->acks, held);
+}
+
+//  Acknowledge what we hold of our data to whoever sent the chunk (our
+//  spawner, or the relay that passes it back).  Returns when the
+//  acknowledgement leaves (usec): a round trip after the chunk is in on
+//  an emulated link, 0 at once.
+static int64_t
+s_acknowledge_chunk (server_t *self, const jace_msg_t *chunk)
+{
+    jace_msg_t *ack = s_chunk_ack (self, jace_msg_routing_id (chunk));
+    if (!s_data_link_emulated (self)) {
+        jace_msg_send (&ack, self->router);
+        return 0;
+    }
+    int64_t latency;
+    int64_t arrival = s_arrive (self, chunk, s_relayed (self, chunk),
+                                &latency);
+    held_pong_t *held = (held_pong_t *) zmalloc (sizeof *held);
+    held->due = arrival + 2 * latency;
+    held->msg = ack;
+    zlistx_add_end (self->acks, held);
+    return held->due;
 }
 
 //  Send the held CHUNK_ACKs that are due, and hand over complete data
@@ -835,40 +949,10 @@ s_on_assign (server_t *self, jace_msg_t **msg_p)
     self->transfer = daemon_transfer_new (msg_p);
     if (daemon_transfer_complete (self->transfer))
         s_transfer_done (self);
+    else
+        s_acknowledge_open (self);
 out:
     jace_key_wipe (&key);
-}
-
-static void
-s_acknowledge_chunk (server_t *self, const jace_msg_t *chunk)
-{
-    jace_msg_t *ack = jace_msg_new (JACE_MSG_CHUNK_ACK);
-    jace_msg_set_sender (ack, self->self_node.id);
-    jace_msg_set_job (ack, self->job);
-    jace_msg_set_task (ack, self->self_node.task);
-    jace_msg_set_epoch (ack, self->self_node.epoch);
-    jace_msg_set_received (ack,
-        (int64_t) daemon_transfer_received (self->transfer));
-    jace_msg_seal (ack, self->job_key.bytes);
-    jace_msg_set_routing_id (ack, jace_msg_routing_id (chunk));
-    if (!s_data_link_emulated (self)) {
-        jace_msg_send (&ack, self->router);
-        return;
-    }
-    int64_t now = zclock_usecs ();
-    size_t bytes = 0;
-    for (size_t i = 0; i < jace_msg_payload_count (chunk); i++)
-        bytes += jace_msg_payload_length (chunk, i)
-               * (jace_msg_payload_kind (chunk, i) == JACE_PAYLOAD_BYTES
-                  ? 1 : 8);
-    self->data_arrival = (self->data_arrival > now ? self->data_arrival
-                                                   : now)
-                       + jace_shaper_delay_nsec (0, self->data_mbps, bytes)
-                         / 1000;
-    held_pong_t *held = (held_pong_t *) zmalloc (sizeof *held);
-    held->due = self->data_arrival + 2 * self->data_latency_usec;
-    held->msg = ack;
-    zlistx_add_end (self->acks, held);
 }
 
 //  A piece of our task's data (the job is ours: s_on_job_message checked).
@@ -882,10 +966,19 @@ s_on_chunk (server_t *self, jace_msg_t *chunk)
     if (!self->transfer)
         snprintf (reason, sizeof reason, "CHUNK of job %s while no data is "
                   "expected", self->job);
-    if (result == DAEMON_CHUNK_DROPPED) {
+    //  Sent again after its relay was given up: say again what we hold.
+    if (result == DAEMON_CHUNK_DUPLICATE) {
+        s_acknowledge_chunk (self, chunk);
+        return;
+    }
+    //  A relay given up may still pass on chunks the spawner has since
+    //  sent us itself, or will: never a reason to give the task up.
+    if (result == DAEMON_CHUNK_DROPPED
+    ||  (result == DAEMON_CHUNK_OUT_OF_ORDER && s_relayed (self, chunk))) {
         if (s_count_bad (self))
-            zsys_warning ("daemon %s: dropped %s", self->self_node.id,
-                          reason);
+            zsys_warning ("daemon %s: dropped %s%s", self->self_node.id,
+                          reason, s_relayed (self, chunk)
+                          ? " (passed on by a relay)" : "");
         return;
     }
     if (result == DAEMON_CHUNK_OUT_OF_ORDER) {
@@ -898,7 +991,7 @@ s_on_chunk (server_t *self, jace_msg_t *chunk)
         s_leave_job (self);
         return;
     }
-    s_acknowledge_chunk (self, chunk);
+    int64_t acknowledged = s_acknowledge_chunk (self, chunk);
     if (daemon_transfer_complete (self->transfer)) {
         if (self->verbose)
             zsys_debug ("daemon %s: %" PRIu64 " bytes of task data in",
@@ -906,22 +999,75 @@ s_on_chunk (server_t *self, jace_msg_t *chunk)
                         daemon_transfer_total (self->transfer));
         //  Its last CHUNK_ACK leaves first (s_flush_data_link), as it
         //  would without the emulation.
-        if (s_data_link_emulated (self))
-            self->handover_due = self->data_arrival
-                               + 2 * self->data_latency_usec;
+        if (acknowledged)
+            self->handover_due = acknowledged;
         else
             s_transfer_done (self);
     }
 }
 
+//  A chunk for another task of our cluster, from our spawner: pass it on
+//  once it has crossed the emulated link from the scatter root.
+static void
+s_relay_chunk (server_t *self, jace_msg_t **chunk_p)
+{
+    char reason [256] = "";
+    int64_t due = 0;
+    if (s_relayed (self, *chunk_p))
+        snprintf (reason, sizeof reason, "CHUNK for task %" PRId64 " from a "
+                  "daemon: only the spawner's are passed on",
+                  jace_msg_task (*chunk_p));
+    else
+    if (s_data_link_emulated (self)) {
+        int64_t latency;
+        due = s_arrive (self, *chunk_p, false, &latency) + latency;
+    }
+    if ((*reason
+         || daemon_relay_chunk (self->relay, chunk_p, due, reason,
+                                sizeof reason))
+    &&  s_count_bad (self))
+        zsys_warning ("daemon %s: dropped %s", self->self_node.id, reason);
+}
+
+//  A CHUNK_ACK of a daemon we relay to: back to our spawner, a backbone
+//  latency later on an emulated link.
+static void
+s_recv_relay (server_t *self, void *link)
+{
+    char reason [256];
+    jace_msg_t *ack = daemon_relay_recv (self->relay, link, reason,
+                                         sizeof reason);
+    if (!ack) {
+        if (s_count_bad (self))
+            zsys_warning ("daemon %s: dropped %s", self->self_node.id,
+                          reason);
+        return;
+    }
+    if (!self->spawner) {
+        jace_msg_destroy (&ack);
+        return;
+    }
+    jace_msg_set_routing_id (ack, self->spawner);
+    if (!s_data_link_emulated (self)) {
+        jace_msg_send (&ack, self->router);
+        return;
+    }
+    held_pong_t *held = (held_pong_t *) zmalloc (sizeof *held);
+    held->due = zclock_usecs () + self->data_latency_usec;
+    held->msg = ack;
+    zlistx_add_end (self->acks, held);
+}
+
 //  True if a message of our job may steer it: sealed with the job key
-//  and, keys on, sent by a spawner.  Knowing the job id is not enough
+//  and, keys on, sent by one of `roles` (a spawner; for a CHUNK, a
+//  daemon relaying it too: the seal is still the spawner's, and the
+//  ASSIGN's digest covers the bytes).  Knowing the job id is not enough
 //  (STATUS publishes it).  Otherwise it is audited.
 static bool
-s_from_our_spawner (server_t *self, const jace_msg_t *msg)
+s_sealed_for_job (server_t *self, const jace_msg_t *msg, unsigned roles)
 {
     char who [JACE_ID_MAX + 16];
-    if (!jace_security_authorise (self->security, msg, JACE_ROLE_SPAWNER,
+    if (!jace_security_authorise (self->security, msg, roles,
                                   s_who (self, who, sizeof who)))
         return false;
     if (jace_msg_sealed (msg, self->job_key.bytes))
@@ -940,7 +1086,9 @@ s_on_job_message (server_t *self, jace_msg_t **msg_p)
     jace_msg_t *msg = *msg_p;
     jace_msg_type_t type = jace_msg_type (msg);
     bool ours = *self->job && streq (jace_msg_job (msg), self->job);
-    if (ours && !s_from_our_spawner (self, msg))
+    unsigned roles = type == JACE_MSG_CHUNK
+                   ? JACE_ROLE_SPAWNER | JACE_ROLE_DAEMON : JACE_ROLE_SPAWNER;
+    if (ours && !s_sealed_for_job (self, msg, roles))
         return;
     if (ours)
         self->spawner_heard = zclock_mono ();
@@ -958,7 +1106,10 @@ s_on_job_message (server_t *self, jace_msg_t **msg_p)
         return;
     }
     if (type == JACE_MSG_CHUNK) {
-        s_on_chunk (self, msg);
+        if (jace_msg_task (msg) == self->self_node.task)
+            s_on_chunk (self, msg);
+        else
+            s_relay_chunk (self, msg_p);
         return;
     }
     //  A resumed spawner says so with ADOPT: answer where it speaks from
@@ -1011,7 +1162,7 @@ s_on_crash (server_t *self, jace_msg_t *msg, const char *sender)
                           sender, *self->job ? self->job : "no job");
         return;
     }
-    if (!s_from_our_spawner (self, msg))
+    if (!s_sealed_for_job (self, msg, JACE_ROLE_SPAWNER))
         return;
     zsys_notice ("daemon %s: crashed on purpose by %s (job %s)",
                  self->self_node.id, jace_msg_sender (msg), self->job);
@@ -1195,6 +1346,9 @@ daemon_server_actor (zsock_t *pipe, void *args)
         due = s_flush_data_link (self);
         if (due >= 0 && due < wait)
             wait = due;
+        due = daemon_relay_flush (self->relay);
+        if (due >= 0 && due < wait)
+            wait = due;
         due = s_trim_when_idle (self);
         if (due >= 0 && due < wait)
             wait = due;
@@ -1211,6 +1365,9 @@ daemon_server_actor (zsock_t *pipe, void *args)
         else
         if (which && which == self->worker)
             s_recv_worker (self);
+        else
+        if (which && daemon_relay_owns (self->relay, which))
+            s_recv_relay (self, which);
     }
     s_server_destroy (&self);
 }
