@@ -20,6 +20,7 @@ struct _spawner_scatter_t {
     spawner_scatter_config_t config;
     size_t count;               //  Daemons
     size_t *order;              //  Ranks, in send order
+    int64_t *relay;             //  Per rank: its relay's rank, or -1
     int64_t *rows;              //  Rows of each rank
     double predicted;           //  max T_i, seconds
     double predicted_transfer;  //  Last data in, seconds
@@ -37,6 +38,7 @@ struct _spawner_scatter_t {
 
 static const char *s_distributions [] = { "balanced", "power", "uniform" };
 static const char *s_orders [] = { "decreasing", "increasing", "rank" };
+static const char *s_relays [] = { "off", "auto" };
 
 //  Index of value in names (count of them), or -1
 static int
@@ -57,8 +59,12 @@ s_choice (zhash_t *params, const char *key, const char **names,
         return 0;
     int found = s_find (names, count, text);
     if (found < 0) {
-        snprintf (reason, reason_size, "%s = '%s' is unknown (known: %s, "
-                  "%s, %s)", key, text, names [0], names [1], names [2]);
+        char known [128] = "";
+        for (size_t i = 0; i < count; i++)
+            snprintf (known + strlen (known), sizeof known - strlen (known),
+                      "%s%s", i ? ", " : "", names [i]);
+        snprintf (reason, reason_size, "%s = '%s' is unknown (known: %s)",
+                  key, text, known);
         return -1;
     }
     *value = found;
@@ -67,7 +73,7 @@ s_choice (zhash_t *params, const char *key, const char **names,
 
 const char *const spawner_scatter_keys [] = {
     "scatter/distribution", "scatter/order", "scatter/iterations",
-    "scatter/root", NULL
+    "scatter/root", "scatter/relay", NULL
 };
 
 int
@@ -78,15 +84,19 @@ spawner_scatter_config (zhash_t *params, spawner_scatter_config_t *config,
     memset (config, 0, sizeof *config);
     int distribution = SPAWNER_SCATTER_BALANCED;
     int order = SPAWNER_SCATTER_DECREASING;
+    int relay = 1;
     if (s_choice (params, "scatter/distribution", s_distributions, 3,
                   &distribution, reason, reason_size)
     ||  s_choice (params, "scatter/order", s_orders, 3, &order, reason,
+                  reason_size)
+    ||  s_choice (params, "scatter/relay", s_relays, 2, &relay, reason,
                   reason_size)
     ||  jace_param_number (params, "scatter/iterations", 1000, 0, 1e9,
                            &config->iterations, reason, reason_size))
         return -1;
     config->distribution = (spawner_scatter_distribution_t) distribution;
     config->order = (spawner_scatter_order_t) order;
+    config->relay = relay == 1;
     const char *root = (const char *) zhash_lookup (params, "scatter/root");
     if (root && !jace_name_plain (root)) {
         snprintf (reason, reason_size, "scatter/root = '%s' is not a "
@@ -168,6 +178,47 @@ s_order (const spawner_scatter_config_t *config, const scatter_proc_t *procs,
         }
 }
 
+//  Relays: in each cluster but the root's with two tasks or more there,
+//  the first in the send order relays the others' data, and they move up
+//  behind it so that the cluster's data goes in one run (a cluster's
+//  daemons share its link: they tie in the order by bandwidth anyway).
+static void
+s_plan_relays (const spawner_scatter_config_t *config,
+               const jace_node_t *nodes, size_t count, size_t *order,
+               int64_t *relay)
+{
+    for (size_t rank = 0; rank < count; rank++)
+        relay [rank] = -1;
+    if (!config->relay || !*config->root)
+        return;
+    size_t *grouped = (size_t *) malloc (count * sizeof (size_t));
+    bool *placed = (bool *) zmalloc (count * sizeof (bool));
+    assert (grouped);
+    size_t used = 0;
+    for (size_t i = 0; i < count; i++) {
+        size_t first = order [i];
+        if (placed [first])
+            continue;
+        placed [first] = true;
+        grouped [used++] = first;
+        const char *cluster = nodes [first].cluster;
+        if (streq (cluster, config->root))
+            continue;
+        for (size_t j = i + 1; j < count; j++) {
+            size_t other = order [j];
+            if (!placed [other] && streq (nodes [other].cluster, cluster)) {
+                placed [other] = true;
+                grouped [used++] = other;
+                relay [other] = (int64_t) first;
+                relay [first] = (int64_t) first;
+            }
+        }
+    }
+    memcpy (order, grouped, count * sizeof (size_t));
+    free (grouped);
+    free (placed);
+}
+
 //  Rows per position of the send order (each at least one), for the
 //  chosen distribution.  Returns 0, or -1 if the linear program fails.
 static int
@@ -219,6 +270,7 @@ spawner_scatter_new (const spawner_scatter_config_t *config,
     size_t *shares = (size_t *) malloc (count * sizeof (size_t));
     spawner_scatter_t *self = (spawner_scatter_t *) zmalloc (sizeof *self);
     self->order = (size_t *) malloc (count * sizeof (size_t));
+    self->relay = (int64_t *) malloc (count * sizeof (int64_t));
     self->rows = (int64_t *) malloc (count * sizeof (int64_t));
     self->data_in = (int64_t *) zmalloc (count * sizeof (int64_t));
     self->iterated = (int64_t *) zmalloc (count * sizeof (int64_t));
@@ -228,8 +280,14 @@ spawner_scatter_new (const spawner_scatter_config_t *config,
     for (size_t rank = 0; rank < count; rank++)
         procs [rank] = s_costs (config, load, &nodes [rank], platform, root);
     s_order (config, procs, count, self->order);
-    for (size_t i = 0; i < count; i++)
-        ordered [i] = procs [self->order [i]];
+    s_plan_relays (config, nodes, count, self->order, self->relay);
+    for (size_t i = 0; i < count; i++) {
+        size_t rank = self->order [i];
+        ordered [i] = procs [rank];
+        //  Behind its relay, in the same run: the link's latency is paid
+        if (self->relay [rank] >= 0 && self->relay [rank] != (int64_t) rank)
+            ordered [i].comm_fixed = 0;
+    }
     if (s_distribute (config, ordered, nodes, self->order, count, load->rows,
                       shares)) {
         snprintf (reason, reason_size, "the scatter's linear program has no "
@@ -261,6 +319,7 @@ spawner_scatter_destroy (spawner_scatter_t **self_p)
     if (!self)
         return;
     free (self->order);
+    free (self->relay);
     free (self->rows);
     free (self->data_in);
     free (self->iterated);
@@ -275,6 +334,13 @@ spawner_scatter_rank_at (spawner_scatter_t *self, size_t position)
     return self->order [position];
 }
 
+int64_t
+spawner_scatter_relay_of (spawner_scatter_t *self, size_t rank)
+{
+    assert (self && rank < self->count);
+    return self->relay [rank];
+}
+
 double spawner_scatter_predicted (spawner_scatter_t *self)
     { assert (self); return self->predicted; }
 double spawner_scatter_predicted_transfer (spawner_scatter_t *self)
@@ -284,16 +350,16 @@ char *
 spawner_scatter_plan_json (spawner_scatter_t *self)
 {
     assert (self);
-    size_t size = 256 + self->count * 48;
+    size_t size = 256 + self->count * 72;
     char *json = (char *) malloc (size);
     assert (json);
     size_t used = (size_t) snprintf (json, size, ",\"distribution\":\"%s\","
-        "\"order\":\"%s\",\"root\":\"%s\",\"iterations\":%g,"
+        "\"order\":\"%s\",\"root\":\"%s\",\"relay\":\"%s\",\"iterations\":%g,"
         "\"predicted_seconds\":%.6f,\"predicted_transfer_seconds\":%.6f,"
         "\"send_order\":[",
         s_distributions [self->config.distribution],
         s_orders [self->config.order], self->config.root,
-        self->config.iterations, self->predicted, self->predicted_transfer);
+        s_relays [self->config.relay], self->config.iterations, self->predicted, self->predicted_transfer);
     for (size_t i = 0; i < self->count; i++)
         used += (size_t) snprintf (json + used, size - used, "%s%zu",
                                    i ? "," : "", self->order [i]);
@@ -301,6 +367,10 @@ spawner_scatter_plan_json (spawner_scatter_t *self)
     for (size_t rank = 0; rank < self->count; rank++)
         used += (size_t) snprintf (json + used, size - used, "%s%" PRId64,
                                    rank ? "," : "", self->rows [rank]);
+    used += (size_t) snprintf (json + used, size - used, "],\"relays\":[");
+    for (size_t rank = 0; rank < self->count; rank++)
+        used += (size_t) snprintf (json + used, size - used, "%s%" PRId64,
+                                   rank ? "," : "", self->relay [rank]);
     snprintf (json + used, size - used, "]");
     return json;
 }

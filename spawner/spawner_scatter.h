@@ -18,6 +18,15 @@
     from the root (section 4.3).  The spawner then streams one daemon's
     data at a time, in that order: the single port the model assumes.
 
+    Relays (`scatter/relay = auto`, the default): the data of a cluster
+    other than the root's, with two tasks or more there, crosses the
+    backbone once, to the first of them in the send order (its relay),
+    which passes each task's chunks on inside the cluster
+    (daemon_relay).  The root then pays that link's latency once per
+    cluster, not once per daemon, and the model counts it so
+    (comm_fixed 0 for the cluster's other tasks); a cluster's tasks are
+    kept together in the send order.
+
     Each task gets at least one row: the scatter distributes the rest.
     =========================================================================
 */
@@ -48,6 +57,7 @@ typedef struct {
     spawner_scatter_order_t order;                  //  scatter/order
     char root [JACE_ID_MAX];    //  scatter/root: the data's cluster, or ""
     double iterations;          //  scatter/iterations the model counts
+    bool relay;                 //  scatter/relay: auto (true) or off
 } spawner_scatter_config_t;
 
 //  The keys of the scatter section, NULL-terminated (spawner_job checks
@@ -89,6 +99,11 @@ void
 //  The rank whose data goes position-th (0 first)
 size_t
     spawner_scatter_rank_at (spawner_scatter_t *self, size_t position);
+
+//  The rank whose daemon relays task `rank`'s data (itself for a relay),
+//  or -1 when its data goes straight to it.
+int64_t
+    spawner_scatter_relay_of (spawner_scatter_t *self, size_t rank);
 
 //  Predicted makespan (max T_i), and when the last daemon's data is in,
 //  in seconds from the first send

@@ -369,8 +369,10 @@ s_server_new (zsock_t *pipe, spawner_server_config_t *config)
     self->task_count = (size_t) spawner_job_tasks (self->job);
     self->tasks = (spawner_task_t *) zmalloc (self->task_count
                                               * sizeof (spawner_task_t));
-    for (size_t i = 0; i < self->task_count; i++)
+    for (size_t i = 0; i < self->task_count; i++) {
         self->tasks [i].state = -1;
+        self->tasks [i].relay = -1;
+    }
     self->first_row = (int64_t *) zmalloc ((self->task_count + 1)
                                            * sizeof (int64_t));
     self->rebalance_first = (int64_t *) zmalloc ((self->task_count + 1)
@@ -717,6 +719,21 @@ s_task_data (server_t *self, size_t rank)
     return spawner_stream_new (&data);
 }
 
+//  True if every task whose data is on its way goes through the same
+//  relay as task `rank`'s: the cluster's data goes in one run, and its
+//  ASSIGN may leave now (s_stream_data sends its chunks in turn).
+static bool
+s_joins_relay_run (server_t *self, size_t rank)
+{
+    int64_t relay = self->tasks [rank].relay;
+    if (relay < 0)
+        return false;
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].stream && self->tasks [i].relay != relay)
+            return false;
+    return true;
+}
+
 //  Send task `rank` its ASSIGN, and start streaming its data, if the
 //  stream budget allows (else it waits for a later pass).  Returns true
 //  when the ASSIGN left.
@@ -726,7 +743,8 @@ s_send_assign (server_t *self, size_t rank)
     spawner_task_t *task = &self->tasks [rank];
     if (self->stream_bytes >= STREAM_BUDGET)
         return false;           //  Others' data first; at least one flows
-    if (self->scattering && self->stream_bytes > 0)
+    if (self->scattering && self->stream_bytes > 0
+    &&  !s_joins_relay_run (self, rank))
         return false;           //  The scatter's single port is busy
     if (self->scatter)
         spawner_scatter_started (self->scatter, zclock_mono ());
@@ -764,6 +782,8 @@ s_place (server_t *self, size_t rank, const jace_node_t *node)
     task->daemon = *node;
     task->daemon.task = (int64_t) rank;
     task->daemon.epoch = ++task->epoch;
+    task->relay = -1;           //  s_place_all sets the first placements'
+    task->data_open = false;
     task->handoff = false;      //  A new daemon keeps no block: our iterate
     task->state = -1;
     task->crash_sent = false;
@@ -886,6 +906,9 @@ s_place_all (server_t *self)
     s_partition (self, nodes, count);
     for (size_t rank = 0; rank < count; rank++) {
         s_place (self, rank, &nodes [rank]);
+        if (self->scatter)
+            self->tasks [rank].relay = spawner_scatter_relay_of (self->scatter,
+                                                                 rank);
         spawner_events_write (self->events, "assign", ",\"task\":%zu,"
             "\"daemon\":\"%s\",\"cluster\":\"%s\",\"power\":%.3f,"
             "\"rows\":%" PRId64, rank, nodes [rank].id, nodes [rank].cluster,
@@ -899,9 +922,14 @@ s_place_all (server_t *self)
 //  Task data in chunks
 
 //  ASSIGNs waiting for the stream budget, and chunks the windows allow.
+//  A task whose data a relay passes on gets its chunks through the
+//  relay's link once its daemon took the ASSIGN (a chunk must not pass
+//  it), and after the tasks before it in the run have all theirs sent:
+//  one stream at a time, as the scatter's model has it.
 static void
 s_stream_data (server_t *self)
 {
+    int64_t run_busy = -1;      //  Relay whose run waits on a stream
     for (size_t k = 0; k < self->task_count && !*self->failure; k++) {
         size_t i = self->scatter ? spawner_scatter_rank_at (self->scatter, k)
                                  : k;
@@ -910,10 +938,18 @@ s_stream_data (server_t *self)
             continue;
         if (!task->assigned_at && !s_send_assign (self, i))
             continue;
-        if (task->stream)
-            spawner_stream_send (task->stream, self->id, (int64_t) i,
-                                 task->epoch, self->job_key.bytes,
-                                 task->link);
+        if (!task->stream)
+            continue;
+        zsock_t *link = task->link;
+        if (task->relay >= 0 && task->relay != (int64_t) i) {
+            if (!task->data_open || run_busy == task->relay)
+                continue;
+            link = self->tasks [task->relay].link;
+        }
+        spawner_stream_send (task->stream, self->id, (int64_t) i,
+                             task->epoch, self->job_key.bytes, link);
+        if (task->relay >= 0 && !spawner_stream_sent_all (task->stream))
+            run_busy = task->relay;
     }
 }
 
@@ -938,6 +974,7 @@ s_stream_done (server_t *self, spawner_task_t *task)
 static void
 s_on_chunk_ack (server_t *self, spawner_task_t *task, jace_msg_t *msg)
 {
+    task->data_open = true;
     if (task->phase != SPAWNER_TASK_SENDING || !task->stream
     ||  !spawner_stream_ack (task->stream, jace_msg_received (msg)))
         return;
@@ -1038,6 +1075,29 @@ s_start_replacement (server_t *self, size_t rank)
 //  --------------------------------------------------------------------------
 //  Replacement
 
+//  Task `rank`'s daemon relayed others' data and is given up: theirs goes
+//  straight to them from now on, from the last byte they acknowledged
+//  (what the relay still held may never arrive).
+static void
+s_lose_relay (server_t *self, size_t rank)
+{
+    size_t moved = 0;
+    for (size_t i = 0; i < self->task_count; i++) {
+        spawner_task_t *task = &self->tasks [i];
+        if (task->relay != (int64_t) rank)
+            continue;
+        task->relay = -1;
+        if (i == rank || !task->stream)
+            continue;
+        spawner_stream_rewind (task->stream);
+        moved++;
+    }
+    if (moved)
+        spawner_events_write (self->events, "relay_lost", ",\"task\":%zu,"
+                              "\"daemon\":\"%s\",\"streams\":%zu", rank,
+                              self->tasks [rank].daemon.id, moved);
+}
+
 //  Take task `rank` off its daemon (fenced, never used again by the job)
 //  and put it back in line for a daemon its mapping chooses; a running
 //  one restarts from its neighbours' copies of its checkpoint.
@@ -1054,6 +1114,7 @@ s_unplace (server_t *self, size_t rank, const char *why)
         self->stream_bytes -= spawner_stream_total (task->stream);
         spawner_stream_destroy (&task->stream);
     }
+    s_lose_relay (self, rank);
     bool was_running = task->phase == SPAWNER_TASK_RUNNING;
     task->phase = SPAWNER_TASK_WAITING;
     task->restoring = was_running || task->restoring;
@@ -1454,10 +1515,32 @@ s_on_restored (server_t *self, size_t rank, jace_msg_t *msg)
         holder, jace_msg_value (msg) * 1000);
 }
 
+//  A CHUNK_ACK that task `relay`'s daemon passes back from a daemon it
+//  relays to: it counts if it names that task's current daemon and epoch.
+static void
+s_on_relayed_ack (server_t *self, size_t relay, jace_msg_t *msg)
+{
+    int64_t rank = jace_msg_task (msg);
+    if (rank < 0 || rank >= (int64_t) self->task_count
+    ||  self->tasks [rank].relay != (int64_t) relay
+    ||  jace_msg_epoch (msg) != self->tasks [rank].epoch
+    ||  !streq (jace_msg_sender (msg), self->tasks [rank].daemon.id)) {
+        self->malformed++;
+        return;
+    }
+    spawner_detector_heard (self->detector, (size_t) rank, zclock_mono ());
+    s_on_chunk_ack (self, &self->tasks [rank], msg);
+}
+
 static void
 s_on_task_message (server_t *self, size_t rank, jace_msg_t *msg)
 {
     spawner_task_t *task = &self->tasks [rank];
+    if (jace_msg_type (msg) == JACE_MSG_CHUNK_ACK
+    &&  jace_msg_task (msg) != (int64_t) rank) {
+        s_on_relayed_ack (self, rank, msg);
+        return;
+    }
     //  HEARTBEAT names only its sender; the rest name task and epoch.
     bool heartbeat = jace_msg_type (msg) == JACE_MSG_HEARTBEAT;
     if (!heartbeat && (jace_msg_epoch (msg) != task->epoch

@@ -44,6 +44,10 @@ typedef struct {
     size_t source_count;        //  Entries in sources
     bool sources_known;         //  An ACCEPT or ADOPT said them
     spawner_stream_t *stream;   //  Its data, while streaming; or NULL
+    int64_t relay;              //  Rank whose daemon passes its data on
+                                //  (itself for a relay), or -1: straight
+    bool data_open;             //  Its daemon took the ASSIGN's data
+                                //  declaration (a first CHUNK_ACK)
     int64_t assigned_at;        //  When the ASSIGN left (msec)
     int64_t refusals;           //  Daemons that refused it in a row
     char wanted [JACE_ID_MAX];  //  Replacement reserved by id, or ""
