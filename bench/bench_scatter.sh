@@ -24,8 +24,10 @@
 #  (scatter/root = A); cluster B (4 nodes at speed 0.25) sits behind a
 #  20 Mb/s, 10 ms backbone: its slow nodes are also behind slow links.
 #  Variants, interleaved within each repeat so load drifts hit them
-#  alike: balanced (decreasing order), balanced with increasing order,
-#  power, uniform.  For each run: the data phase (first send to the last
+#  alike: balanced (decreasing order, B's data through a relay in B),
+#  direct (the same, each of B's daemons served over the backbone itself:
+#  scatter/relay = off), balanced with increasing order, and the
+#  baselines power and uniform, served directly as MPI_Scatter(v) would.  For each run: the data phase (first send to the last
 #  daemon's data in, event scatter_data), the time until every task has
 #  done one iteration (from the scatter event to the last task's first
 #  progress above 0), and the time to the verified answer.
@@ -85,9 +87,10 @@ EOF
 
 #  name  settings
 variants="balanced scatter/distribution=balanced
+direct scatter/relay=off
 increasing scatter/order=increasing
-power scatter/distribution=power
-uniform scatter/distribution=uniform"
+power scatter/distribution=power scatter/relay=off
+uniform scatter/distribution=uniform scatter/relay=off"
 
 printf 'variant\trepeat\tdata_s\tfirst_iteration_s\tanswer_s\tstatus\n' \
     >"$out/runs.tsv"
@@ -95,20 +98,23 @@ printf 'variant\trepeat\tdata_s\tfirst_iteration_s\tanswer_s\tstatus\n' \
     ${GRID_ARGS:-} >"$run/endpoint"
 sn=$(cat "$run/endpoint")
 for repeat in $(seq 1 "$repeats"); do
-    echo "$variants" | while read -r name setting; do
+    echo "$variants" | while read -r name settings; do
         events=$out/$name-$repeat.events
         status=ok
+        set --
+        for setting in $settings; do set -- "$@" --set "$setting"; done
         "$JACE_BUILDDIR/jace-spawner" submit "$out/scatter.job" \
-            --supernode "$sn" -q --events "$events" --set "$setting" \
+            --supernode "$sn" -q --events "$events" "$@" \
             >"$out/$name-$repeat.out" 2>&1 || status=failed
         jq -r -s --arg name "$name" --arg repeat "$repeat" \
               --arg status "$status" '
             (map (select (.event == "scatter")) [0].time) as $t0
             | (map (select (.event == "scatter_data")) [0].measured_seconds
                // -1) as $data
-            | (([map (select (.event == "progress" and .iteration > 0))
-                 | group_by (.task) [] | map (.time) | min] | max - $t0)
-               * 1000 | round / 1000) as $first
+            | ([map (select (.event == "progress" and .iteration > 0))
+                | group_by (.task) [] | map (.time) | min] | max) as $last
+            | (if $last then ($last - $t0) * 1000 | round / 1000
+               else -1 end) as $first
             | (map (select (.event == "result")) [0].time // -1) as $answer
             | [$name, $repeat, $data, $first, $answer, $status] | @tsv' \
             "$events" >>"$out/runs.tsv"
@@ -117,7 +123,7 @@ done
 
 echo "# $(grep -c . "$out/runs.tsv") lines in $out/runs.tsv; medians:"
 printf '%-12s %10s %18s %10s\n' variant data_s first_iteration_s answer_s
-for name in balanced increasing power uniform; do
+for name in balanced direct increasing power uniform; do
     printf '%-12s %10s %18s %10s\n' "$name" \
            "$(median_column "$out/runs.tsv" "$name" 3 6)" \
            "$(median_column "$out/runs.tsv" "$name" 4 6)" \

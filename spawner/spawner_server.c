@@ -1127,6 +1127,11 @@ static void
 s_assign_again (server_t *self, size_t rank)
 {
     spawner_task_t *task = &self->tasks [rank];
+    //  Relays serve the first placement only: a relay's table names the
+    //  epochs of then, and a new ASSIGN must be taken before its data
+    s_lose_relay (self, rank);
+    task->relay = -1;
+    task->data_open = false;
     task->daemon.epoch = ++task->epoch;
     task->phase = SPAWNER_TASK_SENDING;
     task->assigned_at = 0;
