@@ -11,7 +11,8 @@
 
     with Tcomm the time for the root's single port to send n rows to
     daemon i (the link from the root's cluster to i's, as the super-nodes
-    measured it) and Tcomp the time i takes to compute `iterations`
+    measured it; its round trip, since the port waits for the daemon's
+    last acknowledgement) and Tcomp the time i takes to compute `iterations`
     iterations of them (the application's cost per row over the daemon's
     measured power).  The distribution minimises max_i T_i (the linear
     program of section 4, rounded); the order is by decreasing bandwidth
@@ -22,7 +23,7 @@
     other than the root's, with two tasks or more there, crosses the
     backbone once, to the first of them in the send order (its relay),
     which passes each task's chunks on inside the cluster
-    (daemon_relay).  The root then pays that link's latency once per
+    (daemon_relay).  The root then pays that link's round trip once per
     cluster, not once per daemon, and the model counts it so
     (comm_fixed 0 for the cluster's other tasks); a cluster's tasks are
     kept together in the send order.

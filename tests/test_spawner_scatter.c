@@ -5,9 +5,9 @@
     order by bandwidth) interleaved by rank, the data in A: each of B and
     C gets one relay, the first of its tasks in the send order, which all
     its other tasks name; a cluster's tasks go in one run; A's tasks and
-    D's lone task get none.  The model pays a relayed cluster's latency
-    once: with equal blocks, the predicted data phase is shorter by that
-    latency for each relayed task.  scatter/relay = off relays nothing,
+    D's lone task get none.  The model pays a relayed cluster's round
+    trip once: with equal blocks, the predicted data phase is shorter by
+    that round trip for each relayed task.  scatter/relay = off relays nothing,
     and an unknown value is refused naming the key.
     =========================================================================
 */
@@ -117,8 +117,8 @@ main (void)
     free (json);
     spawner_scatter_destroy (&scatter);
 
-    //  Equal blocks: the same bytes either way, one latency less for each
-    //  task behind a relay (B's two, C's one)
+    //  Equal blocks: the same bytes either way, one round trip less for
+    //  each task behind a relay (B's two, C's one)
     scatter = s_plan (platform, "auto", "uniform", first);
     double relayed = spawner_scatter_predicted_transfer (scatter);
     spawner_scatter_destroy (&scatter);
@@ -126,8 +126,8 @@ main (void)
     double direct = spawner_scatter_predicted_transfer (scatter);
     diag ("predicted data phase: %.4f s relayed, %.4f s straight", relayed,
           direct);
-    ok (fabs (direct - relayed - 3 * 0.020) < 1e-6,
-        "the model pays a relayed cluster's latency once");
+    ok (fabs (direct - relayed - 3 * 2 * 0.020) < 1e-6,
+        "the model pays a relayed cluster's round trip once");
     bool none = true;
     for (size_t rank = 0; rank < COUNT; rank++)
         none &= spawner_scatter_relay_of (scatter, rank) == -1;
