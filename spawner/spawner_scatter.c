@@ -15,6 +15,12 @@
 
 #define LINK_DEFAULT_LATENCY_US 50
 #define LINK_DEFAULT_MBPS 1000
+//  scatter/iterations = auto: at least this many iterations, and enough
+//  that computing a power-proportional share takes COMPUTE_RATIO times
+//  the data phase (see s_auto_iterations)
+#define SCATTER_ITERATIONS_AUTO -1
+#define AUTO_ITERATIONS_MIN 1000
+#define COMPUTE_RATIO 10
 
 struct _spawner_scatter_t {
     spawner_scatter_config_t config;
@@ -22,6 +28,7 @@ struct _spawner_scatter_t {
     size_t *order;              //  Ranks, in send order
     int64_t *relay;             //  Per rank: its relay's rank, or -1
     int64_t *rows;              //  Rows of each rank
+    double iterations;          //  Iterations the model counts
     double predicted;           //  max T_i, seconds
     double predicted_transfer;  //  Last data in, seconds
     int64_t started;            //  First send (msec), 0 before
@@ -71,6 +78,24 @@ s_choice (zhash_t *params, const char *key, const char **names,
     return 0;
 }
 
+//  scatter/iterations: a count, or `auto` (the default): -1
+static int
+s_iterations (zhash_t *params, double *iterations, char *reason,
+              size_t reason_size)
+{
+    const char *text = (const char *) zhash_lookup (params,
+                                                    "scatter/iterations");
+    *iterations = SCATTER_ITERATIONS_AUTO;
+    if (!text || streq (text, "auto"))
+        return 0;
+    if (jace_param_number (params, "scatter/iterations", 0, 0, 1e9,
+                           iterations, reason, reason_size) == 0)
+        return 0;
+    snprintf (reason + strlen (reason), reason_size - strlen (reason),
+              ", or auto");
+    return -1;
+}
+
 const char *const spawner_scatter_keys [] = {
     "scatter/distribution", "scatter/order", "scatter/iterations",
     "scatter/root", "scatter/relay", NULL
@@ -91,8 +116,7 @@ spawner_scatter_config (zhash_t *params, spawner_scatter_config_t *config,
                   reason_size)
     ||  s_choice (params, "scatter/relay", s_relays, 2, &relay, reason,
                   reason_size)
-    ||  jace_param_number (params, "scatter/iterations", 1000, 0, 1e9,
-                           &config->iterations, reason, reason_size))
+    ||  s_iterations (params, &config->iterations, reason, reason_size))
         return -1;
     config->distribution = (spawner_scatter_distribution_t) distribution;
     config->order = (spawner_scatter_order_t) order;
@@ -142,7 +166,7 @@ s_costs (const spawner_scatter_config_t *config,
     double power = node->power > 0 ? node->power : 1;
     scatter_proc_t costs = {
         .comp_fixed = 0,
-        .comp_per_item = config->iterations * load->flops_per_row
+        .comp_per_item = fmax (config->iterations, 1) * load->flops_per_row
                        / (power * GRID_FLOPS_PER_GFLOPS),
         //  The root's port is free for the next daemon once this one's
         //  last acknowledgement is back: a round trip, not one latency
@@ -179,6 +203,47 @@ s_order (const spawner_scatter_config_t *config, const scatter_proc_t *procs,
             order [i] = order [count - 1 - i];
             order [count - 1 - i] = swap;
         }
+}
+
+//  The iterations `auto` counts.  A job's compute is known only roughly
+//  before it runs: the work per row is the application's lower bound
+//  (one inner iteration for Krylov blocks), the power a dense benchmark's
+//  (or, on a virtual grid, a speed factor), and how many iterations the
+//  job will take is unknown.  Counted as 1,000 iterations at those rates,
+//  it came to about the data phase, and the linear program starved every
+//  daemon served after the first few: 64 tasks on two clusters got rows
+//  99029, 91649, 84795, 78431, 6037 and 1 each for the other 59, and the
+//  job took 289 s where equal shares took 5.7 s (BENCHMARKS.md).  An
+//  iterative job computes far longer than it takes to hand its data out,
+//  so auto counts at least enough iterations that computing a
+//  power-proportional share takes COMPUTE_RATIO times that share's data
+//  phase: the shares then lean away from late and far daemons by what
+//  their wait costs, not more.  Too many costs little (shares near
+//  power's); too few starves daemons: hence a ratio well above the 1-3.5
+//  measured from data phase to answer in the benchmarks.  per_iteration:
+//  each daemon's costs for one iteration; rows the job's.
+static double
+s_auto_iterations (const scatter_proc_t *per_iteration,
+                   const jace_node_t *nodes, size_t count, int64_t rows)
+{
+    double *power = (double *) malloc (count * sizeof (double));
+    int64_t *first = (int64_t *) malloc ((count + 1) * sizeof (int64_t));
+    assert (power && first);
+    for (size_t i = 0; i < count; i++)
+        power [i] = nodes [i].power > 0 ? nodes [i].power : 1;
+    spawner_scatter_proportional (power, count, rows, first);
+    double data = 0, compute = 0;
+    for (size_t i = 0; i < count; i++) {
+        double share = (double) (first [i + 1] - first [i]);
+        data += per_iteration [i].comm_fixed
+              + per_iteration [i].comm_per_item * share;
+        compute = fmax (compute, per_iteration [i].comp_fixed
+                                 + per_iteration [i].comp_per_item * share);
+    }
+    free (power);
+    free (first);
+    double iterations = compute > 0 ? COMPUTE_RATIO * data / compute : 0;
+    return fmax (iterations, AUTO_ITERATIONS_MIN);
 }
 
 //  Relays: in each cluster but the root's with two tasks or more there,
@@ -282,6 +347,13 @@ spawner_scatter_new (const spawner_scatter_config_t *config,
     self->count = count;
     for (size_t rank = 0; rank < count; rank++)
         procs [rank] = s_costs (config, load, &nodes [rank], platform, root);
+    self->iterations = config->iterations;
+    if (config->iterations == SCATTER_ITERATIONS_AUTO) {
+        self->iterations = s_auto_iterations (procs, nodes, count,
+                                              load->rows);
+        for (size_t rank = 0; rank < count; rank++)
+            procs [rank].comp_per_item *= self->iterations;
+    }
     s_order (config, procs, count, self->order);
     s_plan_relays (config, nodes, count, self->order, self->relay);
     for (size_t i = 0; i < count; i++) {
@@ -362,7 +434,8 @@ spawner_scatter_plan_json (spawner_scatter_t *self)
         "\"send_order\":[",
         s_distributions [self->config.distribution],
         s_orders [self->config.order], self->config.root,
-        s_relays [self->config.relay], self->config.iterations, self->predicted, self->predicted_transfer);
+        s_relays [self->config.relay], self->iterations, self->predicted,
+        self->predicted_transfer);
     for (size_t i = 0; i < self->count; i++)
         used += (size_t) snprintf (json + used, size - used, "%s%zu",
                                    i ? "," : "", self->order [i]);
@@ -405,7 +478,7 @@ spawner_scatter_progress (spawner_scatter_t *self, size_t rank,
                           int64_t iteration, int64_t now)
 {
     assert (self && rank < self->count);
-    int64_t counted = (int64_t) fmax (1, ceil (self->config.iterations));
+    int64_t counted = (int64_t) fmax (1, ceil (self->iterations));
     if (self->iterated [rank] || iteration < counted)
         return false;
     self->iterated [rank] = now;

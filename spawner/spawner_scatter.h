@@ -57,7 +57,8 @@ typedef struct {
     spawner_scatter_distribution_t distribution;    //  scatter/distribution
     spawner_scatter_order_t order;                  //  scatter/order
     char root [JACE_ID_MAX];    //  scatter/root: the data's cluster, or ""
-    double iterations;          //  scatter/iterations the model counts
+    double iterations;          //  scatter/iterations the model counts,
+                                //  or -1: auto (spawner_scatter.c)
     bool relay;                 //  scatter/relay: auto (true) or off
 } spawner_scatter_config_t;
 

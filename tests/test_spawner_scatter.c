@@ -8,7 +8,10 @@
     D's lone task get none.  The model pays a relayed cluster's round
     trip once: with equal blocks, the predicted data phase is shorter by
     that round trip for each relayed task.  scatter/relay = off relays nothing,
-    and an unknown value is refused naming the key.
+    and an unknown value is refused naming the key.  Sixty-four equal
+    daemons behind one link: 1,000 iterations at the model's rates starve
+    all but a few (the model's compute is a lower bound), while
+    scatter/iterations = auto keeps every share near the others.
     =========================================================================
 */
 #include "tap.h"
@@ -97,7 +100,7 @@ int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (7);
+    tap_plan (11);
     char error [256];
     platform_t *platform = platform_parse (s_platform, error, sizeof error);
     assert (platform);
@@ -134,10 +137,63 @@ main (void)
     ok (none, "scatter/relay = off relays nothing");
     spawner_scatter_destroy (&scatter);
 
+    //  Sixty-four equal daemons, all in the root's cluster
+    spawner_scatter_config_t many;
     zhash_t *params = zhash_new ();
+    zhash_insert (params, "scatter/root", (void *) "A");
+    char reason [256] = "";
+    ok (spawner_scatter_config (params, &many, reason, sizeof reason) == 0
+        && many.iterations < 0, "scatter/iterations is auto by default");
+    jace_node_t *equal = (jace_node_t *) zmalloc (64 * sizeof (jace_node_t));
+    for (size_t rank = 0; rank < 64; rank++) {
+        snprintf (equal [rank].cluster, sizeof equal [rank].cluster, "A");
+        equal [rank].power = 1;
+    }
+    spawner_scatter_load_t load = {
+        .rows = 360000, .bytes_per_row = 96, .flops_per_row = 10
+    };
+    int64_t cut [65];
+    scatter = spawner_scatter_new (&many, &load, equal, 64, platform, cut,
+                                   reason, sizeof reason);
+    int64_t least = ROWS, most = 0;
+    for (size_t rank = 0; rank < 64; rank++) {
+        least = cut [rank + 1] - cut [rank] < least
+              ? cut [rank + 1] - cut [rank] : least;
+        most = cut [rank + 1] - cut [rank] > most
+             ? cut [rank + 1] - cut [rank] : most;
+    }
+    diag ("auto: rows %" PRId64 " to %" PRId64, least, most);
+    ok (scatter && least * 10 >= most * 8,
+        "auto: no daemon gets less than 0.8 of the largest share");
+    spawner_scatter_destroy (&scatter);
+    many.iterations = 1000;
+    scatter = spawner_scatter_new (&many, &load, equal, 64, platform, cut,
+                                   reason, sizeof reason);
+    least = ROWS;
+    most = 0;
+    for (size_t rank = 0; rank < 64; rank++) {
+        least = cut [rank + 1] - cut [rank] < least
+              ? cut [rank + 1] - cut [rank] : least;
+        most = cut [rank + 1] - cut [rank] > most
+             ? cut [rank + 1] - cut [rank] : most;
+    }
+    diag ("1,000 iterations: rows %" PRId64 " to %" PRId64, least, most);
+    ok (scatter && least * 10 < most, "1,000 iterations at the model's "
+        "rates starve the late daemons (what auto prevents)");
+    spawner_scatter_destroy (&scatter);
+    free (equal);
+    zhash_destroy (&params);
+
+    params = zhash_new ();
+    zhash_insert (params, "scatter/iterations", (void *) "many");
+    ok (spawner_scatter_config (params, &many, reason, sizeof reason) == -1
+        && strstr (reason, "scatter/iterations") && strstr (reason, "auto"),
+        "scatter/iterations that is neither a count nor auto is refused");
+    zhash_destroy (&params);
+
+    params = zhash_new ();
     zhash_insert (params, "scatter/relay", (void *) "always");
     spawner_scatter_config_t config;
-    char reason [256] = "";
     ok (spawner_scatter_config (params, &config, reason, sizeof reason) == -1
         && streq (reason, "scatter/relay = 'always' is unknown (known: off, "
                   "auto)"), "an unknown scatter/relay is refused, naming the "
