@@ -96,6 +96,19 @@ s_relays_right (spawner_scatter_t *scatter)
     return right;
 }
 
+//  The fewest and most rows of the count blocks that `cut` starts
+static void
+s_spread (const int64_t *cut, size_t count, int64_t *least, int64_t *most)
+{
+    *least = INT64_MAX;
+    *most = 0;
+    for (size_t rank = 0; rank < count; rank++) {
+        int64_t rows = cut [rank + 1] - cut [rank];
+        *least = rows < *least ? rows : *least;
+        *most = rows > *most ? rows : *most;
+    }
+}
+
 int
 main (void)
 {
@@ -155,13 +168,8 @@ main (void)
     int64_t cut [65];
     scatter = spawner_scatter_new (&many, &load, equal, 64, platform, cut,
                                    reason, sizeof reason);
-    int64_t least = ROWS, most = 0;
-    for (size_t rank = 0; rank < 64; rank++) {
-        least = cut [rank + 1] - cut [rank] < least
-              ? cut [rank + 1] - cut [rank] : least;
-        most = cut [rank + 1] - cut [rank] > most
-             ? cut [rank + 1] - cut [rank] : most;
-    }
+    int64_t least, most;
+    s_spread (cut, 64, &least, &most);
     diag ("auto: rows %" PRId64 " to %" PRId64, least, most);
     ok (scatter && least * 10 >= most * 8,
         "auto: no daemon gets less than 0.8 of the largest share");
@@ -169,14 +177,7 @@ main (void)
     many.iterations = 1000;
     scatter = spawner_scatter_new (&many, &load, equal, 64, platform, cut,
                                    reason, sizeof reason);
-    least = ROWS;
-    most = 0;
-    for (size_t rank = 0; rank < 64; rank++) {
-        least = cut [rank + 1] - cut [rank] < least
-              ? cut [rank + 1] - cut [rank] : least;
-        most = cut [rank + 1] - cut [rank] > most
-             ? cut [rank + 1] - cut [rank] : most;
-    }
+    s_spread (cut, 64, &least, &most);
     diag ("1,000 iterations: rows %" PRId64 " to %" PRId64, least, most);
     ok (scatter && least * 10 < most, "1,000 iterations at the model's "
         "rates starve the late daemons (what auto prevents)");
