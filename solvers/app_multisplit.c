@@ -710,7 +710,9 @@ s_describe (void *raw, const int64_t *first_row, int64_t tasks,
             }
             outside [count++] = j;
         }
-        qsort (outside, count, sizeof (int32_t), s_compare_columns);
+        //  None outside (one task): nothing to sort, and no array yet
+        if (count > 1)
+            qsort (outside, count, sizeof (int32_t), s_compare_columns);
         s_add_needs (graph, first_row, task, outside, count);
     }
     free (outside);
