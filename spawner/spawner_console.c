@@ -312,10 +312,18 @@ spawner_console_summary (const spawner_summary_t *summary,
         printf ("  crashed        %" PRId64 " daemons on purpose (job file "
                 "schedule)\n", summary->crashes);
     if (summary->replacements)
-        printf ("  replaced       %" PRId64 " dead daemons during the job: "
-                "%" PRId64 " restarted from a checkpoint, %" PRId64 " from "
-                "the initial state\n", summary->replacements,
-                summary->from_checkpoint, summary->from_initial);
+        printf ("  replaced       %" PRId64 " daemons during the job (%"
+                PRId64 " lost, %" PRId64 " drained): %" PRId64 " restarted "
+                "from a checkpoint, %" PRId64 " from the initial state\n",
+                summary->replacements,
+                summary->replacements - summary->drain_moves,
+                summary->drain_moves, summary->from_checkpoint,
+                summary->from_initial);
+    if (summary->draining)
+        printf ("  drain          of cluster %s not finished%s%s\n",
+                summary->draining,
+                summary->drain_waiting && *summary->drain_waiting ? ": " : "",
+                summary->drain_waiting ? summary->drain_waiting : "");
     if (summary->out_path)
         printf ("  solution       %s\n", summary->out_path);
     fflush (stdout);

@@ -27,6 +27,9 @@ typedef struct {
     double error;               //  Max-norm error, or NAN if unknown
     int64_t crashes;            //  Daemons the job's schedule crashed
     int64_t replacements;       //  Tasks moved to another daemon
+    int64_t drain_moves;        //  ... of them moved off drained clusters
+    const char *draining;       //  Cluster still being drained, or NULL
+    const char *drain_waiting;  //  Why its drain waits, or ""
     int64_t from_checkpoint;    //  ... restarted from a checkpoint
     int64_t from_initial;       //  ... restarted from the initial state
     const char *out_path;       //  Where the answer went, or NULL

@@ -198,6 +198,7 @@ typedef struct {
     int64_t next_progress_event;    //  msec
     int64_t next_sample;        //  Next residual sample (msec), or 0
     int64_t replacements;       //  Tasks moved to another daemon
+    int64_t drain_moves;        //  ... of them moved by drains
     int64_t crashes;            //  Daemons the job's schedule crashed
     int64_t from_checkpoint;    //  Replacements restored from a copy
     int64_t from_initial;       //  Replacements that started over
@@ -1059,12 +1060,36 @@ s_start_all (server_t *self)
                           s_elapsed (self) / 1000.0, secret, self->id);
 }
 
-//  A replacement accepted its task while the job runs: tell the others
-//  where it is, and let it go.
+//  Tell task `rank` where every other moved task runs now.  Its ASSIGN
+//  named the daemons of that moment, and a REMAP sent to it before its
+//  daemon took the task (while its data streamed in) was dropped there:
+//  several tasks replaced at once (a drain's step, crashes of one round)
+//  would otherwise route their set-up exchange to dead daemons and wait
+//  for ever.  A REMAP the task knows already is a no-op.
+static void
+s_tell_moves (server_t *self, size_t rank)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    for (size_t i = 0; i < self->task_count; i++) {
+        spawner_task_t *moved = &self->tasks [i];
+        if (i == rank || moved->epoch <= 1
+        ||  moved->phase == SPAWNER_TASK_WAITING)
+            continue;
+        jace_msg_t *remap = s_job_msg (self, JACE_MSG_REMAP, task);
+        jace_msg_set_task (remap, (int64_t) i);
+        jace_msg_set_epoch (remap, moved->epoch);
+        jace_msg_add_node (remap, &moved->daemon);
+        s_send_job (self, &remap, task->link);
+    }
+}
+
+//  A replacement accepted its task while the job runs: tell it where the
+//  others are, tell the others where it is, and let it go.
 static void
 s_start_replacement (server_t *self, size_t rank)
 {
     spawner_task_t *task = &self->tasks [rank];
+    s_tell_moves (self, rank);
     s_announce_move (self, rank);
     s_send_start (self, rank);
     spawner_events_write (self->events, "restart", ",\"task\":%zu,"
@@ -1980,6 +2005,7 @@ s_drain_move (server_t *self, size_t rank)
               self->draining);
     s_unplace (self, rank, "drained: your cluster is being drained");
     self->drain_moved++;
+    self->drain_moves++;
 }
 
 //  True once the tasks still to move have checkpointed since every task
@@ -3163,19 +3189,23 @@ s_write_result (server_t *self, double seconds)
     spawner_events_write (self->events, "result", ",\"seconds\":%.3f,"
         "\"tasks\":%zu,\"iterations_min\":%" PRId64 ",\"iterations_max\":%"
         PRId64 ",\"unknowns\":%" PRId64 ",\"replacements\":%" PRId64
-        ",\"crashes\":%" PRId64 ",\"from_checkpoint\":%" PRId64
+        ",\"crashes\":%" PRId64 ",\"drain_moves\":%" PRId64
+        ",\"from_checkpoint\":%" PRId64
         ",\"from_initial\":%" PRId64 ",\"rebalances\":%" PRId64
         ",\"from_rebalance\":%" PRId64 "%s,\"tolerance\":%.3e,"
         "\"residual\":%.6e,\"peak_rss_mib\":%.1f", seconds,
         self->task_count, min, max, unknowns, self->replacements,
-        self->crashes, self->from_checkpoint, self->from_initial,
-        self->rebalances, self->from_rebalance, error_field,
+        self->crashes, self->drain_moves, self->from_checkpoint,
+        self->from_initial, self->rebalances, self->from_rebalance, error_field,
         spawner_job_tolerance (self->job), residual, s_peak_rss_mib ());
     spawner_summary_t summary = {
         .job = self->id, .application = app->name, .unknowns = unknowns,
         .seconds = seconds, .residual = residual,
         .tolerance = spawner_job_tolerance (self->job), .error = error,
         .crashes = self->crashes, .replacements = self->replacements,
+        .drain_moves = self->drain_moves,
+        .draining = *self->draining ? self->draining : NULL,
+        .drain_waiting = self->drain_waiting,
         .from_checkpoint = self->from_checkpoint,
         .from_initial = self->from_initial,
         .out_path = self->options->out_path

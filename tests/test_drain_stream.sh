@@ -1,0 +1,124 @@
+#!/bin/sh
+#  test_drain_stream - a drain moves several tasks of a file job at once;
+#  each replacement learns where the others went, and the job ends
+#  verified even when the drain cannot finish
+#
+#  Three clusters of unequal sizes and speeds; a Matrix Market job whose
+#  data the spawner streams from cluster "home".  Once every task
+#  iterates, the cluster running most tasks is drained.  Its first step
+#  moves several tasks together, and a replacement's data takes a while to
+#  stream in: the REMAPs of the others, sent while it still took its data,
+#  were dropped by its daemon, and its set-up exchange then waited for a
+#  dead daemon until the task was given up and the job failed.  Now each
+#  replacement is told where every moved task runs before its START.
+#  When too few daemons are left off the cluster, the drain waits; the
+#  summary then says the drain did not finish, and why.
+. "$(dirname "$0")/lib.sh"
+lib_init
+plan 8
+
+trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
+    EXIT
+
+#  Slow nodes keep the job running well past the drain on any machine.
+cat >"$RUN/three.platform" <<EOF
+platform
+    name = "three"
+    backbone
+        latency_us = 8000
+        bandwidth_mbps = 50
+        shared = 1
+    cluster
+        name = "home"
+        nodes = 3
+        speeds = "0.3 0.3 0.15"
+    cluster
+        name = "far"
+        nodes = 6
+        speeds = "0.24 0.24 0.12 0.12 0.12 0.06"
+        supernodes = 0
+        uplink_mbps = 20
+    cluster
+        name = "mid"
+        nodes = 4
+        speed = 0.18
+EOF
+"$BIN/jace-mmgen" convection2d 300 "$RUN/c.mtx" --rhs "$RUN/c_rhs.mtx" \
+    >/dev/null
+cat >"$RUN/c.job" <<EOF
+job
+    application = "multisplit"
+    tasks = 9
+    tolerance = 1e-11
+    max_seconds = 300
+    heartbeat_timeout = 3000
+problem
+    kind = "matrix"
+    matrix = "c.mtx"
+    rhs = "c_rhs.mtx"
+solver
+    inner = "bicgstab"
+scatter
+    root = "home"
+checkpoint
+    every_seconds = 1
+EOF
+
+"$BIN/jace-grid" start --platform "$RUN/three.platform" --run "$RUN/grid" \
+    >"$RUN/grid.endpoint" 2>"$RUN/grid.err"
+ok $? "a grid of three unequal clusters starts"
+sn=$(cat "$RUN/grid.endpoint")
+
+timeout $((300 * SLOW)) "$BIN/jace-spawner" submit "$RUN/c.job" --supernode "$sn" -q \
+    --events "$RUN/job.events" >"$RUN/job.out" 2>"$RUN/job.err" &
+job=$!
+
+all_iterate () {    #  all_iterate TASKS
+    [ "$(jq -r 'select(.event == "progress" and .iteration >= 3) | .task' \
+         "$RUN/job.events" 2>/dev/null | sort -u | wc -l)" -eq "$1" ]
+}
+wait_for 120 all_iterate 9
+id=$(jq -r 'select(.event == "start") | .job' "$RUN/job.events")
+busiest=$(jq -r 'select(.event == "assign") | .cluster' "$RUN/job.events" |
+          sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+diag "job $id; draining cluster $busiest"
+"$BIN/jace-spawner" drain "$id" --cluster "$busiest" --supernode "$sn" \
+    >"$RUN/drain.out" 2>&1
+ok $? "jace-spawner drain --cluster $busiest is taken"
+
+wait $job
+ok $? "the job exits 0"
+residual=$(job_residual job)
+[ -n "$residual" ]
+ok $? "with a verified residual ($residual)"
+
+#  The case this test is for: replacements made together
+jq -e -s 'map(select(.event == "drain_move")) | group_by(.step)
+          | map(length) | max >= 2' "$RUN/job.events" >/dev/null
+ok $? "a drain step moved two tasks or more at once"
+jq -e -s '(map(select(.event == "drain_move") | .task) | unique) as $moved
+    | [.[] | select(.event == "restored" and (.task as $t | $moved
+                                              | index($t)))]
+    | length >= ($moved | length) and all(.from == "checkpoint")' \
+    "$RUN/job.events" >/dev/null
+ok $? "every moved task went on from a copy of its checkpoint"
+! grep -q 'refused its task\|request lists of the other tasks' \
+    "$RUN/job.err" "$RUN"/grid/logs/*.log
+ok $? "no replacement gave its task up"
+
+#  The summary says how the drain ended, as the events do
+moves=$(jq -s 'map(select(.event == "drain_move")) | length' \
+        "$RUN/job.events")
+if grep -q '"event":"drained"' "$RUN/job.events"; then
+    ! grep -q "drain .*not finished" "$RUN/job.out" &&
+        grep -q "replaced .*($moves drained)\|$moves drained" "$RUN/job.out"
+    ok $? "the drain finished, and the summary counts its $moves moves"
+else
+    grep -q '"event":"drain_wait"' "$RUN/job.events" &&
+        grep -q "drain          of cluster $busiest not finished: no daemon off cluster $busiest" \
+            "$RUN/job.out" &&
+        grep -q "0 lost, $moves drained" "$RUN/job.out"
+    ok $? "the drain waited for room; the summary says so and counts its $moves moves"
+fi
+diag "$(grep 'replaced\|drain ' "$RUN/job.out")"
+[ "$lib_failed" -eq 0 ]
