@@ -311,14 +311,19 @@ spawner_console_summary (const spawner_summary_t *summary,
     if (summary->crashes)
         printf ("  crashed        %" PRId64 " daemons on purpose (job file "
                 "schedule)\n", summary->crashes);
-    if (summary->replacements)
-        printf ("  replaced       %" PRId64 " daemons during the job (%"
-                PRId64 " lost, %" PRId64 " drained): %" PRId64 " restarted "
-                "from a checkpoint, %" PRId64 " from the initial state\n",
-                summary->replacements,
-                summary->replacements - summary->drain_moves,
-                summary->drain_moves, summary->from_checkpoint,
+    int64_t lost = summary->replacements - summary->drain_moves;
+    if (summary->replacements) {
+        printf ("  replaced       %" PRId64 " daemon%s during the job (",
+                summary->replacements, summary->replacements == 1 ? "" : "s");
+        if (lost)
+            printf ("%" PRId64 " lost%s", lost,
+                    summary->drain_moves ? ", " : "");
+        if (summary->drain_moves)
+            printf ("%" PRId64 " drained", summary->drain_moves);
+        printf ("): %" PRId64 " restarted from a checkpoint, %" PRId64
+                " from the initial state\n", summary->from_checkpoint,
                 summary->from_initial);
+    }
     if (summary->draining)
         printf ("  drain          of cluster %s not finished%s%s\n",
                 summary->draining,
