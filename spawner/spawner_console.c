@@ -325,7 +325,8 @@ spawner_console_summary (const spawner_summary_t *summary,
                 summary->from_initial);
     }
     if (summary->draining)
-        printf ("  drain          of cluster %s not finished%s%s\n",
+        printf ("  drain          of cluster %s not finished when the job "
+                "ended%s%s\n",
                 summary->draining,
                 summary->drain_waiting && *summary->drain_waiting ? ": " : "",
                 summary->drain_waiting ? summary->drain_waiting : "");

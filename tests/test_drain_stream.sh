@@ -115,7 +115,7 @@ if grep -q '"event":"drained"' "$RUN/job.events"; then
     ok $? "the drain finished, and the summary counts its $moves moves"
 else
     grep -q '"event":"drain_wait"' "$RUN/job.events" &&
-        grep -q "drain          of cluster $busiest not finished: no daemon off cluster $busiest" \
+        grep -q "drain          of cluster $busiest not finished when the job ended: no daemon off cluster $busiest" \
             "$RUN/job.out" &&
         grep -q "($moves drained)" "$RUN/job.out"
     ok $? "the drain waited for room; the summary says so and counts its $moves moves"
