@@ -4,7 +4,10 @@
     A link the model does not know (no root cluster named, a cluster the
     live model lacks) costs every daemon the same: LINK_DEFAULT_*, the
     live model's own default for a link inside a cluster.  The order then
-    keeps task order and the distribution follows power alone.
+    keeps task order and the distribution follows power alone.  A root the
+    live model lacks (a typo, or a cluster with no free daemon listed)
+    gets no relays: which cluster holds the data is then unknown, and a
+    relay in it would only add a hop.
     =========================================================================
 */
 #include "spawner_scatter.h"
@@ -27,6 +30,7 @@ struct _spawner_scatter_t {
     size_t count;               //  Daemons
     size_t *order;              //  Ranks, in send order
     int64_t *relay;             //  Per rank: its relay's rank, or -1
+    bool root_known;            //  The root is a cluster of the model
     int64_t *rows;              //  Rows of each rank
     double iterations;          //  Iterations the model counts
     double predicted;           //  max T_i, seconds
@@ -251,13 +255,13 @@ s_auto_iterations (const scatter_proc_t *per_iteration,
 //  behind it so that the cluster's data goes in one run (a cluster's
 //  daemons share its link: they tie in the order by bandwidth anyway).
 static void
-s_plan_relays (const spawner_scatter_config_t *config,
+s_plan_relays (const spawner_scatter_config_t *config, bool root_known,
                const jace_node_t *nodes, size_t count, size_t *order,
                int64_t *relay)
 {
     for (size_t rank = 0; rank < count; rank++)
         relay [rank] = -1;
-    if (!config->relay || !*config->root)
+    if (!config->relay || !root_known)
         return;
     size_t *grouped = (size_t *) malloc (count * sizeof (size_t));
     bool *placed = (bool *) zmalloc (count * sizeof (bool));
@@ -345,6 +349,7 @@ spawner_scatter_new (const spawner_scatter_config_t *config,
     assert (procs && ordered && shares && self->order && self->rows);
     self->config = *config;
     self->count = count;
+    self->root_known = root >= 0;
     for (size_t rank = 0; rank < count; rank++)
         procs [rank] = s_costs (config, load, &nodes [rank], platform, root);
     self->iterations = config->iterations;
@@ -355,7 +360,8 @@ spawner_scatter_new (const spawner_scatter_config_t *config,
             procs [rank].comp_per_item *= self->iterations;
     }
     s_order (config, procs, count, self->order);
-    s_plan_relays (config, nodes, count, self->order, self->relay);
+    s_plan_relays (config, self->root_known, nodes, count, self->order,
+                   self->relay);
     for (size_t i = 0; i < count; i++) {
         size_t rank = self->order [i];
         ordered [i] = procs [rank];
@@ -416,6 +422,8 @@ spawner_scatter_relay_of (spawner_scatter_t *self, size_t rank)
     return self->relay [rank];
 }
 
+bool spawner_scatter_root_known (spawner_scatter_t *self)
+    { assert (self); return self->root_known; }
 double spawner_scatter_predicted (spawner_scatter_t *self)
     { assert (self); return self->predicted; }
 double spawner_scatter_predicted_transfer (spawner_scatter_t *self)
@@ -425,16 +433,17 @@ char *
 spawner_scatter_plan_json (spawner_scatter_t *self)
 {
     assert (self);
-    size_t size = 256 + self->count * 72;
+    size_t size = 512 + self->count * 72;
     char *json = (char *) malloc (size);
     assert (json);
     size_t used = (size_t) snprintf (json, size, ",\"distribution\":\"%s\","
-        "\"order\":\"%s\",\"root\":\"%s\",\"relay\":\"%s\",\"iterations\":%g,"
+        "\"order\":\"%s\",\"root\":\"%s\",\"root_known\":%s,\"relay\":\"%s\","
+        "\"iterations\":%g,"
         "\"predicted_seconds\":%.6f,\"predicted_transfer_seconds\":%.6f,"
         "\"send_order\":[",
         s_distributions [self->config.distribution],
         s_orders [self->config.order], self->config.root,
-        s_relays [self->config.relay], self->iterations, self->predicted,
+        self->root_known ? "true" : "false", s_relays [self->config.relay], self->iterations, self->predicted,
         self->predicted_transfer);
     for (size_t i = 0; i < self->count; i++)
         used += (size_t) snprintf (json + used, size - used, "%s%zu",

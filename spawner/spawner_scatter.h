@@ -107,6 +107,12 @@ size_t
 int64_t
     spawner_scatter_relay_of (spawner_scatter_t *self, size_t rank);
 
+//  True if scatter/root names a cluster of the platform the plan had: a
+//  root named and not known there gets every link at one default cost
+//  and no relays.
+bool
+    spawner_scatter_root_known (spawner_scatter_t *self);
+
 //  Predicted makespan (max T_i), and when the last daemon's data is in,
 //  in seconds from the first send
 double

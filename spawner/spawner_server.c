@@ -868,6 +868,12 @@ s_partition (server_t *self, const jace_node_t *nodes, size_t count)
             &load, nodes, count, live ? spawner_live_platform (live) : NULL,
             self->first_row, reason, sizeof reason);
         if (self->scatter) {
+            const char *root = spawner_job_scatter (self->job)->root;
+            if (*root && !spawner_scatter_root_known (self->scatter))
+                zsys_warning ("spawner: job %s: scatter/root = '%s' is no "
+                              "cluster of the grid's listing: the data's "
+                              "links are taken as equal, and no cluster "
+                              "gets a relay", self->id, root);
             char *plan = spawner_scatter_plan_json (self->scatter);
             spawner_events_write (self->events, "scatter",
                                   ",\"bytes_per_row\":%.1f%s",

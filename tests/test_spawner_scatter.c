@@ -8,7 +8,8 @@
     D's lone task get none.  The model pays a relayed cluster's round
     trip once: with equal blocks, the predicted data phase is shorter by
     that round trip for each relayed task.  scatter/relay = off relays nothing,
-    and an unknown value is refused naming the key.  Sixty-four equal
+    nor does a root the platform lacks, and an unknown value is refused
+    naming the key.  Sixty-four equal
     daemons behind one link: 1,000 iterations at the model's rates starve
     all but a few (the model's compute is a lower bound), while
     scatter/iterations = auto keeps every share near the others.
@@ -45,11 +46,11 @@ static const char *s_clusters [COUNT] = {
 };
 
 static spawner_scatter_t *
-s_plan (platform_t *platform, const char *relay, const char *distribution,
-        int64_t *first)
+s_plan_from (platform_t *platform, const char *root, const char *relay,
+             const char *distribution, int64_t *first)
 {
     zhash_t *params = zhash_new ();
-    zhash_insert (params, "scatter/root", (void *) "A");
+    zhash_insert (params, "scatter/root", (void *) root);
     zhash_insert (params, "scatter/relay", (void *) relay);
     zhash_insert (params, "scatter/distribution", (void *) distribution);
     spawner_scatter_config_t config;
@@ -70,6 +71,13 @@ s_plan (platform_t *platform, const char *relay, const char *distribution,
     };
     return spawner_scatter_new (&config, &load, nodes, COUNT, platform, first,
                                 reason, sizeof reason);
+}
+
+static spawner_scatter_t *
+s_plan (platform_t *platform, const char *relay, const char *distribution,
+        int64_t *first)
+{
+    return s_plan_from (platform, "A", relay, distribution, first);
 }
 
 //  True if every task of a relayed cluster names the first of them in the
@@ -113,7 +121,7 @@ int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (11);
+    tap_plan (13);
     char error [256];
     platform_t *platform = platform_parse (s_platform, error, sizeof error);
     assert (platform);
@@ -148,6 +156,19 @@ main (void)
     for (size_t rank = 0; rank < COUNT; rank++)
         none &= spawner_scatter_relay_of (scatter, rank) == -1;
     ok (none, "scatter/relay = off relays nothing");
+    spawner_scatter_destroy (&scatter);
+
+    //  A root the model lacks (a typo): where the data is is unknown, so
+    //  no cluster gets a relay, and the event says so
+    scatter = s_plan_from (platform, "Z", "auto", "balanced", first);
+    none = scatter && !spawner_scatter_root_known (scatter);
+    for (size_t rank = 0; none && rank < COUNT; rank++)
+        none &= spawner_scatter_relay_of (scatter, rank) == -1;
+    ok (none, "a root the platform lacks is unknown, and relays nothing");
+    json = scatter ? spawner_scatter_plan_json (scatter) : NULL;
+    ok (json && strstr (json, "\"root\":\"Z\",\"root_known\":false"),
+        "the plan's event says the root is unknown");
+    free (json);
     spawner_scatter_destroy (&scatter);
 
     //  Sixty-four equal daemons, all in the root's cluster
