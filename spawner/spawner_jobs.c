@@ -531,3 +531,37 @@ spawner_jobs_status (const char *job_id, const char *supernode,
     jace_security_destroy (&security);
     return rc;
 }
+
+bool
+spawner_jobs_owner_answers (const char *job_id, const char *supernode,
+                            const char *keys_dir, const char *cert,
+                            char *owner, size_t owner_size)
+{
+    assert (job_id && supernode && owner);
+    *owner = 0;
+    jace_security_t *security = spawner_nodes_security (keys_dir, cert);
+    if (!security)
+        return false;
+    jace_msg_t *registry = spawner_nodes_query (supernode, security, 5000);
+    const char *listed = registry ? s_lease_param (registry, job_id, "owner")
+                                  : NULL;
+    bool answers = false;
+    if (listed && *listed) {
+        jace_msg_t *status = jace_msg_new (JACE_MSG_STATUS);
+        jace_msg_set_sender (status, "jace-spawner-resume");
+        jace_msg_t *reply = spawner_nodes_ask (listed,
+            s_owner_key (s_lease_param (registry, job_id, "owner_key"),
+                         security),
+            security, &status, JACE_MSG_STATUS_REPLY, OWNER_WAIT_MSEC);
+        const char *job = reply && jace_msg_type (reply)
+                                   == JACE_MSG_STATUS_REPLY
+                        ? jace_msg_param (reply, "job") : NULL;
+        answers = job && streq (job, job_id);
+        if (answers)
+            snprintf (owner, owner_size, "%s", listed);
+        jace_msg_destroy (&reply);
+    }
+    jace_msg_destroy (&registry);
+    jace_security_destroy (&security);
+    return answers;
+}

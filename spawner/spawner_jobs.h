@@ -21,6 +21,7 @@
 #define SPAWNER_JOBS_H_INCLUDED
 
 #include <stdbool.h>
+#include <stddef.h>
 
 //  Print the grid's jobs (a table, or a JSON array with --json).  Returns
 //  0, or 1 with the reason on stderr.
@@ -68,5 +69,14 @@ int
     spawner_jobs_status (const char *job_id, const char *supernode,
                          const char *keys_dir, const char *cert, bool json,
                          int timeout_msec);
+
+//  True if the spawner that owns job_id (found through the super-node's
+//  lease) answers for it; its endpoint then goes into owner.  resume
+//  takes over only a job whose spawner is gone: two spawners of one job
+//  would each replace the tasks the other placed.
+bool
+    spawner_jobs_owner_answers (const char *job_id, const char *supernode,
+                                const char *keys_dir, const char *cert,
+                                char *owner, size_t owner_size);
 
 #endif

@@ -503,6 +503,16 @@ spawner_lease_readmit (spawner_lease_t *self, const char *id)
 }
 
 void
+spawner_lease_forget (spawner_lease_t *self, const char *id)
+{
+    assert (self && id);
+    for (size_t i = 0; i < self->held_count; i++)
+        if (streq (self->held [i].id, id))
+            return;
+    zhash_delete (self->known, id);
+}
+
+void
 spawner_lease_release_all (spawner_lease_t *self)
 {
     assert (self);

@@ -109,6 +109,13 @@ void
 bool
     spawner_lease_readmit (spawner_lease_t *self, const char *id);
 
+//  Daemon `id`, excluded and not held, was told to drop our task by
+//  someone we trust (a resume stopped the daemons that had no task to
+//  adopt): once the grid lists it free, it may be granted to us again.
+//  Does nothing to a daemon the lease holds.
+void
+    spawner_lease_forget (spawner_lease_t *self, const char *id);
+
 //  Release every daemon held, taken or not (the job is over).  The
 //  message leaves even if the socket closes right after.
 void

@@ -27,6 +27,30 @@ s_is_ours (jace_security_t *security, const jace_msg_t *answer,
                                  "spawner resume");
 }
 
+//  A daemon listed as working for the job that did not answer ADOPT holds
+//  no task to adopt: most often its data was still streaming in when the
+//  spawner died, and it would wait for the rest until its orphan timeout,
+//  neither running a task nor free to replace one (the resumed job then
+//  failed for want of daemons).  Tell it to stop: it is free again, and
+//  its task is placed anew like any task whose daemon did not answer.
+static void
+s_release_silent (zsock_t **links, const bool *answered, size_t count,
+                  const char *job_id, const jace_key_t *job_key)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (answered [i])
+            continue;
+        jace_msg_t *stop = jace_msg_new (JACE_MSG_STOP);
+        jace_msg_set_sender (stop, "jace-spawner-resume");
+        jace_msg_set_job (stop, job_id);
+        jace_msg_set_reason (stop, "resumed: your task had not started, it "
+                             "is placed again");
+        //  The link closes right after: let the STOP out first
+        zsock_set_linger (links [i], 1000);
+        spawner_secret_send (&stop, job_key, links [i]);
+    }
+}
+
 //  Connect to every daemon working for the job and ask each what it runs.
 //  Returns the ASSIGN answers (a list of jace_msg_t), possibly empty.
 static zlist_t *
@@ -43,8 +67,11 @@ s_adopt_daemons (const char *job_id, const spawner_options_t *options,
         return answers;
     }
     zpoller_t *poller = zpoller_new (NULL);
-    zlist_t *links = zlist_new ();
-    for (size_t i = 0; i < jace_msg_node_count (registry); i++) {
+    size_t listed = jace_msg_node_count (registry);
+    zsock_t **links = (zsock_t **) zmalloc ((listed + 1) * sizeof (void *));
+    bool *answered = (bool *) zmalloc ((listed + 1) * sizeof (bool));
+    size_t wanted = 0;
+    for (size_t i = 0; i < listed; i++) {
         const jace_node_t *node = jace_msg_node (registry, i);
         if (node->state != JACE_NODE_WORKING || !streq (node->job, job_id))
             continue;
@@ -60,31 +87,36 @@ s_adopt_daemons (const char *job_id, const spawner_options_t *options,
         jace_msg_set_job (adopt, job_id);
         spawner_secret_send (&adopt, job_key, link);
         zpoller_add (poller, link);
-        zlist_append (links, link);
+        links [wanted++] = link;
     }
-    size_t wanted = zlist_size (links);
     int64_t deadline = zclock_mono () + ADOPT_WAIT_MSEC;
     while (zlist_size (answers) < wanted && zclock_mono () < deadline
            && !zsys_interrupted) {
         zsock_t *which = (zsock_t *) zpoller_wait (poller, 100);
         jace_msg_t *msg = which ? jace_msg_recv (which, NULL, 0, NULL, 0)
                                 : NULL;
-        if (msg && jace_msg_type (msg) == JACE_MSG_ASSIGN
+        size_t from = 0;
+        while (from < wanted && links [from] != which)
+            from++;
+        if (msg && from < wanted && !answered [from]
+        &&  jace_msg_type (msg) == JACE_MSG_ASSIGN
         &&  streq (jace_msg_job (msg), job_id)
-        &&  s_is_ours (security, msg, job_key))
+        &&  s_is_ours (security, msg, job_key)) {
+            answered [from] = true;
             zlist_append (answers, msg);
+        }
         else
             jace_msg_destroy (&msg);
     }
+    s_release_silent (links, answered, wanted, job_id, job_key);
     if (wanted == 0)
         snprintf (reason, reason_size, "no daemon works for job %s (as %s "
                   "sees it)", job_id, options->supernode);
     zpoller_destroy (&poller);
-    while (zlist_size (links)) {
-        zsock_t *link = (zsock_t *) zlist_pop (links);
-        zsock_destroy (&link);
-    }
-    zlist_destroy (&links);
+    for (size_t i = 0; i < wanted; i++)
+        zsock_destroy (&links [i]);
+    free (links);
+    free (answered);
     jace_msg_destroy (&registry);
     return answers;
 }

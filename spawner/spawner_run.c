@@ -7,6 +7,7 @@
     =========================================================================
 */
 #include "spawner_run.h"
+#include "spawner_jobs.h"
 #include "spawner_resume.h"
 #include "spawner_secret.h"
 
@@ -87,6 +88,17 @@ spawner_resume (const char *job_id, const spawner_options_t *options)
     if (spawner_secret_open (options->secrets_dir, job_id, &job_key, reason,
                              sizeof reason)) {
         fprintf (stderr, "jace-spawner: %s\n", reason);
+        return 1;
+    }
+    char owner [256];
+    if (spawner_jobs_owner_answers (job_id, options->supernode,
+                                    options->keys_dir, options->cert,
+                                    owner, sizeof owner)) {
+        fprintf (stderr, "jace-spawner: cannot resume job %s: its spawner "
+                 "at %s still answers for it (resume takes over a job whose "
+                 "spawner died; jace-spawner status %s shows it)\n", job_id,
+                 owner, job_id);
+        jace_key_wipe (&job_key);
         return 1;
     }
     zlist_t *answers = spawner_resume_gather (job_id, options, &job_key,

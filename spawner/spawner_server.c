@@ -1662,8 +1662,12 @@ s_recv_fenced (server_t *self, size_t index)
              && streq (jace_msg_sender (msg), self->fenced_id [index]);
     if (ours && jace_msg_type (msg) == JACE_MSG_HEARTBEAT
     &&  jace_msg_state (msg) != JACE_NODE_WORKING) {
-        if (spawner_lease_readmit (self->lease, self->fenced_id [index])
-        &&  self->dead)
+        //  Alive and free, in its own sealed word: no longer dead to the
+        //  mapping, even when the lease does not hold it (a resumed
+        //  spawner holds none; the daemons a dead spawner left taking
+        //  their data are the ones its replacements then need).
+        spawner_lease_readmit (self->lease, self->fenced_id [index]);
+        if (self->dead)
             zlist_remove (self->dead, self->fenced_id [index]);
         if (spawner_lease_is_held (self->lease, self->fenced_id [index]))
             spawner_events_write (self->events, "fenced", ",\"daemon\":"
@@ -3367,7 +3371,13 @@ s_adopt_tasks (server_t *self, zlist_t *answers)
     for (size_t rank = 0; rank < self->task_count; rank++)
         if (!self->tasks [rank].link) {
             self->tasks [rank].phase = SPAWNER_TASK_RUNNING;
+            char id [JACE_ID_MAX];
+            snprintf (id, sizeof id, "%s", self->tasks [rank].daemon.id);
             s_lose_daemon (self, rank, -1, "did not answer the resume");
+            //  Not dead: if it lives, the resume told it to stop
+            //  (spawner_resume_gather), and it is free to replace a task.
+            zlist_remove (self->dead, id);
+            spawner_lease_forget (self->lease, id);
         }
     self->state = JOB_REPLACING;
 }
