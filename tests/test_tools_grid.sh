@@ -150,7 +150,7 @@ platform
         power = 2
 EOF
 
-echo "1..36"
+echo "1..37"
 
 #  ---- Command line -------------------------------------------------------
 timeout 10 "$grid" --help > "$work/help" 2>&1
@@ -217,6 +217,16 @@ timeout 30 "$grid" start --platform "$work/small.platform" --run "$run" \
     --bin "$fake" 2>"$work/err"
 [ $? -ne 0 ] && grep -q "already running" "$work/err"
 ok $? "a second start over a running grid is refused"
+
+#  A platform larger than the machine (a typo of nodes): refused before
+#  any process starts (it used to start them until interrupted).
+printf 'platform\n    name = "huge"\n    cluster\n        name = "A"\n        nodes = 4000000\n' \
+    >"$work/huge.platform"
+timeout 30 "$grid" start --platform "$work/huge.platform" \
+    --run "$work/huge-run" --bin "$fake" 2>"$work/err"
+[ $? -ne 0 ] && grep -q "4000001 processes .* on this machine, which holds about" \
+    "$work/err" && [ ! -s "$work/huge-run/pids" ]
+ok $? "a platform larger than the machine is refused before any process starts"
 
 cp "$run/pids" "$work/pids.before"
 timeout 30 "$grid" stop --run "$run" 2>"$work/err"
