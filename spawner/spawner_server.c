@@ -1078,8 +1078,12 @@ s_tell_moves (server_t *self, size_t rank)
     spawner_task_t *task = &self->tasks [rank];
     for (size_t i = 0; i < self->task_count; i++) {
         spawner_task_t *moved = &self->tasks [i];
+        //  Only moves whose daemon has the task: one still taking its
+        //  ASSIGN would drop what we send it, and its own start tells
+        //  us again (s_announce_move), which we would ignore as known.
         if (i == rank || moved->epoch <= 1
-        ||  moved->phase == SPAWNER_TASK_WAITING)
+        ||  (moved->phase != SPAWNER_TASK_ACCEPTED
+             && moved->phase != SPAWNER_TASK_RUNNING))
             continue;
         jace_msg_t *remap = s_job_msg (self, JACE_MSG_REMAP, task);
         jace_msg_set_task (remap, (int64_t) i);
