@@ -438,13 +438,19 @@ s_print_status (jace_msg_t *reply, bool json)
                 age ? atoll (age) / 1000.0 : 0.0,
                 snapshots ? snapshots : "0",
                 residual && isfinite (atof (residual)) ? residual : "null");
-    else
-        printf ("%s  %s  %.1f s  snapshots %s  last residual %s\n"
+    else {
+        //  As the live table says it (spawner_console)
+        char last [64] = "no residual verified yet";
+        if (residual && isfinite (atof (residual))
+        &&  snapshots && atoll (snapshots) > 0)
+            snprintf (last, sizeof last, "last residual %s", residual);
+        printf ("%s  %s  %.1f s  snapshots %s  %s\n"
                 "%5s  %-16s %-10s %10s %12s %12s  %s\n", job,
                 state ? state : "", age ? atoll (age) / 1000.0 : 0.0,
-                snapshots ? snapshots : "0", residual ? residual : "-",
+                snapshots ? snapshots : "0", last,
                 "TASK", "DAEMON", "CLUSTER", "ROWS", "ITERATION", "CHANGE",
                 "STATE");
+    }
     for (size_t i = 0; i < count; i++) {
         const jace_node_t *node = jace_msg_node (reply, i);
         char key [64], word [32] = "-";

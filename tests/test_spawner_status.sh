@@ -49,7 +49,9 @@ timeout 10 "$BIN/jace-spawner" status "$id" --supernode "$SN_sn" \
 [ $? -eq 0 ] && head -n 1 "$RUN/status.txt" \
     | grep -qE "^$id  (running|verifying)  " \
     && grep -qE "TASK  DAEMON +CLUSTER +ROWS +ITERATION" "$RUN/status.txt" \
-    && [ "$(grep -c -E '^ +[01]  d[12] ' "$RUN/status.txt")" -eq 2 ]
+    && [ "$(grep -c -E '^ +[01]  d[12] ' "$RUN/status.txt")" -eq 2 ] \
+    && head -n 1 "$RUN/status.txt" \
+       | grep -qE "(no residual verified yet|last residual [0-9][0-9.e+-]*)\$"
 ok $? "the text table has the job's line, a header and a row per task"
 
 timeout 10 "$BIN/jace-spawner" status job-nosuch --supernode "$SN_sn" \
