@@ -15,7 +15,7 @@
 #  summary then says the drain did not finish, and why.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 8
+plan 9
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -121,4 +121,7 @@ else
     ok $? "the drain waited for room; the summary says so and counts its $moves moves"
 fi
 diag "$(grep 'replaced\|drain ' "$RUN/job.out")"
+! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
+    "$RUN"/grid/logs/*.log "$RUN"/*.err >/dev/null 2>&1
+ok $? "no sanitizer report in any log"
 [ "$lib_failed" -eq 0 ]

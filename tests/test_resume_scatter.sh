@@ -15,7 +15,7 @@
 #  free again, and their tasks are placed anew, from the file.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 9
+plan 10
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -111,4 +111,7 @@ free_all () {
 }
 wait_for 30 free_all
 ok $? "every daemon is free after the job"
+! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
+    "$RUN"/grid/logs/*.log "$RUN"/*.err >/dev/null 2>&1
+ok $? "no sanitizer report in any log"
 [ "$lib_failed" -eq 0 ]
