@@ -101,8 +101,9 @@ echo "$silent" >"$RUN/silent.list"
 echo "$placed" >"$RUN/placed.list"
 grep -q -F -x -f "$RUN/silent.list" "$RUN/placed.list"
 ok $? "the resume freed them, and placed tasks on them again"
-[ "$(jq -s 'map(select(.event == "replace")) | length' \
-     "$RUN/resume.events")" -eq "$(echo "$silent" | wc -l)" ]
+jq -s -e '(map(select(.event == "replace") | .task) | unique) as $placed
+    | map(select(.event == "dead" and .silent_ms == -1) | .task)
+    | all(. as $t | $placed | index($t))' "$RUN/resume.events" >/dev/null
 ok $? "every task they held was placed anew"
 
 free_all () {
