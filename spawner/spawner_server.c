@@ -1667,10 +1667,10 @@ s_recv_fenced (server_t *self, size_t index)
     if (ours && jace_msg_type (msg) == JACE_MSG_HEARTBEAT
     &&  jace_msg_state (msg) != JACE_NODE_WORKING) {
         //  Alive and free, in its own sealed word: no longer dead to the
-        //  mapping, even when the lease does not hold it (a resumed
-        //  spawner holds none; the daemons a dead spawner left taking
-        //  their data are the ones its replacements then need).
-        spawner_lease_readmit (self->lease, self->fenced_id [index]);
+        //  mapping, and a spare again if the lease holds it, else one
+        //  the grid may grant us again (a resumed spawner holds none).
+        if (!spawner_lease_readmit (self->lease, self->fenced_id [index]))
+            spawner_lease_forget (self->lease, self->fenced_id [index]);
         if (self->dead)
             zlist_remove (self->dead, self->fenced_id [index]);
         if (spawner_lease_is_held (self->lease, self->fenced_id [index]))
