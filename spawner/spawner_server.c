@@ -1029,20 +1029,26 @@ s_send_start (server_t *self, size_t rank)
     task->phase = SPAWNER_TASK_RUNNING;
 }
 
+//  Tell task `to` where task `rank` runs now.
+static void
+s_send_remap (server_t *self, spawner_task_t *to, size_t rank)
+{
+    spawner_task_t *moved = &self->tasks [rank];
+    jace_msg_t *remap = s_job_msg (self, JACE_MSG_REMAP, to);
+    jace_msg_set_task (remap, (int64_t) rank);
+    jace_msg_set_epoch (remap, moved->epoch);
+    jace_msg_add_node (remap, &moved->daemon);
+    s_send_job (self, &remap, to->link);
+}
+
 //  Tell every other task where task `rank` runs now.
 static void
 s_announce_move (server_t *self, size_t rank)
 {
-    spawner_task_t *moved = &self->tasks [rank];
     for (size_t i = 0; i < self->task_count; i++) {
         spawner_task_t *task = &self->tasks [i];
-        if (i == rank || !task->link || task->phase == SPAWNER_TASK_WAITING)
-            continue;
-        jace_msg_t *remap = s_job_msg (self, JACE_MSG_REMAP, task);
-        jace_msg_set_task (remap, (int64_t) rank);
-        jace_msg_set_epoch (remap, moved->epoch);
-        jace_msg_add_node (remap, &moved->daemon);
-        s_send_job (self, &remap, task->link);
+        if (i != rank && task->link && task->phase != SPAWNER_TASK_WAITING)
+            s_send_remap (self, task, rank);
     }
 }
 
@@ -1075,21 +1081,15 @@ s_start_all (server_t *self)
 static void
 s_tell_moves (server_t *self, size_t rank)
 {
-    spawner_task_t *task = &self->tasks [rank];
     for (size_t i = 0; i < self->task_count; i++) {
-        spawner_task_t *moved = &self->tasks [i];
+        const spawner_task_t *moved = &self->tasks [i];
         //  Only moves whose daemon has the task: one still taking its
         //  ASSIGN would drop what we send it, and its own start tells
         //  us again (s_announce_move), which we would ignore as known.
-        if (i == rank || moved->epoch <= 1
-        ||  (moved->phase != SPAWNER_TASK_ACCEPTED
-             && moved->phase != SPAWNER_TASK_RUNNING))
-            continue;
-        jace_msg_t *remap = s_job_msg (self, JACE_MSG_REMAP, task);
-        jace_msg_set_task (remap, (int64_t) i);
-        jace_msg_set_epoch (remap, moved->epoch);
-        jace_msg_add_node (remap, &moved->daemon);
-        s_send_job (self, &remap, task->link);
+        if (i != rank && moved->epoch > 1
+        &&  (moved->phase == SPAWNER_TASK_ACCEPTED
+             || moved->phase == SPAWNER_TASK_RUNNING))
+            s_send_remap (self, &self->tasks [rank], i);
     }
 }
 
