@@ -549,24 +549,21 @@ spawner_jobs_owner_answers (const char *job_id, const char *supernode,
     if (!security)
         return false;
     jace_msg_t *registry = spawner_nodes_query (supernode, security, 5000);
+    //  The job's row as `jobs` would show it: the owner's own word, or
+    //  "orphaned" when it does not answer
+    job_row_t row = { .unauthorised = -1, .lease_age = -1, .tasks = -1 };
+    snprintf (row.id, sizeof row.id, "%s", job_id);
     const char *listed = registry ? s_lease_param (registry, job_id, "owner")
                                   : NULL;
-    bool answers = false;
-    if (listed && *listed) {
-        jace_msg_t *status = jace_msg_new (JACE_MSG_STATUS);
-        jace_msg_set_sender (status, "jace-spawner-resume");
-        jace_msg_t *reply = spawner_nodes_ask (listed,
-            s_owner_key (s_lease_param (registry, job_id, "owner_key"),
-                         security),
-            security, &status, JACE_MSG_STATUS_REPLY, OWNER_WAIT_MSEC);
-        const char *job = reply && jace_msg_type (reply)
-                                   == JACE_MSG_STATUS_REPLY
-                        ? jace_msg_param (reply, "job") : NULL;
-        answers = job && streq (job, job_id);
-        if (answers)
-            snprintf (owner, owner_size, "%s", listed);
-        jace_msg_destroy (&reply);
-    }
+    const char *key = registry ? s_lease_param (registry, job_id,
+                                                "owner_key")
+                               : NULL;
+    snprintf (row.owner, sizeof row.owner, "%s", listed ? listed : "");
+    snprintf (row.owner_key, sizeof row.owner_key, "%s", key ? key : "");
+    s_ask_owner (&row, security);
+    bool answers = !streq (row.state, "orphaned");
+    if (answers)
+        snprintf (owner, owner_size, "%s", row.owner);
     jace_msg_destroy (&registry);
     jace_security_destroy (&security);
     return answers;

@@ -443,8 +443,8 @@ spawner_scatter_plan_json (spawner_scatter_t *self)
         "\"send_order\":[",
         s_distributions [self->config.distribution],
         s_orders [self->config.order], self->config.root,
-        self->root_known ? "true" : "false", s_relays [self->config.relay], self->iterations, self->predicted,
-        self->predicted_transfer);
+        self->root_known ? "true" : "false", s_relays [self->config.relay],
+        self->iterations, self->predicted, self->predicted_transfer);
     for (size_t i = 0; i < self->count; i++)
         used += (size_t) snprintf (json + used, size - used, "%s%zu",
                                    i ? "," : "", self->order [i]);

@@ -7,11 +7,11 @@
     its other tasks name; a cluster's tasks go in one run; A's tasks and
     D's lone task get none.  The model pays a relayed cluster's round
     trip once: with equal blocks, the predicted data phase is shorter by
-    that round trip for each relayed task.  scatter/relay = off relays nothing,
-    nor does a root the platform lacks, and an unknown value is refused
-    naming the key.  Sixty-four equal
-    daemons behind one link: 1,000 iterations at the model's rates starve
-    all but a few (the model's compute is a lower bound), while
+    that round trip for each relayed task.  scatter/relay = off relays
+    nothing, nor does a root the platform lacks, and an unknown value is
+    refused naming the key.  Sixty-four equal daemons behind one link:
+    1,000 iterations at the model's rates starve all but a few (the
+    model's compute is a lower bound), while
     scatter/iterations = auto keeps every share near the others.
     =========================================================================
 */
