@@ -7,6 +7,8 @@
 #include "spawner_secret.h"
 #include "jace_security.h"
 
+#include <fcntl.h>
+
 #define ADOPT_WAIT_MSEC 5000
 
 //  An answer to ADOPT is the daemon's ASSIGN: it holds the job key only if
@@ -209,6 +211,82 @@ spawner_resume_job (zlist_t *answers, const char *job_id, char *reason,
     ||  !spawner_resume_same_cut (answers, reason, reason_size))
         return NULL;
     return s_adopted_job (answers, job_id, reason, reason_size);
+}
+
+//  --------------------------------------------------------------------------
+//  The drain note
+
+int
+spawner_resume_note_drain (const char *dir, const char *job,
+                           const char *cluster, char *reason,
+                           size_t reason_size)
+{
+    assert (dir && job);
+    char *path = zsys_sprintf ("%s/%s.drain", dir, job);
+    if (!cluster) {
+        int rc = unlink (path) == 0 || errno == ENOENT ? 0 : -1;
+        if (rc)
+            snprintf (reason, reason_size, "cannot remove %s: %s", path,
+                      strerror (errno));
+        free (path);
+        return rc;
+    }
+    //  Written whole, then renamed: a spawner killed meanwhile leaves the
+    //  old note or the new one, never half of one.
+    char *partial = zsys_sprintf ("%s.partial", path);
+    unlink (partial);
+    int fd = open (partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+    char *text = zsys_sprintf ("%s\n", cluster);
+    bool written = fd >= 0
+                && write (fd, text, strlen (text)) == (ssize_t) strlen (text);
+    int error = errno;
+    if (fd >= 0)
+        close (fd);
+    int rc = written && rename (partial, path) == 0 ? 0 : -1;
+    if (rc) {
+        snprintf (reason, reason_size, "cannot write %s: %s", path,
+                  strerror (written ? errno : error));
+        unlink (partial);
+    }
+    free (text);
+    free (partial);
+    free (path);
+    return rc;
+}
+
+int
+spawner_resume_drain (const char *dir, const char *job, char *cluster,
+                      char *reason, size_t reason_size)
+{
+    assert (dir && job && cluster);
+    *cluster = 0;
+    char *path = zsys_sprintf ("%s/%s.drain", dir, job);
+    int fd = open (path, O_RDONLY | O_NOFOLLOW);
+    if (fd < 0) {
+        int rc = errno == ENOENT ? 0 : -1;
+        if (rc)
+            snprintf (reason, reason_size, "cannot read %s: %s", path,
+                      strerror (errno));
+        free (path);
+        return rc;
+    }
+    char text [JACE_ID_MAX + 2];
+    ssize_t size = read (fd, text, sizeof text - 1);
+    close (fd);
+    text [size > 0 ? size : 0] = 0;
+    char *end = strchr (text, '\n');
+    bool whole = end && end [1] == 0;
+    if (whole)
+        *end = 0;
+    int rc = whole && *text && strlen (text) < JACE_ID_MAX
+             && jace_name_plain (text) ? 1 : -1;
+    if (rc == 1)
+        snprintf (cluster, JACE_ID_MAX, "%s", text);
+    else
+        snprintf (reason, reason_size, "%s names no cluster (one plain "
+                  "name and a newline expected)", path);
+    free (path);
+    return rc;
 }
 
 void

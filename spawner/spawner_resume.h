@@ -9,6 +9,11 @@
     its sources).  The job is rebuilt from the parameters; the server
     (spawner_server) takes the answers over, the newest epoch of each task
     winning, and replaces the tasks whose daemon did not answer.
+
+    What the daemons cannot say, the job's spawner leaves beside the
+    job's secret for a resume to carry on: the cluster it was draining
+    (DIR/JOB.drain, written when the drain begins and removed when it
+    ends, is refused, or the job ends).
     =========================================================================
 */
 #ifndef SPAWNER_RESUME_H_INCLUDED
@@ -41,6 +46,21 @@ bool
 spawner_job_t *
     spawner_resume_job (zlist_t *answers, const char *job_id, char *reason,
                         size_t reason_size);
+
+//  Note that job `job` drains `cluster`, in the secrets folder `dir`
+//  (cluster NULL: it drains nothing).  Returns 0, or -1 with the reason.
+int
+    spawner_resume_note_drain (const char *dir, const char *job,
+                               const char *cluster, char *reason,
+                               size_t reason_size);
+
+//  The cluster job `job`'s spawner was draining, by its note in `dir`,
+//  into cluster (JACE_ID_MAX bytes).  Returns 1 if there is one, 0 if
+//  none, -1 with the reason if the note cannot be read or names no valid
+//  cluster.
+int
+    spawner_resume_drain (const char *dir, const char *job, char *cluster,
+                          char *reason, size_t reason_size);
 
 //  Destroy the answers and the list; nullifies the reference.
 void

@@ -27,6 +27,7 @@
 #include "spawner_mapper.h"
 #include "spawner_output.h"
 #include "spawner_rebalance.h"
+#include "spawner_resume.h"
 #include "spawner_scatter.h"
 #include "spawner_secret.h"
 #include "spawner_task.h"
@@ -165,6 +166,7 @@ typedef struct {
     char draining [JACE_ID_MAX];    //  Cluster being drained, or ""
     char drain_waiting [512];   //  Why the drain waits for room, or ""
     jace_msg_t *drain_request;  //  The DRAIN to answer, or NULL
+    bool drain_deciding;        //  Begun, not yet decided on a listing
     int64_t drain_started;      //  When (msec)
     size_t drain_moved;         //  Tasks moved off it so far
     spawner_drain_t *drain;     //  Its steps, while draining
@@ -1912,25 +1914,41 @@ s_drain_step_ranks (server_t *self, size_t step, size_t *ranks)
     return count;
 }
 
-//  A new drain is answered on a listing of the grid taken after it came
+//  Note the drain beside the job's secret, where a resume finds it
+//  (cluster NULL: no drain).  A note that cannot be written costs only
+//  that: the drain goes on.
+static void
+s_note_drain (server_t *self, const char *cluster)
+{
+    char reason [512];
+    if (spawner_resume_note_drain (self->secrets_dir, self->id, cluster,
+                                   reason, sizeof reason))
+        zsys_warning ("spawner: %s; a resume would not carry the drain "
+                      "on", reason);
+}
+
+//  A new drain is decided on a listing of the grid taken after it came
 //  (daemons may have come and gone since the job's plan): refused, and
 //  forgotten, when its first step finds no daemon off the cluster, else
-//  taken.  Until then self->drain_request holds it, and no step runs.
-//  Returns true once it is answered.
+//  taken, and its DRAIN (if a user asked for it, not a resume) answered.
+//  Until then no step runs.  Returns true once it is decided.
 static bool
 s_drain_answer (server_t *self)
 {
-    if (!self->drain_request)
+    if (!self->drain_deciding)
         return true;
     if (spawner_mapper_listing_time (self->mapper) < self->drain_started)
         return false;
+    self->drain_deciding = false;
     size_t *ranks = (size_t *) zmalloc (self->task_count * sizeof (size_t));
     size_t count = s_drain_step_ranks (self, 0, ranks);
     char why [512];
     bool room = s_drain_has_room (self, ranks, count, why, sizeof why);
     free (ranks);
-    if (room)
-        s_status_reply (self, self->drain_request);
+    if (room) {
+        if (self->drain_request)
+            s_status_reply (self, self->drain_request);
+    }
     else {
         char cluster [JACE_ID_MAX];
         snprintf (cluster, sizeof cluster, "%s", self->draining);
@@ -1941,11 +1959,36 @@ s_drain_answer (server_t *self)
                      why);
         spawner_events_write (self->events, "drain_refused", ",\"cluster\":"
                               "\"%s\",\"why\":\"%s\"", cluster, why);
-        s_refuse_request (self, self->drain_request, "DRAIN refused: %s; "
-                          "start daemons elsewhere first", why);
+        s_note_drain (self, NULL);
+        if (self->drain_request)
+            s_refuse_request (self, self->drain_request, "DRAIN refused: "
+                              "%s; start daemons elsewhere first", why);
     }
     jace_msg_destroy (&self->drain_request);
     return true;
+}
+
+//  Begin draining `cluster`, which runs some task, for `asker`: the
+//  mapping keeps off it from now on, its steps are planned, and it is
+//  noted for a resume.  It is decided on the next listing (s_drain_answer).
+static void
+s_begin_drain (server_t *self, const char *cluster, const char *asker)
+{
+    snprintf (self->draining, sizeof self->draining, "%s", cluster);
+    self->drain_started = zclock_mono ();
+    self->drain_moved = 0;
+    self->drain_deciding = true;
+    spawner_mapper_exclude_cluster (self->mapper, cluster);
+    size_t tasks = s_tasks_in (self, cluster);
+    zsys_notice ("spawner: draining cluster %s (%zu tasks), asked by %s",
+                 cluster, tasks, asker);
+    char who [2 * JACE_ID_MAX];
+    spawner_events_escape (who, sizeof who, asker);
+    spawner_events_write (self->events, "drain", ",\"cluster\":\"%s\","
+                          "\"tasks\":%zu,\"asked_by\":\"%s\"", cluster,
+                          tasks, who);
+    s_plan_drain (self, cluster);
+    s_note_drain (self, cluster);
 }
 
 //  DRAIN: move every task off a cluster, through the job's mapping
@@ -1983,21 +2026,13 @@ s_start_drain (server_t *self, jace_msg_t **request_p)
                           cluster);
     else {
         if (!*self->draining) {
-            snprintf (self->draining, sizeof self->draining, "%s", cluster);
-            self->drain_started = zclock_mono ();
-            self->drain_moved = 0;
-            spawner_mapper_exclude_cluster (self->mapper, cluster);
-            zsys_notice ("spawner: draining cluster %s (%zu tasks), asked "
-                         "by %s", cluster, tasks, jace_msg_sender (request));
-            spawner_events_write (self->events, "drain", ",\"cluster\":"
-                                  "\"%s\",\"tasks\":%zu", cluster, tasks);
-            s_plan_drain (self, cluster);
+            s_begin_drain (self, cluster, jace_msg_sender (request));
             //  Answered on the next listing (s_drain_answer)
             self->drain_request = request;
             *request_p = NULL;
             return;
         }
-        if (self->drain_request)
+        if (self->drain_deciding)
             s_refuse_request (self, request, "DRAIN refused: the drain of "
                               "cluster %s is being decided; ask again",
                               self->draining);
@@ -2151,6 +2186,7 @@ s_end_drain (server_t *self)
                           self->drain_step);
     *self->draining = 0;
     spawner_drain_destroy (&self->drain);
+    s_note_drain (self, NULL);
 }
 
 //  --------------------------------------------------------------------------
@@ -3253,8 +3289,10 @@ s_finish (server_t *self)
     //  The job is over and its daemons told: nothing can use the secret
     //  any more.  (A spawner that crashes never gets here: resume needs
     //  the file.)
-    if (self->secret_ours)
+    if (self->secret_ours) {
         jace_secret_remove (self->secrets_dir, self->id);
+        s_note_drain (self, NULL);
+    }
     double seconds = s_elapsed (self) / 1000.0;
     int64_t unknowns;
     const double *x = spawner_verify_answer (self->verify, &unknowns);
@@ -3386,6 +3424,28 @@ s_adopt_tasks (server_t *self, zlist_t *answers)
     self->state = JOB_REPLACING;
 }
 
+//  A drain the dead spawner had begun goes on, from the note it left
+//  beside the secret.  Tasks its steps moved already run elsewhere; those
+//  still on the cluster move in new steps.
+static void
+s_resume_drain (server_t *self)
+{
+    char cluster [JACE_ID_MAX], reason [512];
+    int found = spawner_resume_drain (self->secrets_dir, self->id, cluster,
+                                      reason, sizeof reason);
+    if (found < 0)
+        zsys_warning ("spawner: %s; no drain is carried on", reason);
+    if (found != 1)
+        return;
+    if (s_tasks_in (self, cluster) == 0) {
+        zsys_notice ("spawner: the drain of cluster %s had moved every task",
+                     cluster);
+        s_note_drain (self, NULL);
+    }
+    else
+        s_begin_drain (self, cluster, "the resume");
+}
+
 static void
 s_resume (server_t *self, zlist_t *answers)
 {
@@ -3406,6 +3466,7 @@ s_resume (server_t *self, zlist_t *answers)
         fprintf (stderr, "jace-spawner: resumed job %s: %zu of its %zu tasks "
                  "answered\n", self->id, zlist_size (answers),
                  self->task_count);
+    s_resume_drain (self);
 }
 
 //  --------------------------------------------------------------------------

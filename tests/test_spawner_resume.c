@@ -40,11 +40,80 @@ s_answers (jace_msg_t *one, jace_msg_t *two)
     return answers;
 }
 
+//  Write `text` as job-note's drain note in dir
+static void
+s_write_note (const char *dir, const char *text)
+{
+    char *path = zsys_sprintf ("%s/job-note.drain", dir);
+    FILE *file = fopen (path, "w");
+    assert (file);
+    fputs (text, file);
+    fclose (file);
+    free (path);
+}
+
+static void
+s_check_drain_note (void)
+{
+    char dir [] = "/tmp/test_spawner_resume.XXXXXX";
+    assert (mkdtemp (dir));
+    char cluster [JACE_ID_MAX] = "x", reason [512] = "";
+    ok (spawner_resume_drain (dir, "job-note", cluster, reason,
+                              sizeof reason) == 0 && *cluster == 0,
+        "no note: no drain to carry on");
+    ok (spawner_resume_note_drain (dir, "job-note", "site-B", reason,
+                                   sizeof reason) == 0
+        && spawner_resume_drain (dir, "job-note", cluster, reason,
+                                 sizeof reason) == 1
+        && streq (cluster, "site-B"),
+        "a noted drain reads back as its cluster");
+    char *partial = zsys_sprintf ("%s/job-note.drain.partial", dir);
+    ok (!zsys_file_exists (partial), "and leaves no partial file");
+    ok (spawner_resume_note_drain (dir, "job-note", NULL, reason,
+                                   sizeof reason) == 0
+        && spawner_resume_drain (dir, "job-note", cluster, reason,
+                                 sizeof reason) == 0,
+        "a removed note is no drain");
+    ok (spawner_resume_note_drain (dir, "job-note", NULL, reason,
+                                   sizeof reason) == 0,
+        "removing it again is no error");
+    const char *bad [] = { "", "site-B", "two words\n",
+                           "quote\"d\n", "one\ntwo\n" };
+    bool refused = true;
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
+        s_write_note (dir, bad [i]);
+        *reason = 0;
+        refused = refused
+                && spawner_resume_drain (dir, "job-note", cluster, reason,
+                                         sizeof reason) == -1
+                && *cluster == 0 && strstr (reason, "names no cluster");
+    }
+    ok (refused, "a note that is not one plain name and a newline is an "
+        "error");
+    diag ("%s", reason);
+    char long_name [JACE_ID_MAX + 8];
+    memset (long_name, 'c', sizeof long_name - 2);
+    strcpy (long_name + sizeof long_name - 2, "\n");
+    s_write_note (dir, long_name);
+    ok (spawner_resume_drain (dir, "job-note", cluster, reason,
+                              sizeof reason) == -1,
+        "so is a name longer than a cluster's");
+    ok (spawner_resume_note_drain ("/nonexistent/dir", "job-note", "B",
+                                   reason, sizeof reason) == -1
+        && strstr (reason, "cannot write /nonexistent/dir/job-note.drain"),
+        "a note that cannot be written says where");
+    char *path = zsys_sprintf ("%s/job-note.drain", dir);
+    unlink (path);
+    rmdir (dir);
+    free (path);
+    free (partial);
+}
+
 int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (7);
+    tap_plan (15);
     const int64_t old_cut [3] = { 0, 5005, 10000 };
     const int64_t new_cut [3] = { 0, 9071, 10000 };
     const int64_t four [5] = { 0, 2500, 5000, 7500, 10000 };
@@ -90,5 +159,7 @@ main (void)
     ok (spawner_resume_job (answers, "job-resume", reason, sizeof reason)
         == NULL, "no answer, no job");
     spawner_resume_forget (&answers);
+
+    s_check_drain_note ();
     return tap_done ();
 }

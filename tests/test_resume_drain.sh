@@ -1,0 +1,109 @@
+#!/bin/sh
+#  test_resume_drain - a spawner that dies in the middle of a drain is
+#  resumed, and the resumed spawner carries the drain on to its end
+#
+#  The drain moves one task per step (drain/schedule = one), so it takes
+#  several steps.  The spawner is killed (SIGKILL) once the first step has
+#  moved its task, triggered by that event, not by a clock.  A resumed
+#  spawner used to know nothing of the drain: the job ended verified with
+#  tasks left on the cluster being drained.  Now the spawner notes the
+#  drain beside the job's secret, and the resume takes it up from there.
+. "$(dirname "$0")/lib.sh"
+lib_init
+plan 10
+
+trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
+    EXIT
+
+#  Slow nodes keep the job running well past the drain on any machine.
+cat >"$RUN/two.platform" <<EOF
+platform
+    name = "two"
+    backbone
+        latency_us = 4000
+        bandwidth_mbps = 100
+    cluster
+        name = "A"
+        nodes = 8
+        speed = 0.2
+    cluster
+        name = "B"
+        nodes = 8
+        speed = 0.2
+        supernodes = 0
+EOF
+#  test_drain's problem: hundreds of iterations whatever the machine
+cat >"$RUN/p.job" <<EOF
+job
+    application = "multisplit"
+    tasks = 6
+    tolerance = 1e-9
+    max_seconds = 300
+    heartbeat_timeout = 3000
+problem
+    kind = "poisson3d"
+    n = 40
+solver
+    inner = "bicgstab"
+    inner_tolerance = 1e-12
+drain
+    schedule = "one"
+checkpoint
+    every_seconds = 1
+EOF
+
+"$BIN/jace-grid" start --platform "$RUN/two.platform" --run "$RUN/grid" \
+    >"$RUN/grid.endpoint" 2>"$RUN/grid.err"
+ok $? "a grid of two clusters starts"
+sn=$(cat "$RUN/grid.endpoint")
+
+"$BIN/jace-spawner" submit "$RUN/p.job" --supernode "$sn" -q \
+    --events "$RUN/first.events" >"$RUN/first.out" 2>"$RUN/first.err" &
+spawner=$!
+all_iterate () {    #  all_iterate TASKS
+    [ "$(jq -r 'select(.event == "progress" and .iteration >= 3) | .task' \
+         "$RUN/first.events" 2>/dev/null | sort -u | wc -l)" -eq "$1" ]
+}
+wait_for 120 all_iterate 6
+id=$(jq -r 'select(.event == "start") | .job' "$RUN/first.events")
+busiest=$(jq -r 'select(.event == "assign") | .cluster' "$RUN/first.events" |
+          sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+on_busiest=$(jq -r "select(.event == \"assign\" and .cluster == \"$busiest\")
+                    | .task" "$RUN/first.events" | sort -u | wc -l)
+diag "job $id; draining cluster $busiest, running $on_busiest tasks"
+"$BIN/jace-spawner" drain "$id" --cluster "$busiest" --supernode "$sn" \
+    >"$RUN/drain.out" 2>&1
+ok $? "jace-spawner drain --cluster $busiest is taken"
+
+wait_for 60 grep -q '"event":"drain_move"' "$RUN/first.events"
+kill -9 "$spawner"
+wait "$spawner" 2>/dev/null
+[ "$on_busiest" -ge 2 ] && [ -f "$JACE_SECRETS/$id.drain" ] &&
+    ! grep -q '"event":"drained"' "$RUN/first.events"
+ok $? "the spawner died mid-drain, its note of the drain left beside the secret"
+
+timeout $((200 * SLOW)) "$BIN/jace-spawner" resume "$id" --supernode "$sn" \
+    -q --events "$RUN/resume.events" >"$RUN/resume.out" 2>"$RUN/resume.err"
+ok $? "the resumed job exits 0"
+residual=$(job_residual resume)
+[ -n "$residual" ]
+ok $? "with a verified residual ($residual)"
+
+jq -e -s --arg c "$busiest" 'any(.event == "drain" and .cluster == $c
+                                 and .asked_by == "the resume")' \
+    "$RUN/resume.events" >/dev/null
+ok $? "the resumed spawner took the drain of $busiest up"
+jq -e -s --arg c "$busiest" 'any(.event == "drained" and .cluster == $c)' \
+    "$RUN/resume.events" >/dev/null
+ok $? "and finished it"
+before=$(grep -c '"event":"drain_move"' "$RUN/first.events")
+after=$(grep -c '"event":"drain_move"' "$RUN/resume.events")
+diag "tasks moved: $before before the spawner died, $after after the resume"
+[ "$after" -ge 1 ]
+ok $? "the resumed spawner moved the tasks still on $busiest"
+[ ! -e "$JACE_SECRETS/$id.drain" ] && [ ! -e "$JACE_SECRETS/$id.secret" ]
+ok $? "the note and the secret are gone once the job is over"
+! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
+    "$RUN"/grid/logs/*.log "$RUN"/*.err >/dev/null 2>&1
+ok $? "no sanitizer report in any log"
+[ "$lib_failed" -eq 0 ]
