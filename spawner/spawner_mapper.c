@@ -22,6 +22,8 @@ struct _spawner_mapper_t {
     jace_node_t *chosen;        //  Per task: the daemon the plan chose
     double graph_msec;          //  Time the task graph took to build
     zlist_t *excluded;          //  Clusters drained: no task goes there
+    spawner_live_t *listed;     //  The newest listing's model, or NULL
+    int64_t listed_time;        //  The listing_time it was built from
 };
 
 spawner_mapper_t *
@@ -55,6 +57,7 @@ spawner_mapper_destroy (spawner_mapper_t **self_p)
     tig_destroy (&self->tig);
     jace_msg_destroy (&self->listing);
     spawner_live_destroy (&self->live);
+    spawner_live_destroy (&self->listed);
     spawner_plan_clear (&self->plan);
     free (self->chosen);
     zlist_destroy (&self->excluded);
@@ -222,6 +225,23 @@ spawner_mapper_live (spawner_mapper_t *self)
 {
     assert (self);
     return self->planned ? self->live : NULL;
+}
+
+platform_t *
+spawner_mapper_platform (spawner_mapper_t *self)
+{
+    assert (self);
+    if (self->listing && (!self->listed
+                          || self->listed_time != self->listing_time)) {
+        char reason [256];
+        spawner_live_destroy (&self->listed);
+        self->listed = spawner_live_new (self->listing, NULL, 0, reason,
+                                         sizeof reason);
+        self->listed_time = self->listing_time;
+    }
+    spawner_live_t *live = self->listed ? self->listed
+                         : self->planned ? self->live : NULL;
+    return live ? spawner_live_platform (live) : NULL;
 }
 
 const jace_node_t *

@@ -69,6 +69,13 @@ const spawner_plan_t *
 spawner_live_t *
     spawner_mapper_live (spawner_mapper_t *self);
 
+//  The grid's platform (clusters, powers, links) as the super-nodes last
+//  measured it: the newest listing's model, else the current plan's.  A
+//  resumed job plans nothing: its drains and rebalances weigh their moves
+//  on this.  Borrowed, valid until the next listing; NULL before any.
+platform_t *
+    spawner_mapper_platform (spawner_mapper_t *self);
+
 //  The daemon the plan chose for task `rank` (borrowed).
 const jace_node_t *
     spawner_mapper_task_node (spawner_mapper_t *self, size_t rank);

@@ -1808,8 +1808,7 @@ static bool
 s_backbone_out (server_t *self, const char *cluster, size_t *k,
                 double *mbps, double *latency_us)
 {
-    spawner_live_t *live = spawner_mapper_live (self->mapper);
-    platform_t *platform = live ? spawner_live_platform (live) : NULL;
+    platform_t *platform = spawner_mapper_platform (self->mapper);
     int from = platform ? platform_cluster_index (platform, cluster) : -1;
     if (from < 0)
         return false;
@@ -1859,15 +1858,20 @@ s_plan_drain (server_t *self, const char *cluster)
     assert (self->drain);       //  The job file's check knew the schedule
     self->drain_step = 0;
     self->drain_settled = 0;
+    //  Unmeasured, the moves are weighed in bytes: no seconds to predict
     double scheduled, at_once;
     spawner_drain_predicted (self->drain, &scheduled, &at_once);
+    char predicted [128] = "null,\"predicted_at_once_s\":null";
+    if (measured)
+        snprintf (predicted, sizeof predicted, "%.6f,"
+                  "\"predicted_at_once_s\":%.6f", scheduled, at_once);
     spawner_events_write (self->events, "drain_plan", ",\"cluster\":\"%s\","
         "\"schedule\":\"%s\",\"used\":\"%s\",\"steps\":%zu,\"k\":%zu,"
         "\"beta_s\":%.6f,\"backbone_mbps\":%.3f,\"measured\":%s,"
-        "\"predicted_scheduled_s\":%.6f,\"predicted_at_once_s\":%.6f",
-        cluster, schedule, spawner_drain_used (self->drain),
+        "\"predicted_scheduled_s\":%s", cluster, schedule,
+        spawner_drain_used (self->drain),
         spawner_drain_step_count (self->drain), k, latency_us / 1e6, mbps,
-        measured ? "true" : "false", scheduled, at_once);
+        measured ? "true" : "false", predicted);
     free (ranks);
     free (seconds);
 }
@@ -1940,6 +1944,8 @@ s_drain_answer (server_t *self)
     if (spawner_mapper_listing_time (self->mapper) < self->drain_started)
         return false;
     self->drain_deciding = false;
+    //  Planned on this listing: its links are the grid's as it is now
+    s_plan_drain (self, self->draining);
     size_t *ranks = (size_t *) zmalloc (self->task_count * sizeof (size_t));
     size_t count = s_drain_step_ranks (self, 0, ranks);
     char why [512];
@@ -1969,8 +1975,8 @@ s_drain_answer (server_t *self)
 }
 
 //  Begin draining `cluster`, which runs some task, for `asker`: the
-//  mapping keeps off it from now on, its steps are planned, and it is
-//  noted for a resume.  It is decided on the next listing (s_drain_answer).
+//  mapping keeps off it from now on, and it is noted for a resume.  It is
+//  planned and decided on the next listing (s_drain_answer).
 static void
 s_begin_drain (server_t *self, const char *cluster, const char *asker)
 {
@@ -1987,7 +1993,6 @@ s_begin_drain (server_t *self, const char *cluster, const char *asker)
     spawner_events_write (self->events, "drain", ",\"cluster\":\"%s\","
                           "\"tasks\":%zu,\"asked_by\":\"%s\"", cluster,
                           tasks, who);
-    s_plan_drain (self, cluster);
     s_note_drain (self, cluster);
 }
 
@@ -2407,8 +2412,7 @@ static void
 s_plan_handoff (server_t *self)
 {
     size_t n = self->task_count;
-    spawner_live_t *live = spawner_mapper_live (self->mapper);
-    platform_t *platform = live ? spawner_live_platform (live) : NULL;
+    platform_t *platform = spawner_mapper_platform (self->mapper);
     size_t clusters = platform ? platform_cluster_count (platform) : 0;
     double *bytes = (double *) calloc (n * n + 1, sizeof (double));
     double *pace = (double *) calloc (clusters * clusters + 1,

@@ -10,7 +10,7 @@
 #  drain beside the job's secret, and the resume takes it up from there.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 10
+plan 11
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -93,6 +93,12 @@ jq -e -s --arg c "$busiest" 'any(.event == "drain" and .cluster == $c
                                  and .asked_by == "the resume")' \
     "$RUN/resume.events" >/dev/null
 ok $? "the resumed spawner took the drain of $busiest up"
+#  A resumed spawner has no listing of the grid at first: its plan waits
+#  for one, so its moves are weighed in seconds over the links measured
+jq -e -s 'map(select(.event == "drain_plan")) | length == 1
+          and .[0].measured and .[0].predicted_at_once_s > 0' \
+    "$RUN/resume.events" >/dev/null
+ok $? "on the links as measured"
 jq -e -s --arg c "$busiest" 'any(.event == "drained" and .cluster == $c)' \
     "$RUN/resume.events" >/dev/null
 ok $? "and finished it"
