@@ -90,6 +90,16 @@ spawner_resume (const char *job_id, const spawner_options_t *options)
         fprintf (stderr, "jace-spawner: %s\n", reason);
         return 1;
     }
+    //  Held to the end: a second resume on this machine is refused at
+    //  once; two resumes fought over the daemons until one job failed.
+    int held = spawner_secret_hold (options->secrets_dir, job_id, reason,
+                                    sizeof reason);
+    if (held < 0) {
+        fprintf (stderr, "jace-spawner: cannot resume job %s: %s\n", job_id,
+                 reason);
+        jace_key_wipe (&job_key);
+        return 1;
+    }
     char owner [256];
     if (spawner_jobs_owner_answers (job_id, options->supernode,
                                     options->keys_dir, options->cert,
@@ -99,6 +109,7 @@ spawner_resume (const char *job_id, const spawner_options_t *options)
                  "spawner died; jace-spawner status %s shows it)\n", job_id,
                  owner, job_id);
         jace_key_wipe (&job_key);
+        spawner_secret_let_go (&held);
         return 1;
     }
     zlist_t *answers = spawner_resume_gather (job_id, options, &job_key,
@@ -119,5 +130,6 @@ spawner_resume (const char *job_id, const spawner_options_t *options)
                  reason);
     spawner_resume_forget (&answers);
     jace_key_wipe (&job_key);
+    spawner_secret_let_go (&held);
     return rc;
 }

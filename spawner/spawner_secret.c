@@ -5,6 +5,8 @@
 #include "spawner_secret.h"
 
 #include <sodium.h>
+#include <fcntl.h>
+#include <sys/file.h>
 
 char *
 spawner_secret_dir (const char *option)
@@ -53,6 +55,43 @@ spawner_secret_open (const char *option, const char *job,
     jace_key_wipe (&secret);
     free (dir);
     return rc;
+}
+
+int
+spawner_secret_hold (const char *option, const char *job, char *reason,
+                     size_t reason_size)
+{
+    assert (job);
+    char *dir = spawner_secret_dir (option);
+    char *path = zsys_sprintf ("%s/%s.secret", dir, job);
+    int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        snprintf (reason, reason_size, "cannot open %s: %s", path,
+                  strerror (errno));
+    else
+    if (flock (fd, LOCK_EX | LOCK_NB)) {
+        if (errno == EWOULDBLOCK)
+            snprintf (reason, reason_size, "another spawner of job %s runs "
+                      "on this machine (it holds %s): the job's own, or "
+                      "another resume", job, path);
+        else
+            snprintf (reason, reason_size, "cannot lock %s: %s", path,
+                      strerror (errno));
+        close (fd);
+        fd = -1;
+    }
+    free (path);
+    free (dir);
+    return fd;
+}
+
+void
+spawner_secret_let_go (int *fd_p)
+{
+    assert (fd_p);
+    if (*fd_p >= 0)
+        close (*fd_p);
+    *fd_p = -1;
 }
 
 int

@@ -35,6 +35,21 @@ int
                          jace_key_t *job_key, char *reason,
                          size_t reason_size);
 
+//  Hold job `job`'s secret file in `dir` (`option`, or the default when
+//  NULL) for this process, with an exclusive flock: the job's spawner
+//  holds it until it exits, so a second spawner of the job on this
+//  machine (two resumes typed at once) is refused at once instead of
+//  fighting the first for the daemons.  A process that dies, even by
+//  SIGKILL, lets go.  Returns the descriptor to keep (spawner_secret_
+//  let_go closes it), or -1 with the reason.
+int
+    spawner_secret_hold (const char *option, const char *job, char *reason,
+                         size_t reason_size);
+
+//  Let go of a held secret file; sets *fd_p to -1.  Safe on -1.
+void
+    spawner_secret_let_go (int *fd_p);
+
 //  Seal a job message with the job key and send it (consumes *msg_p).
 //  Every field must be set first.  Returns as jace_msg_send.
 int

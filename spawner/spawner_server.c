@@ -130,6 +130,7 @@ typedef struct {
     jace_key_t job_key;         //  Seals the job's messages
     char *secrets_dir;          //  Where the job's secret file is
     bool secret_ours;           //  Remove the secret file when the job ends
+    int secret_held;            //  Our flock on it (a submit's), or -1
     spawner_lease_t *lease;     //  Daemons leased from the super-nodes
     spawner_mapper_t *mapper;   //  The job's mapping on the live grid
     bool planned;               //  A plan is being leased
@@ -310,6 +311,11 @@ s_open_secret (server_t *self, const jace_key_t *resumed_key)
         return -1;
     }
     self->secret_ours = true;
+    //  Held while we run: a resume on this machine is refused at once
+    self->secret_held = spawner_secret_hold (self->secrets_dir, self->id,
+                                             reason, sizeof reason);
+    if (self->secret_held < 0)
+        zsys_warning ("spawner: %s", reason);
     zsys_info ("spawner: job %s: secret in %s (resume, cancel and kill "
                "need it)", self->id, path);
     free (path);
@@ -367,6 +373,7 @@ s_server_new (zsock_t *pipe, spawner_server_config_t *config)
     self->job = config->job;
     self->options = config->options;
     self->resumed = config->job_id != NULL;
+    self->secret_held = -1;     //  The driver holds a resumed job's
     s_make_id (self, config->job_id);
     self->started = zclock_mono ();
     self->task_count = (size_t) spawner_job_tasks (self->job);
@@ -459,6 +466,7 @@ s_server_destroy (server_t **self_p)
     zstr_free (&self->status_endpoint);
     jace_security_destroy (&self->security);
     jace_key_wipe (&self->job_key);
+    spawner_secret_let_go (&self->secret_held);
     free (self->secrets_dir);
     free (self);
     *self_p = NULL;

@@ -8,9 +8,10 @@
 #  spawner used to know nothing of the drain: the job ended verified with
 #  tasks left on the cluster being drained.  Now the spawner notes the
 #  drain beside the job's secret, and the resume takes it up from there.
+#  Two resumes are started at once: one must be refused.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 11
+plan 12
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -82,9 +83,26 @@ wait "$spawner" 2>/dev/null
     ! grep -q '"event":"drained"' "$RUN/first.events"
 ok $? "the spawner died mid-drain, its note of the drain left beside the secret"
 
+#  Two resumes typed at once: the first to hold the job's secret runs
+#  the job, the other is refused at once (they used to fight over the
+#  daemons until one failed the job)
 timeout $((200 * SLOW)) "$BIN/jace-spawner" resume "$id" --supernode "$sn" \
-    -q --events "$RUN/resume.events" >"$RUN/resume.out" 2>"$RUN/resume.err"
-ok $? "the resumed job exits 0"
+    -q --events "$RUN/one.events" >"$RUN/one.out" 2>"$RUN/one.err" &
+one=$!
+timeout $((200 * SLOW)) "$BIN/jace-spawner" resume "$id" --supernode "$sn" \
+    -q --events "$RUN/two.events" >"$RUN/two.out" 2>"$RUN/two.err" &
+two=$!
+wait $one; one_rc=$?
+wait $two; two_rc=$?
+refused=two
+[ "$two_rc" -eq 0 ] && refused=one
+grep -q "another spawner of job $id runs on this machine" \
+    "$RUN/$refused.err" && [ ! -s "$RUN/$refused.events" ]
+ok $? "of two resumes at once, one is refused and does nothing"
+kept=$([ $refused = one ] && echo two || echo one)
+for f in events out err; do mv "$RUN/$kept.$f" "$RUN/resume.$f"; done
+[ $((one_rc + two_rc)) -eq 1 ]
+ok $? "the other resumed job exits 0"
 residual=$(job_residual resume)
 [ -n "$residual" ]
 ok $? "with a verified residual ($residual)"

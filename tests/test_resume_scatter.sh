@@ -5,8 +5,9 @@
 #
 #  Two clusters: the data in A, six daemons in B behind a slow backbone,
 #  with a relay there.  `jace-spawner resume` while the job's spawner
-#  still answers is refused (two spawners of one job replace each other's
-#  tasks).  The spawner is then killed (SIGKILL) once the relay passes on
+#  lives is refused (two spawners of one job replace each other's tasks):
+#  on this machine by the lock it holds on the job's secret, from another
+#  secrets folder because the spawner answers for the job.  The spawner is then killed (SIGKILL) once the relay passes on
 #  the data of two tasks, seconds before the last task's data is in (the
 #  backbone's rate, not the machine, sets when).  The daemons still taking
 #  their data do not answer the resume; they used to wait for the rest
@@ -15,7 +16,7 @@
 #  free again, and their tasks are placed anew, from the file.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 10
+plan 11
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -72,9 +73,19 @@ wait_for 60 relayed 2
 
 timeout $((60 * SLOW)) "$BIN/jace-spawner" resume "$id" --supernode "$sn" \
     -q --events "$RUN/early.events" >"$RUN/early.out" 2>&1
-[ $? -ne 0 ] && grep -q "its spawner at .* still answers for it" \
+[ $? -ne 0 ] && grep -q "another spawner of job $id runs on this machine" \
     "$RUN/early.out" && [ ! -s "$RUN/early.events" ]
 ok $? "a resume while the job's spawner lives is refused, and does nothing"
+#  The secret copied to another folder (as to another machine): no lock
+#  to find, but the job's spawner still answers the super-node's listing
+mkdir -m 700 "$RUN/elsewhere"
+cp -p "$JACE_SECRETS/$id.secret" "$RUN/elsewhere/"
+timeout $((60 * SLOW)) "$BIN/jace-spawner" resume "$id" --supernode "$sn" \
+    --secrets "$RUN/elsewhere" -q --events "$RUN/other.events" \
+    >"$RUN/other.out" 2>&1
+[ $? -ne 0 ] && grep -q "its spawner at .* still answers for it" \
+    "$RUN/other.out" && [ ! -s "$RUN/other.events" ]
+ok $? "so is one from another secrets folder: the spawner answers for it"
 
 kill -9 "$spawner"
 wait "$spawner" 2>/dev/null
