@@ -421,6 +421,7 @@ s_report_progress (worker_t *self, int64_t state)
     self->busy_usecs = 0;
     self->busy_iterations = 0;
     jace_msg_set_interval (progress, usecs);
+    jace_msg_set_exchanges (progress, jace_task_exchanges (self->task));
     jace_msg_send (&progress, self->pipe);
     self->last_progress = zclock_mono ();
     self->reported_state = state;

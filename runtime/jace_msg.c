@@ -18,13 +18,13 @@ typedef enum {
     F_SENDER, F_ENDPOINT, F_CLUSTER, F_PUBKEY, F_JOB, F_APP, F_TOKEN, F_KEY,
     F_REASON,
     F_TASK, F_EPOCH, F_ITERATION, F_COUNT, F_STATE, F_INTERVAL, F_FIRST,
-    F_FORWARDED, F_CODE, F_BLOCK, F_OFFSET, F_RECEIVED,
+    F_FORWARDED, F_CODE, F_BLOCK, F_OFFSET, F_RECEIVED, F_EXCHANGES,
     F_VALUE, F_NODES, F_PARAMS,
     F_END                       //  Ends a schema
 } field_t;
 
 #define STRING_FIELDS   (F_REASON + 1)
-#define LAST_INT_FIELD  F_RECEIVED
+#define LAST_INT_FIELD  F_EXCHANGES
 #define INT_FIELDS      (LAST_INT_FIELD - F_TASK + 1)
 
 //  Bound of each string field, in bytes including the terminating NUL.
@@ -68,7 +68,7 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
     [JACE_MSG_START] = { "START", { F_JOB, F_EPOCH, F_TOKEN, F_END } },
     [JACE_MSG_PROGRESS] = { "PROGRESS",
         { F_SENDER, F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_VALUE, F_STATE,
-          F_COUNT, F_INTERVAL, F_TOKEN, F_END } },
+          F_COUNT, F_INTERVAL, F_EXCHANGES, F_TOKEN, F_END } },
     [JACE_MSG_COLLECT] = { "COLLECT", { F_JOB, F_COUNT, F_TOKEN, F_END } },
     [JACE_MSG_RESULT] = { "RESULT",
         { F_JOB, F_TASK, F_EPOCH, F_ITERATION, F_FIRST, F_COUNT, F_TOKEN,
@@ -552,7 +552,7 @@ s_field_name (field_t field)
         "sender", "endpoint", "cluster", "pubkey", "job", "app", "token",
         "key", "reason",
         "task", "epoch", "iteration", "count", "state", "interval", "first",
-        "forwarded", "code", "block", "offset", "received",
+        "forwarded", "code", "block", "offset", "received", "exchanges",
         "value", "nodes", "params"
     };
     return names [field];
@@ -1200,6 +1200,8 @@ int64_t jace_msg_offset (const jace_msg_t *self)
     { return s_int (self, F_OFFSET); }
 int64_t jace_msg_received (const jace_msg_t *self)
     { return s_int (self, F_RECEIVED); }
+int64_t jace_msg_exchanges (const jace_msg_t *self)
+    { return s_int (self, F_EXCHANGES); }
 
 void jace_msg_set_task (jace_msg_t *self, int64_t value)
     { s_set_int (self, F_TASK, value); }
@@ -1225,6 +1227,8 @@ void jace_msg_set_offset (jace_msg_t *self, int64_t value)
     { s_set_int (self, F_OFFSET, value); }
 void jace_msg_set_received (jace_msg_t *self, int64_t value)
     { s_set_int (self, F_RECEIVED, value); }
+void jace_msg_set_exchanges (jace_msg_t *self, int64_t value)
+    { s_set_int (self, F_EXCHANGES, value); }
 
 double
 jace_msg_value (const jace_msg_t *self)

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 //  Wire version; a message of another version is rejected.
-#define JACE_MSG_VERSION        6
+#define JACE_MSG_VERSION        7
 //  RESTORED's count (the holder's task) when the task went on from the
 //  iterate its ASSIGN carried (a rebalance); -1 is its initial state.
 #define JACE_RESTORED_FROM_ASSIGN (-2)
@@ -290,6 +290,7 @@ int64_t jace_msg_code (const jace_msg_t *self);
 int64_t jace_msg_block (const jace_msg_t *self);
 int64_t jace_msg_offset (const jace_msg_t *self);
 int64_t jace_msg_received (const jace_msg_t *self);
+int64_t jace_msg_exchanges (const jace_msg_t *self);
 void jace_msg_set_task (jace_msg_t *self, int64_t value);
 void jace_msg_set_epoch (jace_msg_t *self, int64_t value);
 void jace_msg_set_iteration (jace_msg_t *self, int64_t value);
@@ -302,6 +303,7 @@ void jace_msg_set_code (jace_msg_t *self, int64_t value);
 void jace_msg_set_block (jace_msg_t *self, int64_t value);
 void jace_msg_set_offset (jace_msg_t *self, int64_t value);
 void jace_msg_set_received (jace_msg_t *self, int64_t value);
+void jace_msg_set_exchanges (jace_msg_t *self, int64_t value);
 
 //  Floating-point fields (0 when unset).
 double jace_msg_value (const jace_msg_t *self);

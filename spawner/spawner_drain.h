@@ -18,7 +18,9 @@
     Whatever the schedule, a step never moves two tasks that exchange
     values: each one's checkpoint copies are held by its neighbours, so
     they stay on daemons that keep running, and nothing is lost.  A step
-    that would hold two neighbours is split, in order.
+    that would hold two neighbours is split, in order.  (The caller's
+    `neighbours` says which tasks those are: for tasks that run total
+    exchanges, every pair.)
     =========================================================================
 */
 #ifndef SPAWNER_DRAIN_H_INCLUDED

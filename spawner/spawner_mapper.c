@@ -271,6 +271,25 @@ spawner_mapper_readmit_cluster (spawner_mapper_t *self, const char *cluster)
         }
 }
 
+void
+spawner_mapper_readmit_all (spawner_mapper_t *self)
+{
+    assert (self);
+    zlist_purge (self->excluded);
+}
+
+void
+spawner_mapper_excluded_names (spawner_mapper_t *self, char *names,
+                               size_t size)
+{
+    assert (self && names && size);
+    *names = 0;
+    for (const char *name = (const char *) zlist_first (self->excluded);
+         name; name = (const char *) zlist_next (self->excluded))
+        snprintf (names + strlen (names), size - strlen (names), "%s%s",
+                  *names ? ", " : "", name);
+}
+
 bool
 spawner_mapper_excluded (spawner_mapper_t *self, const char *cluster)
 {
@@ -331,13 +350,24 @@ spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,
     }
     s_mark_ids (live, dead, GRID_DEAD);
     grid_set_state (grid, placement [rank], GRID_DEAD);
+    size_t kept_off = 0;        //  Free or spare daemons of drained clusters
     for (size_t node = 0; node < spawner_live_count (live); node++)
         if (spawner_mapper_excluded (self,
-                                     spawner_live_node (live, node)->cluster))
+                                     spawner_live_node (live, node)->cluster)) {
+            grid_state_t state = grid_node_state (grid, node);
+            kept_off += state == GRID_FREE || state == GRID_RESERVED;
             grid_set_state (grid, node, GRID_DEAD);
+        }
     if (spawner_plan_replace (spawner_job_mapping (self->job), live,
-                              self->tig, placement, rank, why, why_size))
+                              self->tig, placement, rank, why, why_size)) {
+        char names [256];
+        spawner_mapper_excluded_names (self, names, sizeof names);
+        if (kept_off)
+            snprintf (why + strlen (why), why_size - strlen (why), " (%zu "
+                      "free daemons of drained %s kept off)", kept_off,
+                      names);
         goto out;
+    }
     *chosen = *spawner_live_node (live, placement [rank]);
     rc = 0;
 out:

@@ -91,6 +91,15 @@ void
     spawner_mapper_readmit_cluster (spawner_mapper_t *self,
                                     const char *cluster);
 
+//  Place tasks on every excluded cluster again.
+void
+    spawner_mapper_readmit_all (spawner_mapper_t *self);
+
+//  The excluded clusters, as "A, B" into names ("" when none).
+void
+    spawner_mapper_excluded_names (spawner_mapper_t *self, char *names,
+                                   size_t size);
+
 //  True if `cluster` is excluded.
 bool
     spawner_mapper_excluded (spawner_mapper_t *self, const char *cluster);

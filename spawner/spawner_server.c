@@ -168,7 +168,9 @@ typedef struct {
     char drain_waiting [512];   //  Why the drain waits for room, or ""
     jace_msg_t *drain_request;  //  The DRAIN to answer, or NULL
     bool drain_deciding;        //  Begun, not yet decided on a listing
+    bool total_exchanges;       //  The tasks have run jace_task_alltoallv
     int64_t drain_started;      //  When (msec)
+    int64_t drain_ran;          //  When every task ran after its last step
     size_t drain_moved;         //  Tasks moved off it so far
     spawner_drain_t *drain;     //  Its steps, while draining
     size_t drain_step;          //  Next step to take
@@ -1287,6 +1289,28 @@ s_unavailable (server_t *self)
     return ids;
 }
 
+//  A task that has found no daemon off the clusters drained before for
+//  half its job/reserve_timeout may go back to them: their daemons still
+//  run, and a job failed for want of daemons loses all the drain kept.
+//  Not while a drain runs: its moves need its cluster kept off.
+static void
+s_readmit_drained (server_t *self, size_t rank, int64_t now)
+{
+    char names [256];
+    spawner_mapper_excluded_names (self->mapper, names, sizeof names);
+    double limit = spawner_job_reserve_timeout (self->job);
+    if (*self->draining || !*names
+    ||  now - self->tasks [rank].assigned_at < (int64_t) (limit * 500))
+        return;
+    zsys_warning ("spawner: task %zu found no daemon off drained %s in "
+                  "%.0f s: their daemons may take tasks again, rather than "
+                  "the job fail", rank, names, limit / 2);
+    spawner_events_write (self->events, "drain_undone", ",\"task\":%zu,"
+                          "\"clusters\":\"%s\"", rank, names);
+    spawner_mapper_readmit_all (self->mapper);
+    self->tasks [rank].tried_listing = 0;       //  Choose again at once
+}
+
 //  The mapping's replacement: the daemon its policy chooses on the grid
 //  as it is now; a spare we hold is taken at once, another daemon is
 //  reserved by id (and chosen again if someone took it meanwhile).
@@ -1323,6 +1347,7 @@ s_replace_by_mapping (server_t *self, size_t rank, int64_t now)
                          why);
             snprintf (task->why, sizeof task->why, "%s", why);
         }
+        s_readmit_drained (self, rank, now);
         return false;
     }
     snprintf (task->why, sizeof task->why, "%s", why);
@@ -1519,6 +1544,8 @@ s_on_progress (server_t *self, spawner_task_t *task, jace_msg_t *msg)
     task->change = jace_msg_value (msg);
     task->state = jace_msg_state (msg);
     task->held_bytes = jace_msg_count (msg);
+    if (jace_msg_exchanges (msg) > 0)
+        self->total_exchanges = true;
     double usecs = (double) jace_msg_interval (msg);
     if (usecs > 0) {
         task->usecs_per_iteration = task->usecs_per_iteration > 0
@@ -1792,11 +1819,16 @@ s_tasks_in (server_t *self, const char *cluster)
 //  Drain
 
 //  True if tasks `first` and `second` exchange values, as their ACCEPTs
-//  said (either asks the other)
+//  said (either asks the other), or the tasks run total exchanges: each
+//  then recovers from every other's log, which a task moved with it
+//  loses (the drain of an application of jace_task_alltoallv failed so:
+//  "task 2 no longer holds its piece of exchange 14 for task 1").
 static bool
 s_exchange_values (size_t first, size_t second, void *arg)
 {
     server_t *self = (server_t *) arg;
+    if (self->total_exchanges)
+        return true;
     const spawner_task_t *a = &self->tasks [first];
     const spawner_task_t *b = &self->tasks [second];
     for (size_t i = 0; i < a->source_count; i++)
@@ -1990,6 +2022,7 @@ s_begin_drain (server_t *self, const char *cluster, const char *asker)
 {
     snprintf (self->draining, sizeof self->draining, "%s", cluster);
     self->drain_started = zclock_mono ();
+    self->drain_ran = 0;
     self->drain_moved = 0;
     self->drain_deciding = true;
     spawner_mapper_exclude_cluster (self->mapper, cluster);
@@ -2118,7 +2151,7 @@ s_drain_settled (server_t *self, int64_t now, const char *cluster)
 }
 
 static void s_drain_moves (server_t *self, const size_t *ranks,
-                           size_t count, int64_t now);
+                           size_t count, int64_t now, bool whole);
 static void s_end_drain (server_t *self);
 
 //  A drain takes its steps in order, each once every task runs again and
@@ -2139,8 +2172,14 @@ s_drain_step (server_t *self, int64_t now)
             self->drain_settled = 0;
             return;
         }
-    if (s_tasks_in (self, self->draining) > 0
-    &&  !s_drain_settled (self, now, self->draining))
+    //  Between steps the tasks still to move must have sent copies to the
+    //  moved ones' new daemons; after the last step every task must have
+    //  checkpointed, so that each has copies on the daemons that run now:
+    //  a moved task killed right after the drain restarted from scratch.
+    bool remaining = s_tasks_in (self, self->draining) > 0;
+    if (!remaining && !self->drain_ran)
+        self->drain_ran = now;
+    if (!s_drain_settled (self, now, remaining ? self->draining : NULL))
         return;
     self->drain_settled = 0;
     size_t *ranks = (size_t *) zmalloc ((self->task_count + 1)
@@ -2153,18 +2192,23 @@ s_drain_step (server_t *self, int64_t now)
     for (size_t i = 0; i < self->task_count && !count; i++)
         if (streq (self->tasks [i].daemon.cluster, self->draining))
             ranks [count++] = i;
+    //  Planned before the tasks said they run total exchanges (a resumed
+    //  spawner's first PROGRESS may come later): one at a time, the rest
+    //  of the step after it
+    bool whole = !self->total_exchanges || count <= 1;
     if (count)
-        s_drain_moves (self, ranks, count, now);
+        s_drain_moves (self, ranks, whole ? count : 1, now, whole);
     free (ranks);
     if (!count)
         s_end_drain (self);
 }
 
 //  Move the tasks of a drain step once the grid has room for them all;
-//  until then the drain waits, saying so once per reason.
+//  until then the drain waits, saying so once per reason.  Only part of
+//  the step (not `whole`): the next pass takes it again for the rest.
 static void
 s_drain_moves (server_t *self, const size_t *ranks, size_t count,
-               int64_t now)
+               int64_t now, bool whole)
 {
     char why [512];
     if (!s_drain_has_room (self, ranks, count, why, sizeof why)) {
@@ -2182,7 +2226,7 @@ s_drain_moves (server_t *self, const size_t *ranks, size_t count,
     *self->drain_waiting = 0;
     for (size_t i = 0; i < count; i++)
         s_drain_move (self, ranks [i]);
-    if (self->drain_step < spawner_drain_step_count (self->drain))
+    if (whole && self->drain_step < spawner_drain_step_count (self->drain))
         self->drain_step++;
 }
 
@@ -2190,12 +2234,17 @@ s_drain_moves (server_t *self, const size_t *ranks, size_t count,
 static void
 s_end_drain (server_t *self)
 {
-    double seconds = (zclock_mono () - self->drain_started) / 1000.0;
-    zsys_notice ("spawner: cluster %s drained: %zu tasks moved in %.1f s",
-                 self->draining, self->drain_moved, seconds);
+    int64_t now = zclock_mono ();
+    double seconds = ((self->drain_ran ? self->drain_ran : now)
+                      - self->drain_started) / 1000.0;
+    double copied = (now - self->drain_started) / 1000.0;
+    zsys_notice ("spawner: cluster %s drained: %zu tasks moved in %.1f s, "
+                 "every task's checkpoint copied by %.1f s", self->draining,
+                 self->drain_moved, seconds, copied);
     spawner_events_write (self->events, "drained", ",\"cluster\":\"%s\","
-                          "\"tasks\":%zu,\"seconds\":%.3f,\"steps\":%zu",
-                          self->draining, self->drain_moved, seconds,
+                          "\"tasks\":%zu,\"seconds\":%.3f,"
+                          "\"copied_seconds\":%.3f,\"steps\":%zu",
+                          self->draining, self->drain_moved, seconds, copied,
                           self->drain_step);
     *self->draining = 0;
     spawner_drain_destroy (&self->drain);

@@ -36,6 +36,7 @@ typedef struct {
     double change;              //  Last reported local change
     int64_t state;              //  Last reported jace_task_state_t, or -1
     int64_t held_bytes;         //  Neighbours' checkpoints its daemon keeps
+    int64_t exchanges;          //  jace_task_alltoallv calls it completed
     bool restoring;             //  A replacement not yet restarted
     bool crash_sent;            //  Its daemon was told to CRASH
     bool mass_silent;           //  Fell silent with most others: judged

@@ -1,0 +1,108 @@
+#!/bin/sh
+#  test_drain_undone - after a drain, a crash that leaves no daemon off the
+#  drained cluster is replaced on it rather than the job failing
+#
+#  Two clusters of 4 daemons, a job of 4 tasks: once the cluster running
+#  most tasks is drained, the other is full.  A daemon of a moved task is
+#  then killed.  Its task used to wait for a daemon off the drained
+#  cluster until job/reserve_timeout and fail the job ("no daemon is left
+#  to replace task N"), while the drained cluster's daemons sat free.
+#  Now the reason names the daemons kept off, and after half the timeout
+#  the drained cluster takes tasks again.  The exchange application's
+#  rounds pause (220 rounds of at least 100 ms), so the job outlasts all
+#  this (about 15 s) on any machine.  Its tasks all take part in total
+#  exchanges, so the drain moves them one at a time.
+. "$(dirname "$0")/lib.sh"
+lib_init
+plan 9
+
+trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
+    EXIT
+
+cat >"$RUN/two.platform" <<EOF
+platform
+    name = "two"
+    backbone
+        latency_us = 2000
+        bandwidth_mbps = 100
+    cluster
+        name = "A"
+        nodes = 4
+    cluster
+        name = "B"
+        nodes = 4
+        supernodes = 0
+EOF
+cat >"$RUN/x.job" <<EOF
+job
+    application = "exchange"
+    mode = "async"
+    tasks = 4
+    tolerance = 0.5
+    converge_iterations = 3
+    max_seconds = 300
+    reserve_timeout = 8
+    heartbeat_timeout = 2000
+exchange
+    rounds = 220
+    bytes = 2000
+    sizes = "random"
+    seed = 3
+    pause_ms = 100
+checkpoint
+    every_seconds = 1
+EOF
+
+"$BIN/jace-grid" start --platform "$RUN/two.platform" --run "$RUN/grid" \
+    >"$RUN/grid.endpoint" 2>"$RUN/grid.err"
+ok $? "a grid of two clusters of 4 daemons starts"
+sn=$(cat "$RUN/grid.endpoint")
+
+timeout $((300 * SLOW)) "$BIN/jace-spawner" submit "$RUN/x.job" \
+    --supernode "$sn" -q --events "$RUN/job.events" >"$RUN/job.out" \
+    2>"$RUN/job.err" &
+job=$!
+all_iterate () {    #  all_iterate TASKS
+    [ "$(jq -r 'select(.event == "progress" and .iteration >= 3) | .task' \
+         "$RUN/job.events" 2>/dev/null | sort -u | wc -l)" -eq "$1" ]
+}
+wait_for 120 all_iterate 4
+id=$(jq -r 'select(.event == "start") | .job' "$RUN/job.events")
+busiest=$(jq -r 'select(.event == "assign") | .cluster' "$RUN/job.events" |
+          sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+"$BIN/jace-spawner" drain "$id" --cluster "$busiest" --supernode "$sn" \
+    >"$RUN/drain.out" 2>&1
+ok $? "jace-spawner drain --cluster $busiest is taken"
+wait_for 120 grep -q '"event":"drained"' "$RUN/job.events"
+#  Each task recovers from the others' logs of their total exchanges: two
+#  moved together failed the job ("no longer holds its piece")
+jq -e -s 'map(select(.event == "drain_move")) | length >= 2
+          and (group_by(.time) | all(length == 1))' "$RUN/job.events" \
+    >/dev/null
+ok $? "the tasks of a total-exchange job were moved one at a time"
+victim=$(jq -r 'select(.event == "replace") | .daemon' "$RUN/job.events" |
+         head -n 1)
+task=$(jq -r "select(.event == \"replace\" and .daemon == \"$victim\")
+              | .task" "$RUN/job.events" | head -n 1)
+diag "job $id; drained $busiest; killing $victim, which runs task $task"
+"$BIN/jace-grid" kill --run "$RUN/grid" --daemon "$victim" >/dev/null
+ok $? "a moved task's daemon is killed once the drain is over"
+
+wait $job
+ok $? "the job exits 0"
+residual=$(job_residual job)
+[ "$residual" = 0 ]
+ok $? "with every piece of every round delivered once (residual $residual)"
+
+grep -q "no daemon for task $task yet: .* free daemons of drained $busiest kept off" \
+    "$RUN/job.err"
+ok $? "while it waits, the reason names the drained cluster's daemons"
+jq -e -s --argjson t "$task" --arg c "$busiest" '
+    any(.event == "drain_undone" and .task == $t and .clusters == $c)
+    and (map(select(.event == "replace" and .task == $t)) | last
+         | .cluster == $c)' "$RUN/job.events" >/dev/null
+ok $? "then the drained cluster takes task $task again"
+! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
+    "$RUN"/grid/logs/*.log "$RUN"/*.err >/dev/null 2>&1
+ok $? "no sanitizer report in any log"
+[ "$lib_failed" -eq 0 ]
