@@ -351,13 +351,14 @@ spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,
     s_mark_ids (live, dead, GRID_DEAD);
     grid_set_state (grid, placement [rank], GRID_DEAD);
     size_t kept_off = 0;        //  Free or spare daemons of drained clusters
-    for (size_t node = 0; node < spawner_live_count (live); node++)
-        if (spawner_mapper_excluded (self,
-                                     spawner_live_node (live, node)->cluster)) {
+    for (size_t node = 0; node < spawner_live_count (live); node++) {
+        const char *cluster = spawner_live_node (live, node)->cluster;
+        if (spawner_mapper_excluded (self, cluster)) {
             grid_state_t state = grid_node_state (grid, node);
             kept_off += state == GRID_FREE || state == GRID_RESERVED;
             grid_set_state (grid, node, GRID_DEAD);
         }
+    }
     if (spawner_plan_replace (spawner_job_mapping (self->job), live,
                               self->tig, placement, rank, why, why_size)) {
         char names [256];

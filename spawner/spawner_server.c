@@ -2152,6 +2152,7 @@ s_drain_settled (server_t *self, int64_t now, const char *cluster)
 
 static void s_drain_moves (server_t *self, const size_t *ranks,
                            size_t count, int64_t now, bool whole);
+static void s_drained (server_t *self, int64_t now);
 static void s_end_drain (server_t *self);
 
 //  A drain takes its steps in order, each once every task runs again and
@@ -2173,12 +2174,13 @@ s_drain_step (server_t *self, int64_t now)
             return;
         }
     //  Between steps the tasks still to move must have sent copies to the
-    //  moved ones' new daemons; after the last step every task must have
-    //  checkpointed, so that each has copies on the daemons that run now:
-    //  a moved task killed right after the drain restarted from scratch.
+    //  moved ones' new daemons.  After the last step (drained), every task
+    //  must checkpoint once more before the drain is over, so that each
+    //  has copies on the daemons that run now: a moved task killed right
+    //  after its holders moved restarted from scratch.
     bool remaining = s_tasks_in (self, self->draining) > 0;
     if (!remaining && !self->drain_ran)
-        self->drain_ran = now;
+        s_drained (self, now);
     if (!s_drain_settled (self, now, remaining ? self->draining : NULL))
         return;
     self->drain_settled = 0;
@@ -2232,23 +2234,29 @@ s_drain_moves (server_t *self, const size_t *ranks, size_t count,
 
 //  Every task is off the drained cluster
 static void
+s_drained (server_t *self, int64_t now)
+{
+    self->drain_ran = now;
+    double seconds = (now - self->drain_started) / 1000.0;
+    zsys_notice ("spawner: cluster %s drained: %zu tasks moved in %.1f s",
+                 self->draining, self->drain_moved, seconds);
+    spawner_events_write (self->events, "drained", ",\"cluster\":\"%s\","
+                          "\"tasks\":%zu,\"seconds\":%.3f,\"steps\":%zu",
+                          self->draining, self->drain_moved, seconds,
+                          self->drain_step);
+    s_note_drain (self, NULL);  //  Nothing left for a resume to move
+}
+
+//  ... and every task has checkpointed since: the drain is over
+static void
 s_end_drain (server_t *self)
 {
-    int64_t now = zclock_mono ();
-    double seconds = ((self->drain_ran ? self->drain_ran : now)
-                      - self->drain_started) / 1000.0;
-    double copied = (now - self->drain_started) / 1000.0;
-    zsys_notice ("spawner: cluster %s drained: %zu tasks moved in %.1f s, "
-                 "every task's checkpoint copied by %.1f s", self->draining,
-                 self->drain_moved, seconds, copied);
-    spawner_events_write (self->events, "drained", ",\"cluster\":\"%s\","
-                          "\"tasks\":%zu,\"seconds\":%.3f,"
-                          "\"copied_seconds\":%.3f,\"steps\":%zu",
-                          self->draining, self->drain_moved, seconds, copied,
-                          self->drain_step);
+    double seconds = (zclock_mono () - self->drain_started) / 1000.0;
+    spawner_events_write (self->events, "drain_copied", ",\"cluster\":"
+                          "\"%s\",\"seconds\":%.3f", self->draining,
+                          seconds);
     *self->draining = 0;
     spawner_drain_destroy (&self->drain);
-    s_note_drain (self, NULL);
 }
 
 //  --------------------------------------------------------------------------
@@ -3315,7 +3323,8 @@ s_write_result (server_t *self, double seconds)
         .tolerance = spawner_job_tolerance (self->job), .error = error,
         .crashes = self->crashes, .replacements = self->replacements,
         .drain_moves = self->drain_moves,
-        .draining = *self->draining ? self->draining : NULL,
+        .draining = *self->draining && !self->drain_ran ? self->draining
+                                                         : NULL,
         .drain_waiting = self->drain_waiting,
         .from_checkpoint = self->from_checkpoint,
         .from_initial = self->from_initial,

@@ -73,7 +73,9 @@ busiest=$(jq -r 'select(.event == "assign") | .cluster' "$RUN/job.events" |
 "$BIN/jace-spawner" drain "$id" --cluster "$busiest" --supernode "$sn" \
     >"$RUN/drain.out" 2>&1
 ok $? "jace-spawner drain --cluster $busiest is taken"
-wait_for 120 grep -q '"event":"drained"' "$RUN/job.events"
+#  Once every task has checkpointed after the drain: a task killed
+#  before has no copy left of the round its partners' logs begin at
+wait_for 120 grep -q '"event":"drain_copied"' "$RUN/job.events"
 #  Each task recovers from the others' logs of their total exchanges: two
 #  moved together failed the job ("no longer holds its piece")
 jq -e -s 'map(select(.event == "drain_move")) | length >= 2
@@ -94,8 +96,8 @@ residual=$(job_residual job)
 [ "$residual" = 0 ]
 ok $? "with every piece of every round delivered once (residual $residual)"
 
-grep -q "no daemon for task $task yet: .* free daemons of drained $busiest kept off" \
-    "$RUN/job.err"
+kept_off="free daemons of drained $busiest kept off"
+grep -q "no daemon for task $task yet: .* $kept_off" "$RUN/job.err"
 ok $? "while it waits, the reason names the drained cluster's daemons"
 jq -e -s --argjson t "$task" --arg c "$busiest" '
     any(.event == "drain_undone" and .task == $t and .clusters == $c)

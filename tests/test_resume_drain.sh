@@ -3,7 +3,9 @@
 #  resumed, and the resumed spawner carries the drain on to its end
 #
 #  The drain moves one task per step (drain/schedule = one), so it takes
-#  several steps.  The spawner is killed (SIGKILL) once the first step has
+#  several steps, each once the tasks have checkpointed: every 15
+#  iterations, so that the drain takes a share of the job's iterations,
+#  not of its time, and ends before the job on any machine.  The spawner is killed (SIGKILL) once the first step has
 #  moved its task, triggered by that event, not by a clock.  A resumed
 #  spawner used to know nothing of the drain: the job ended verified with
 #  tasks left on the cluster being drained.  Now the spawner notes the
@@ -26,11 +28,11 @@ platform
     cluster
         name = "A"
         nodes = 8
-        speed = 0.2
+        speed = 0.1
     cluster
         name = "B"
         nodes = 8
-        speed = 0.2
+        speed = 0.1
         supernodes = 0
 EOF
 #  test_drain's problem: hundreds of iterations whatever the machine
@@ -50,7 +52,8 @@ solver
 drain
     schedule = "one"
 checkpoint
-    every_seconds = 1
+    every_seconds = 0
+    every_iterations = 15
 EOF
 
 "$BIN/jace-grid" start --platform "$RUN/two.platform" --run "$RUN/grid" \
@@ -81,7 +84,7 @@ kill -9 "$spawner"
 wait "$spawner" 2>/dev/null
 [ "$on_busiest" -ge 2 ] && [ -f "$JACE_SECRETS/$id.drain" ] &&
     ! grep -q '"event":"drained"' "$RUN/first.events"
-ok $? "the spawner died mid-drain, its note of the drain left beside the secret"
+ok $? "the spawner died mid-drain, its note of the drain beside the secret"
 
 #  Two resumes typed at once: the first to hold the job's secret runs
 #  the job, the other is refused at once (they used to fight over the

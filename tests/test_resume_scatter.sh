@@ -7,9 +7,10 @@
 #  with a relay there.  `jace-spawner resume` while the job's spawner
 #  lives is refused (two spawners of one job replace each other's tasks):
 #  on this machine by the lock it holds on the job's secret, from another
-#  secrets folder because the spawner answers for the job.  The spawner is then killed (SIGKILL) once the relay passes on
-#  the data of two tasks, seconds before the last task's data is in (the
-#  backbone's rate, not the machine, sets when).  The daemons still taking
+#  secrets folder because the spawner answers for the job.  The spawner
+#  is then killed (SIGKILL) once the relay passes on the data of two
+#  tasks, seconds before the last task's data is in (the backbone's rate,
+#  not the machine, sets when).  The daemons still taking
 #  their data do not answer the resume; they used to wait for the rest
 #  until their orphan timeout, neither adoptable nor free, and the resumed
 #  job failed for want of daemons.  Now the resume stops them, they are
