@@ -673,10 +673,13 @@ spawner_lease_unanswered (spawner_lease_t *self, int64_t since, int64_t now,
     for (size_t i = 0; i < self->endpoint_count; i++)
         snprintf (names + strlen (names), sizeof names - strlen (names),
                   "%s%s", i ? ", " : "", self->endpoints [i]);
+    //  A super-node of another protocol version ignores us, saying so
+    //  only in its log
     snprintf (reason, reason_size, "%s %s does not answer (nothing heard "
-              "in %.0f s): is it running, at that endpoint%s?",
+              "in %.0f s): is it running, at that endpoint, speaking "
+              "protocol %d as we do%s?",
               self->endpoint_count > 1 ? "no super-node of" : "super-node",
-              names, limit / 1000.0,
+              names, limit / 1000.0, JACE_MSG_VERSION,
               jace_security_enabled (self->security)
               ? ", and does it accept our certificate" : "");
     return true;
