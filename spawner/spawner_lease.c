@@ -240,6 +240,9 @@ spawner_lease_tick (spawner_lease_t *self, int64_t now)
     if (now >= self->next_renewal
     &&  (self->held_count > 0 || asking)) {
         jace_msg_t *beat = s_lease_msg (self, JACE_MSG_HEARTBEAT);
+        //  Where the job's spawner answers now: a resumed spawner renews
+        //  the lease of the one that died, and `status` must find it
+        jace_msg_set_endpoint (beat, self->owner);
         jace_msg_send (&beat, self->dealer);
         self->next_renewal = now + LEASE_RENEW_MSEC;
     }

@@ -90,6 +90,18 @@ supernode_leases_owner_key (supernode_leases_t *self, const char *job)
 }
 
 bool
+supernode_leases_move (supernode_leases_t *self, const char *job,
+                       const char *owner)
+{
+    assert (self && job && owner);
+    lease_t *lease = (lease_t *) zhashx_lookup (self->leases, job);
+    if (!lease || !*owner || streq (lease->owner, owner))
+        return false;
+    snprintf (lease->owner, sizeof lease->owner, "%s", owner);
+    return true;
+}
+
+bool
 supernode_leases_renew (supernode_leases_t *self, const char *job,
                         int64_t expires_at)
 {

@@ -34,7 +34,8 @@ void
 //  Begin lease `job` (began_at, msec) owned by the spawner at `owner`
 //  (may be "") with key owner_key (may be ""), alive until expires_at.  A
 //  lease already known keeps its start and owner key, and takes the owner
-//  if it had none.  Returns true if the lease is new.
+//  if it had none.  Returns true if the lease is new.  (The caller has
+//  checked that the asker holds the owner key.)
 bool
     supernode_leases_begin (supernode_leases_t *self, const char *job,
                             const char *owner, const char *owner_key,
@@ -44,6 +45,13 @@ bool
 //  lease is unknown.
 const char *
     supernode_leases_owner_key (supernode_leases_t *self, const char *job);
+
+//  The owner of lease `job` answers at `owner` now (a HEARTBEAT from
+//  the owner key naming it: a resumed spawner took the job over).  ""
+//  changes nothing.  Returns true if the owner changed.
+bool
+    supernode_leases_move (supernode_leases_t *self, const char *job,
+                           const char *owner);
 
 //  Keep lease `job` alive until expires_at.  Returns false if unknown.
 bool

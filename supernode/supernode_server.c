@@ -948,6 +948,10 @@ s_on_lease_heartbeat (server_t *self, jace_msg_t *msg)
     supernode_registry_renew (self->registry, job, expires_at);
     if (*job)
         supernode_leases_renew (self->leases, job, expires_at);
+    if (*job && supernode_leases_move (self->leases, job,
+                                       jace_msg_endpoint (msg)))
+        zsys_info ("supernode: the spawner of %s answers at %s now", job,
+                   jace_msg_endpoint (msg));
     if (jace_msg_forwarded (msg) == 0)
         s_forward_to_peers (self, msg);
 }

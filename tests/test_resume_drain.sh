@@ -13,7 +13,7 @@
 #  Two resumes are started at once: one must be refused.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 12
+plan 13
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -95,6 +95,14 @@ one=$!
 timeout $((200 * SLOW)) "$BIN/jace-spawner" resume "$id" --supernode "$sn" \
     -q --events "$RUN/two.events" >"$RUN/two.out" 2>"$RUN/two.err" &
 two=$!
+#  The super-node's lease names the resumed spawner once it renews it:
+#  status (and drain, cancel) reach it, not the dead one's endpoint
+answers () {
+    "$BIN/jace-spawner" status "$id" --supernode "$sn" >"$RUN/status.out" \
+        2>&1
+}
+wait_for 30 answers
+ok $? "jace-spawner status reaches the resumed spawner"
 wait $one; one_rc=$?
 wait $two; two_rc=$?
 refused=two
