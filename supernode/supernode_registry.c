@@ -429,6 +429,23 @@ supernode_registry_release (supernode_registry_t *self, const char *lease,
     return released;
 }
 
+size_t
+supernode_registry_release_idle (supernode_registry_t *self,
+                                 const char *lease)
+{
+    assert (self && lease);
+    size_t released = 0;
+    for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
+         entry = (entry_t *) zhashx_next (self->entries))
+        if (*lease && streq (entry->lease, lease)
+        &&  entry->node.state == JACE_NODE_LEASED) {
+            *entry->lease = 0;
+            s_derive_state (entry);
+            released++;
+        }
+    return released;
+}
+
 //  --------------------------------------------------------------------------
 
 void

@@ -145,6 +145,14 @@ size_t
     supernode_registry_release (supernode_registry_t *self,
                                 const char *lease, const char *id);
 
+//  Give back the daemons held by `lease` that run none of its tasks: a
+//  dead spawner's spares, once a resumed one took its lease over (the
+//  job's id, which the new owner renews for its own daemons, kept them
+//  leased for ever).  Returns how many were released.
+size_t
+    supernode_registry_release_idle (supernode_registry_t *self,
+                                     const char *lease);
+
 //  Append every registered daemon to msg's node list, but those for which
 //  `exclude` (may be NULL) holds.
 void

@@ -781,6 +781,20 @@ s_note_granted (pending_t *pending)
                        jace_msg_node (pending->grant, i)->id, (void *) "");
 }
 
+//  A lease message from its owner key naming another endpoint: a resumed
+//  spawner took the job over.  Listings name it from now on, and the dead
+//  spawner's spares go back to the grid (the new owner reserves its own).
+static void
+s_lease_moved (server_t *self, const char *job, const char *endpoint)
+{
+    if (!*job || !supernode_leases_move (self->leases, job, endpoint))
+        return;
+    size_t freed = supernode_registry_release_idle (self->registry, job);
+    zsys_info ("supernode: the spawner of %s answers at %s now; %zu daemons "
+               "its predecessor had leased and not used are free again",
+               job, endpoint, freed);
+}
+
 //  A direct RESERVE comes from a spawner, whose key the lease tokens name;
 //  a forwarded one from a super-node, naming the spawner's key in pubkey.
 static void
@@ -799,6 +813,8 @@ s_on_reserve (server_t *self, jace_msg_t *msg)
         return;
     int64_t lease_msec = s_lease_msec (self, msg);
     int64_t now = zclock_mono ();
+    //  Before anything is granted: the new owner's daemons stay its own
+    s_lease_moved (self, job, jace_msg_endpoint (msg));
     pending_t *pending = (pending_t *) zmalloc (sizeof *pending);
     snprintf (pending->job, sizeof pending->job, "%s", job);
     pending->routing_id = zframe_dup (jace_msg_routing_id (msg));
@@ -948,10 +964,7 @@ s_on_lease_heartbeat (server_t *self, jace_msg_t *msg)
     supernode_registry_renew (self->registry, job, expires_at);
     if (*job)
         supernode_leases_renew (self->leases, job, expires_at);
-    if (*job && supernode_leases_move (self->leases, job,
-                                       jace_msg_endpoint (msg)))
-        zsys_info ("supernode: the spawner of %s answers at %s now", job,
-                   jace_msg_endpoint (msg));
+    s_lease_moved (self, job, jace_msg_endpoint (msg));
     if (jace_msg_forwarded (msg) == 0)
         s_forward_to_peers (self, msg);
 }
