@@ -1118,6 +1118,8 @@ s_on_job_message (server_t *self, jace_msg_t **msg_p)
     if (type == JACE_MSG_ADOPT) {
         zframe_destroy (&self->spawner);
         self->spawner = zframe_dup (jace_msg_routing_id (msg));
+        zsys_debug ("daemon %s: ADOPT of job %s from a resumed spawner",
+                    self->self_node.id, self->job);
     }
     if (type == JACE_MSG_STOP) {
         zsys_notice ("daemon %s: job %s over", self->self_node.id, self->job);

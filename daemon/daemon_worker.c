@@ -474,14 +474,18 @@ static void s_recv_pipe (worker_t *self);
 static void s_on_command (worker_t *self, jace_msg_t **msg_p);
 
 //  A command that comes while the application waits in a collective:
-//  a REMAP is applied at once (the exchange needs it to recover), the
-//  rest waits until the application returns, as a command between two
-//  iterations would; a STOP or ASSIGN ends the wait.
+//  a REMAP is applied at once (the exchange needs it to recover), and an
+//  ADOPT answered at once (a task waiting for a partner that died with
+//  the spawner waits until the resumed spawner replaces it: unanswered,
+//  the resume replaced this task too, and its restore needed pieces the
+//  partner's new daemon no longer logged); the rest waits until the
+//  application returns, as a command between two iterations would; a
+//  STOP or ASSIGN ends the wait.
 static void
 s_defer_command (worker_t *self, jace_msg_t **msg_p)
 {
     jace_msg_type_t type = jace_msg_type (*msg_p);
-    if (type == JACE_MSG_REMAP && self->task
+    if ((type == JACE_MSG_REMAP || type == JACE_MSG_ADOPT) && self->task
     &&  streq (jace_msg_job (*msg_p), jace_task_job (self->task))) {
         s_on_command (self, msg_p);
         jace_msg_destroy (msg_p);
@@ -854,6 +858,9 @@ s_on_adopt (worker_t *self)
     s_add_sources (self, assign);
     jace_msg_send (&assign, self->pipe);
     s_report_progress (self, s_task_state (self));
+    zsys_debug ("daemon: task %" PRId64 " answered a resumed spawner's "
+                "ADOPT%s", jace_task_rank (self->task),
+                self->collective ? " from inside a total exchange" : "");
 }
 
 //  The job is over for us: our task and the copies we kept for it go.

@@ -9,7 +9,12 @@
 
 #include <fcntl.h>
 
-#define ADOPT_WAIT_MSEC 5000
+//  How long the daemons have to answer ADOPT, and how often it is sent
+//  again to those that have not: a daemon busy or slow (a sanitizer build
+//  beside other work) that missed the window had its live task replaced,
+//  which a task of total exchanges cannot survive
+#define ADOPT_WAIT_MSEC 8000
+#define ADOPT_AGAIN_MSEC 1000
 
 //  An answer to ADOPT is the daemon's ASSIGN: it holds the job key only if
 //  it had it from the job's spawner.  One that does not is someone else's
@@ -53,6 +58,15 @@ s_release_silent (zsock_t **links, const bool *answered, size_t count,
     }
 }
 
+static void
+s_send_adopt (zsock_t *link, const char *job_id, const jace_key_t *job_key)
+{
+    jace_msg_t *adopt = jace_msg_new (JACE_MSG_ADOPT);
+    jace_msg_set_sender (adopt, "jace-spawner-resume");
+    jace_msg_set_job (adopt, job_id);
+    spawner_secret_send (&adopt, job_key, link);
+}
+
 //  Connect to every daemon working for the job and ask each what it runs.
 //  Returns the ASSIGN answers (a list of jace_msg_t), possibly empty.
 static zlist_t *
@@ -84,16 +98,20 @@ s_adopt_daemons (const char *job_id, const spawner_options_t *options,
             zsock_destroy (&link);
             continue;
         }
-        jace_msg_t *adopt = jace_msg_new (JACE_MSG_ADOPT);
-        jace_msg_set_sender (adopt, "jace-spawner-resume");
-        jace_msg_set_job (adopt, job_id);
-        spawner_secret_send (&adopt, job_key, link);
+        s_send_adopt (link, job_id, job_key);
         zpoller_add (poller, link);
         links [wanted++] = link;
     }
     int64_t deadline = zclock_mono () + ADOPT_WAIT_MSEC;
+    int64_t again = zclock_mono () + ADOPT_AGAIN_MSEC;
     while (zlist_size (answers) < wanted && zclock_mono () < deadline
            && !zsys_interrupted) {
+        if (zclock_mono () >= again) {
+            for (size_t i = 0; i < wanted; i++)
+                if (!answered [i])
+                    s_send_adopt (links [i], job_id, job_key);
+            again += ADOPT_AGAIN_MSEC;
+        }
         zsock_t *which = (zsock_t *) zpoller_wait (poller, 100);
         jace_msg_t *msg = which ? jace_msg_recv (which, NULL, 0, NULL, 0)
                                 : NULL;
