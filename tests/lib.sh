@@ -123,6 +123,19 @@ submit () {         #  submit NAME JOBFILE SUPERNODE [ARGS...]
         --events "$RUN/$name.events" "$@" >"$RUN/$name.out" 2>"$RUN/$name.err"
 }
 
+#  True once TASKS tasks have reported iteration 3 or more in the event
+#  log FILE: the job certainly runs, whatever the machine's speed.
+all_iterate () {    #  all_iterate FILE TASKS
+    [ "$(jq -r 'select(.event == "progress" and .iteration >= 3) | .task' \
+         "$1" 2>/dev/null | sort -u | wc -l)" -eq "$2" ]
+}
+
+#  The cluster most tasks were first assigned to, by the event log FILE.
+busiest_cluster () {    #  busiest_cluster FILE
+    jq -r 'select(.event == "assign") | .cluster' "$1" | sort | uniq -c |
+        sort -rn | awk 'NR == 1 { print $2 }'
+}
+
 #  The verified residual of a job's last event, or nothing.
 job_residual () {   #  job_residual NAME
     tail -n 1 "$RUN/$1.events" | jq -e 'select(.event == "result") | .residual'

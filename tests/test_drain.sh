@@ -56,15 +56,10 @@ submit drain "$JACE_SRCDIR/examples/poisson3d.job" "$sn" \
 job=$!
 
 #  Every task has iterated: the job certainly runs, whatever the speed.
-all_iterate () {    #  all_iterate NAME TASKS
-    [ "$(jq -r 'select(.event == "progress" and .iteration >= 3) | .task' \
-         "$RUN/$1.events" 2>/dev/null | sort -u | wc -l)" -eq "$2" ]
-}
-wait_for 60 all_iterate drain 6
+wait_for 60 all_iterate "$RUN/drain.events" 6
 id=$(jq -r 'select(.event == "start") | .job' "$RUN/drain.events")
 #  The cluster running most tasks, and a task elsewhere
-busiest=$(jq -r 'select(.event == "assign") | .cluster' "$RUN/drain.events" |
-          sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+busiest=$(busiest_cluster "$RUN/drain.events")
 other=$(jq -r "select(.event == \"assign\" and .cluster != \"$busiest\")
                | .task" "$RUN/drain.events" | head -n 1)
 diag "job $id; draining cluster $busiest; task $other crashes meanwhile"
@@ -150,7 +145,7 @@ submit full "$JACE_SRCDIR/examples/poisson3d.job" "$sn" \
     --set job/tasks=12 --set job/spares=0 $EXACT --set problem/n=40 \
     --set job/tolerance=1e-9 --set job/heartbeat_timeout=1500 &
 job=$!
-wait_for 60 all_iterate full 12
+wait_for 60 all_iterate "$RUN/full.events" 12
 id=$(jq -r 'select(.event == "start") | .job' "$RUN/full.events")
 "$BIN/jace-spawner" drain "$id" --cluster A --supernode "$sn" \
     >"$RUN/full-drain.out" 2>&1

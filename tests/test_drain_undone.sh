@@ -62,14 +62,9 @@ timeout $((300 * SLOW)) "$BIN/jace-spawner" submit "$RUN/x.job" \
     --supernode "$sn" -q --events "$RUN/job.events" >"$RUN/job.out" \
     2>"$RUN/job.err" &
 job=$!
-all_iterate () {    #  all_iterate TASKS
-    [ "$(jq -r 'select(.event == "progress" and .iteration >= 3) | .task' \
-         "$RUN/job.events" 2>/dev/null | sort -u | wc -l)" -eq "$1" ]
-}
-wait_for 120 all_iterate 4
+wait_for 120 all_iterate "$RUN/job.events" 4
 id=$(jq -r 'select(.event == "start") | .job' "$RUN/job.events")
-busiest=$(jq -r 'select(.event == "assign") | .cluster' "$RUN/job.events" |
-          sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+busiest=$(busiest_cluster "$RUN/job.events")
 "$BIN/jace-spawner" drain "$id" --cluster "$busiest" --supernode "$sn" \
     >"$RUN/drain.out" 2>&1
 ok $? "jace-spawner drain --cluster $busiest is taken"

@@ -64,14 +64,9 @@ sn=$(cat "$RUN/grid.endpoint")
 "$BIN/jace-spawner" submit "$RUN/p.job" --supernode "$sn" -q \
     --events "$RUN/first.events" >"$RUN/first.out" 2>"$RUN/first.err" &
 spawner=$!
-all_iterate () {    #  all_iterate TASKS
-    [ "$(jq -r 'select(.event == "progress" and .iteration >= 3) | .task' \
-         "$RUN/first.events" 2>/dev/null | sort -u | wc -l)" -eq "$1" ]
-}
-wait_for 120 all_iterate 6
+wait_for 120 all_iterate "$RUN/first.events" 6
 id=$(jq -r 'select(.event == "start") | .job' "$RUN/first.events")
-busiest=$(jq -r 'select(.event == "assign") | .cluster' "$RUN/first.events" |
-          sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+busiest=$(busiest_cluster "$RUN/first.events")
 on_busiest=$(jq -r "select(.event == \"assign\" and .cluster == \"$busiest\")
                     | .task" "$RUN/first.events" | sort -u | wc -l)
 diag "job $id; draining cluster $busiest, running $on_busiest tasks"

@@ -59,14 +59,9 @@ sn=$(cat "$RUN/grid.endpoint")
 "$BIN/jace-spawner" submit "$RUN/x.job" --supernode "$sn" -q \
     --events "$RUN/first.events" >"$RUN/first.out" 2>"$RUN/first.err" &
 spawner=$!
-all_iterate () {    #  all_iterate TASKS
-    [ "$(jq -r 'select(.event == "progress" and .iteration >= 3) | .task' \
-         "$RUN/first.events" 2>/dev/null | sort -u | wc -l)" -eq "$1" ]
-}
-wait_for 120 all_iterate 4
+wait_for 120 all_iterate "$RUN/first.events" 4
 id=$(jq -r 'select(.event == "start") | .job' "$RUN/first.events")
-busiest=$(jq -r 'select(.event == "assign") | .cluster' "$RUN/first.events" |
-          sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+busiest=$(busiest_cluster "$RUN/first.events")
 "$BIN/jace-spawner" drain "$id" --cluster "$busiest" --supernode "$sn" \
     >"$RUN/drain.out" 2>&1
 ok $? "jace-spawner drain --cluster $busiest is taken"
