@@ -296,8 +296,9 @@ s_sort_clusters (grid_t *grid, tig_t *tig, double hd, bool locality,
         maheve_sort_clusters (grid, hd, order);
 }
 
-//  Amount of a task's edges to the tasks of group `which`, or, with
-//  `any`, to every task placed so far
+//  Amount of a task's edges to the tasks of group `which` (SIZE_MAX:
+//  to the tasks not placed yet), or, with `any`, to every task placed
+//  so far
 static double
 s_edges_to (tig_t *tig, size_t task, const size_t *group, size_t which,
             bool any)
@@ -311,18 +312,37 @@ s_edges_to (tig_t *tig, size_t task, const size_t *group, size_t which,
     return amount;
 }
 
+//  How a task left would join group `which`, most wanted first:
+//  touching the group; the gain, its edges into the group less its
+//  edges to the tasks left (greedy graph growing: the group takes the
+//  task that adds least to its border, so a chain or a mesh is taken
+//  from one side and no task is stranded between two groups); its edges
+//  to every task placed, so a new group starts beside the last; its
+//  MAHEVE value (equation (2)).
+#define GROW_KEYS 4
+static void
+s_grow_key (tig_t *tig, size_t task, const size_t *group, size_t which,
+            const double *value, double *key)
+{
+    double inside = s_edges_to (tig, task, group, which, false);
+    key [0] = inside > 0;
+    key [1] = inside - s_edges_to (tig, task, group, SIZE_MAX, false);
+    key [2] = s_edges_to (tig, task, group, which, true);
+    key [3] = value [task];
+}
+
 //  maheve-locality's task order (the paper's conclusion asks for marks
 //  that account for locality; this is the other half).  MAHEVE lists a
 //  task with a few of its dependencies and fills the clusters in that
 //  order, so a chain of blocks crosses between clusters at almost every
 //  pair; each crossing is a message over the backbone every iteration.
 //  Here each cluster, in its order, takes sizes[c] tasks grown as a
-//  connected group along the heaviest edges, starting next to the tasks
-//  already placed (else at the most valuable task left), which keeps the
-//  graph's cut between clusters small.  A task goes before another with
-//  more of its edges into the group, then into the tasks placed, then a
-//  higher MAHEVE value (equation (2)), then a lower index.
-//  O(tasks^2 x degree).
+//  connected group (s_grow_key), which keeps the graph's cut between
+//  clusters small.  With nothing placed yet, the first group starts at
+//  a task with the fewest edges (a chain's end, a mesh's corner): grown
+//  from the most valuable task, as first built, a chain's first block
+//  was left over for a third cluster, two crossings where one was
+//  needed.  Ties go to the lower index.  O(tasks^2 x degree).
 static void
 s_grow_groups (tig_t *tig, double hd, const size_t *sizes, size_t groups,
                size_t *order)
@@ -339,16 +359,14 @@ s_grow_groups (tig_t *tig, double hd, const size_t *sizes, size_t groups,
     for (size_t which = 0; which < groups && placed < count; which++)
         for (size_t k = 0; k < sizes [which] && placed < count; k++) {
             size_t best = SIZE_MAX;
-            double best_key [3] = { 0, 0, 0 };
+            double best_key [GROW_KEYS] = { 0 };
             for (size_t task = 0; task < count; task++) {
                 if (group [task] != SIZE_MAX)
                     continue;
-                double key [3] = {
-                    s_edges_to (tig, task, group, which, false),
-                    s_edges_to (tig, task, group, which, true),
-                    value [task] };
+                double key [GROW_KEYS];
+                s_grow_key (tig, task, group, which, value, key);
                 bool better = best == SIZE_MAX;
-                for (int i = 0; !better && i < 3; i++) {
+                for (int i = 0; !better && i < GROW_KEYS; i++) {
                     if (key [i] != best_key [i]) {
                         better = key [i] > best_key [i];
                         break;

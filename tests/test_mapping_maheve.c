@@ -422,6 +422,71 @@ s_test_locality (void)
     platform_destroy (&platform);
 }
 
+//  Graph edges whose two tasks sit in different clusters
+static size_t
+s_cut (grid_t *grid, tig_t *tig, const size_t *placement)
+{
+    size_t cut = 0;
+    for (size_t task = 0; task < tig_count (tig); task++)
+        for (size_t index = 0; index < tig_degree (tig, task); index++) {
+            size_t other = tig_neighbour (tig, task, index);
+            cut += other > task
+                && grid_node_cluster (grid, placement [task])
+                != grid_node_cluster (grid, placement [other]);
+        }
+    return cut;
+}
+
+//  maheve-locality's groups on equal clusters: a 16-task chain over three
+//  clusters of 7 usable nodes crosses twice (grown from its most valuable
+//  task, the chain's first block was left over for the third cluster:
+//  three crossings), and a 4 x 4 mesh over two clusters of 8 is cut
+//  between two rows (4 edges), the least a mesh of 16 cut in halves has.
+static void
+s_test_locality_cut (void)
+{
+    platform_t *three = platform_parse (
+        "platform\n    name = three\n"
+        "    cluster\n        name = A\n        nodes = 8\n"
+        "    cluster\n        name = B\n        nodes = 8\n"
+        "    cluster\n        name = C\n        nodes = 8\n", NULL, 0);
+    assert (three);
+    tig_t *chain = s_chain (16, 100);
+    grid_t *grid = grid_new (three);
+    size_t placement [16];
+    ok (mapper_map ("maheve-locality", grid, chain, placement) == 0
+        && s_cut (grid, chain, placement) == 2,
+        "locality cut: a chain over three clusters crosses twice");
+    diag ("chain over three clusters: %zu crossings",
+          s_cut (grid, chain, placement));
+    grid_destroy (&grid);
+    tig_destroy (&chain);
+    platform_destroy (&three);
+
+    platform_t *two = platform_parse (
+        "platform\n    name = two\n"
+        "    cluster\n        name = A\n        nodes = 9\n"
+        "    cluster\n        name = B\n        nodes = 9\n", NULL, 0);
+    assert (two);
+    tig_t *mesh = tig_new (16);
+    for (size_t task = 0; task < 16; task++) {
+        tig_set_cost (mesh, task, 1e7);
+        if (task % 4)
+            tig_add_edge (mesh, task - 1, task, 100);
+        if (task >= 4)
+            tig_add_edge (mesh, task - 4, task, 100);
+    }
+    grid = grid_new (two);
+    ok (mapper_map ("maheve-locality", grid, mesh, placement) == 0
+        && s_cut (grid, mesh, placement) == 4,
+        "locality cut: a 4 x 4 mesh over two clusters is cut at 4 edges");
+    diag ("mesh over two clusters: %zu edges cut",
+          s_cut (grid, mesh, placement));
+    grid_destroy (&grid);
+    tig_destroy (&mesh);
+    platform_destroy (&two);
+}
+
 //  The default policy takes nodes in hand-out order
 static void
 s_test_order (void)
@@ -448,13 +513,14 @@ s_test_order (void)
 int
 main (void)
 {
-    tap_plan (10 + 15 + 9 + 2 + 11 + 1 + 3 + 9 + 4);
+    tap_plan (10 + 15 + 9 + 2 + 11 + 1 + 3 + 9 + 4 + 2);
     s_test_tig ();
     s_test_low ();
     s_test_high ();
     s_test_mappers ();
     s_test_locality ();
     s_test_locality_equal_links ();
+    s_test_locality_cut ();
     s_test_order ();
     return tap_done ();
 }
