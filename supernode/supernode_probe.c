@@ -41,6 +41,14 @@
 #define BULK_GROWTH 4
 //  Extra time below which a bulk round trip is not used at all.
 #define BULK_MEASURABLE_USEC 200
+//  A bulk probe short of the largest padding measures the link only if
+//  its extra time is this many times the small probes' noise (their
+//  median round trip less their smallest).  Under CPU load a 1 KiB probe
+//  waited 10 ms for a core, not for the link: table1-hd072's 100-200
+//  Mb/s links read 0.4 Mb/s, and the padding never grew past 1 KiB to
+//  correct it, so every mapping of a fresh grid saw links 250-500 times
+//  too slow.
+#define BULK_NOISE_TIMES 4
 //  A bulk probe whose PONG never came holds the next this long (msec).
 #define BULK_LOST_MSEC 10000
 //  Header bytes of a probe besides its padding, roughly (as jace_shaper).
@@ -345,20 +353,23 @@ s_bulk (supernode_probe_t *self, const char *remote)
 }
 
 //  A bulk probe of `padding` bytes to remote took `extra` usec more than
-//  the small ones: when the next may go, and what it carries.  True if
-//  this one measures the link (see BULK_TARGET_USEC).
+//  the small ones, whose round trips vary by `noise` usec: when the next
+//  may go, and what it carries.  True if this one measures the link (see
+//  BULK_TARGET_USEC and BULK_NOISE_TIMES); if not, the next carries more.
 static bool
 s_bulk_measured (supernode_probe_t *self, const char *remote,
-                 size_t padding, int64_t extra)
+                 size_t padding, int64_t extra, int64_t noise)
 {
+    bool clear = extra >= BULK_TARGET_USEC
+              && extra >= BULK_NOISE_TIMES * noise;
     bulk_t *bulk = s_bulk (self, remote);
     if (bulk) {
         bulk->after = zclock_mono () + BULK_SHARE_INVERSE * extra / 1000;
-        if (extra < BULK_TARGET_USEC && padding < SUPERNODE_PROBE_PADDING)
+        if (!clear && padding < SUPERNODE_PROBE_PADDING)
             bulk->padding = padding * BULK_GROWTH < SUPERNODE_PROBE_PADDING
                           ? padding * BULK_GROWTH : SUPERNODE_PROBE_PADDING;
     }
-    return extra >= BULK_TARGET_USEC || padding >= SUPERNODE_PROBE_PADDING;
+    return clear || padding >= SUPERNODE_PROBE_PADDING;
 }
 
 jace_msg_t *
@@ -449,6 +460,30 @@ s_bulk_extra_usec (supernode_probe_t *self, const char *remote, int64_t rtt)
     return rtt > small ? rtt - small : 0;
 }
 
+static int
+s_compare_usec (const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+    return (x > y) - (x < y);
+}
+
+//  How much the small round trips to cluster remote vary: their median
+//  less their smallest (usec), 0 before there are any.
+static int64_t
+s_noise_usec (supernode_probe_t *self, const char *remote)
+{
+    link_t *link = s_link_find (self, remote, false);
+    int64_t sorted [LINK_SAMPLES];
+    size_t count = 0;
+    for (size_t i = 0; link && i < LINK_SAMPLES; i++)
+        if (link->small [i] > 0)
+            sorted [count++] = link->small [i];
+    if (count == 0)
+        return 0;
+    qsort (sorted, count, sizeof sorted [0], s_compare_usec);
+    return sorted [count / 2] - sorted [0];
+}
+
 bool
 supernode_probe_pong (supernode_probe_t *self, const char *target,
                       int64_t count, const char *remote)
@@ -468,7 +503,8 @@ supernode_probe_pong (supernode_probe_t *self, const char *target,
         int64_t rtt = zclock_usecs () - probe->sent_at;
         bool measures = !probe->padding
             || s_bulk_measured (self, probe->remote, probe->padding,
-                                s_bulk_extra_usec (self, cluster, rtt));
+                                s_bulk_extra_usec (self, cluster, rtt),
+                                s_noise_usec (self, cluster));
         if (*self->cluster && *cluster && measures)
             s_link_add (self, cluster, probe->padding, rtt);
         probe->count = 0;       //  A duplicate PONG counts as forged
