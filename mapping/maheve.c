@@ -458,6 +458,25 @@ maheve_locality_map (grid_t *grid, tig_t *tig, size_t *placement)
     return s_map (grid, tig, placement, true);
 }
 
+//  The most powerful node of `cluster` kept as a spare, or SIZE_MAX.
+//  MAHEVE replaces a dead node by a reserved node of its cluster (section
+//  3.3): the job holds it already, where a free node must still be won
+//  from the super-node.  Taken by power among all available nodes, a
+//  free node beat the cluster's spare (the mapping reserves the weakest),
+//  and the spare sat leased and idle to the end of the job.
+static size_t
+s_best_reserved (grid_t *grid, size_t cluster)
+{
+    size_t best = SIZE_MAX;
+    for (size_t node = 0; node < grid_node_count (grid); node++)
+        if (grid_node_cluster (grid, node) == cluster
+        &&  grid_node_state (grid, node) == GRID_RESERVED
+        &&  (best == SIZE_MAX
+             || grid_node_power (grid, node) > grid_node_power (grid, best)))
+            best = node;
+    return best;
+}
+
 static int
 s_replace (grid_t *grid, tig_t *tig, size_t *placement, size_t task,
            bool locality)
@@ -466,7 +485,10 @@ s_replace (grid_t *grid, tig_t *tig, size_t *placement, size_t task,
     assert (task < tig_count (tig));
     size_t failed = placement [task];
     grid_set_state (grid, failed, GRID_DEAD);
-    size_t node = grid_best_node (grid, grid_node_cluster (grid, failed));
+    size_t cluster = grid_node_cluster (grid, failed);
+    size_t node = s_best_reserved (grid, cluster);
+    if (node == SIZE_MAX)
+        node = grid_best_node (grid, cluster);
     if (node == SIZE_MAX) {
         //  The platform changed: sort the clusters again on what is left
         size_t clusters = platform_cluster_count (grid_platform (grid));

@@ -63,8 +63,9 @@ int
 int
     maheve_map (grid_t *grid, tig_t *tig, size_t *placement);
 
-//  Replace the node of task (marked dead): a free or reserved node of its
-//  cluster, else of the best re-sorted cluster.  Returns 0 or -1.
+//  Replace the node of task (marked dead): a reserved node of its
+//  cluster, else a free one, else one of the best re-sorted cluster.
+//  Returns 0 or -1.
 int
     maheve_replace (grid_t *grid, tig_t *tig, size_t *placement,
                     size_t task);

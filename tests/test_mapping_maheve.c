@@ -487,6 +487,33 @@ s_test_locality_cut (void)
     platform_destroy (&two);
 }
 
+//  A dead node's task goes to the spare MAHEVE holds in its cluster,
+//  even when a free node there is more powerful: the spare is the job's
+//  already.  A: speeds 1 1 1 0.5, two tasks: nodes 0 and 1 run them,
+//  node 3 (the weakest) is the spare and node 2 stays free.
+static void
+s_test_reserved_first (void)
+{
+    platform_t *platform = platform_parse (
+        "platform\n    name = one\n"
+        "    cluster\n        name = A\n        nodes = 4\n"
+        "        speeds = \"1 1 1 0.5\"\n", NULL, 0);
+    assert (platform);
+    tig_t *chain = s_chain (2, 100);
+    grid_t *grid = grid_new (platform);
+    size_t placement [2];
+    int rc = mapper_map ("maheve", grid, chain, placement);
+    bool shape = rc == 0 && grid_node_state (grid, 2) == GRID_FREE
+              && grid_node_state (grid, 3) == GRID_RESERVED;
+    size_t task = placement [0] == 0 ? 0 : 1;
+    ok (shape && mapper_replace ("maheve", grid, chain, placement, task) == 0
+        && placement [task] == 3,
+        "replace: MAHEVE takes its cluster's spare before a free node");
+    grid_destroy (&grid);
+    tig_destroy (&chain);
+    platform_destroy (&platform);
+}
+
 //  The default policy takes nodes in hand-out order
 static void
 s_test_order (void)
@@ -513,7 +540,7 @@ s_test_order (void)
 int
 main (void)
 {
-    tap_plan (10 + 15 + 9 + 2 + 11 + 1 + 3 + 9 + 4 + 2);
+    tap_plan (10 + 15 + 9 + 2 + 11 + 1 + 3 + 9 + 4 + 2 + 1);
     s_test_tig ();
     s_test_low ();
     s_test_high ();
@@ -521,6 +548,7 @@ main (void)
     s_test_locality ();
     s_test_locality_equal_links ();
     s_test_locality_cut ();
+    s_test_reserved_first ();
     s_test_order ();
     return tap_done ();
 }
