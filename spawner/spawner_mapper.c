@@ -301,11 +301,22 @@ spawner_mapper_excluded (spawner_mapper_t *self, const char *cluster)
     return false;
 }
 
+//  True if the listing names daemon id.
+static bool
+s_listed (jace_msg_t *listing, const char *id)
+{
+    for (size_t i = 0; i < jace_msg_node_count (listing); i++)
+        if (streq (jace_msg_node (listing, i)->id, id))
+            return true;
+    return false;
+}
+
 int
 spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,
                         const spawner_task_t *tasks, size_t task_count,
                         size_t rank, zlist_t *dead, zlist_t *refused,
-                        jace_node_t *chosen, char *why, size_t why_size)
+                        bool fresh, jace_node_t *chosen, char *why,
+                        size_t why_size)
 {
     assert (self && lease && tasks && rank < task_count);
     if (!self->listing) {
@@ -331,10 +342,16 @@ spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,
     if (!live)
         goto out;
     grid_t *grid = spawner_live_grid (live);
+    //  A spare a fresh listing no longer names has left the grid: its
+    //  daemon died after the grant (the super-nodes forget a daemon
+    //  silent past their timeout).  Handed out, it cost the task another
+    //  heartbeat timeout and a second replacement.
     for (size_t i = 0; i < spare_count; i++) {
         int64_t node = spawner_live_find (live, spares [i].id);
         if (node >= 0)
-            grid_set_state (grid, (size_t) node, GRID_RESERVED);
+            grid_set_state (grid, (size_t) node,
+                            fresh && !s_listed (self->listing, spares [i].id)
+                            ? GRID_DEAD : GRID_RESERVED);
     }
     s_mark_ids (live, refused, GRID_USED);
     for (size_t i = 0; i < task_count; i++) {

@@ -107,12 +107,15 @@ bool
 //  Choose the new daemon of task `rank`, whose daemon died: on the newest
 //  listing, with the tasks' daemons used (dead ones dead: `dead` lists
 //  their ids, may be NULL), the lease's spares reserved and `refused`
-//  (may be NULL) taken.  Writes the daemon and the decision's reason.
+//  (may be NULL) taken.  `fresh`: the listing was taken after the loss,
+//  so a spare it does not name is dead; else (no super-node answers) the
+//  spares are trusted.  Writes the daemon and the decision's reason.
 //  Returns 0, or -1 with the reason in why.
 int
     spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,
                             const spawner_task_t *tasks, size_t task_count,
                             size_t rank, zlist_t *dead, zlist_t *refused,
-                            jace_node_t *chosen, char *why, size_t why_size);
+                            bool fresh, jace_node_t *chosen, char *why,
+                            size_t why_size);
 
 #endif

@@ -94,6 +94,9 @@ typedef enum {
 //  until it comes; a running job with no task between daemons costs the
 //  super-node nothing.
 #define LISTING_RETRY_MSEC 300
+//  A replacement waits this long for a listing taken after the loss,
+//  then chooses on the last one it has.
+#define STALE_LISTING_MSEC 3000
 
 typedef enum {
     JOB_LEASING, JOB_ASSIGNING, JOB_RUNNING, JOB_REPLACING, JOB_VERIFYING,
@@ -1329,9 +1332,15 @@ s_replace_by_mapping (server_t *self, size_t rank, int64_t now)
         return true;
     }
     //  Chosen on the grid as it is since the daemon was lost, and once per
-    //  listing: a choice that failed waits for the grid to change.
+    //  listing: a choice that failed waits for the grid to change.  When
+    //  no listing comes (no super-node answers), on the last one after
+    //  STALE_LISTING_MSEC: a spare we hold needs no super-node, and
+    //  waiting for one failed a job whose spare of the dead daemon's
+    //  cluster was alive.
     int64_t listed = spawner_mapper_listing_time (self->mapper);
-    if (listed < task->assigned_at || listed == task->tried_listing)
+    bool fresh = listed >= task->assigned_at;
+    if (listed == 0 || listed == task->tried_listing
+    ||  (!fresh && now - task->assigned_at < STALE_LISTING_MSEC))
         return false;
     task->tried_listing = listed;
     zlist_t *unavailable = s_unavailable (self);
@@ -1339,7 +1348,8 @@ s_replace_by_mapping (server_t *self, size_t rank, int64_t now)
     char why [192];
     int rc = spawner_mapper_replace (self->mapper, self->lease, self->tasks,
                                      self->task_count, rank, self->dead,
-                                     unavailable, &chosen, why, sizeof why);
+                                     unavailable, fresh, &chosen, why,
+                                     sizeof why);
     zlist_destroy (&unavailable);
     if (rc) {
         if (!streq (why, task->why)) {
@@ -1933,7 +1943,8 @@ s_drain_has_room (server_t *self, const size_t *ranks, size_t count,
         room = spawner_mapper_replace (self->mapper, self->lease,
                                        self->tasks, self->task_count,
                                        ranks [i], self->dead, unavailable,
-                                       &chosen, reason, sizeof reason) == 0;
+                                       true, &chosen, reason,
+                                       sizeof reason) == 0;
         if (room)
             zlist_append (unavailable, chosen.id);
         else
