@@ -1255,7 +1255,7 @@ s_place_replacement (server_t *self, size_t rank, const jace_node_t *node,
     *task->wanted = 0;
 }
 
-//  The simple mapping replaces with job/replacement: a spare the policy
+//  The simple mapping with job/replacement = any: a spare the policy
 //  picks, else one more daemon leased, preferring the policy's cluster.
 static bool
 s_replace_by_policy (server_t *self, size_t rank, int64_t now)
@@ -1378,7 +1378,14 @@ s_replace_by_mapping (server_t *self, size_t rank, int64_t now)
 static void
 s_place_waiting (server_t *self, int64_t now)
 {
-    bool simple = streq (spawner_job_mapping (self->job), "simple");
+    //  simple's same-cluster policy is its mapping's replacement, chosen
+    //  on the live grid.  By the policy alone, with no spare left, the
+    //  lease took whatever daemon the super-node granted: a node of power
+    //  0.01 while one of power 100 was free.  `any` is JaceP2P-V2's
+    //  blind policy, kept as it is.
+    bool simple = streq (spawner_job_mapping (self->job), "simple")
+               && !streq (spawner_job_replacement (self->job)->name,
+                          "same-cluster");
     size_t waiting = 0;
     for (size_t rank = 0; rank < self->task_count && !*self->failure;
          rank++) {

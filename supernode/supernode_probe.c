@@ -64,6 +64,7 @@ typedef struct {
     int64_t sent_at;            //  Handed to the delay queue (usec)
     size_t padding;             //  Bytes of padding, 0: a small probe
     char remote [JACE_ID_MAX];  //  Cluster we believed the target in
+    char local [JACE_ID_MAX];   //  Ours when it went
 } probe_t;
 
 //  Bulk probes to one remote cluster.
@@ -399,6 +400,7 @@ supernode_probe_ping (supernode_probe_t *self, const char *target,
     probe->sent_at = zclock_usecs ();
     probe->padding = padding;
     snprintf (probe->remote, sizeof probe->remote, "%s", remote);
+    snprintf (probe->local, sizeof probe->local, "%s", self->cluster);
 
     jace_msg_t *ping = jace_msg_new (JACE_MSG_PING);
     jace_msg_set_cluster (ping, self->cluster);
@@ -501,11 +503,17 @@ supernode_probe_pong (supernode_probe_t *self, const char *target,
         const char *cluster = *remote && jace_name_plain (remote)
                             ? remote : probe->remote;
         int64_t rtt = zclock_usecs () - probe->sent_at;
+        //  Only a probe that crossed the link it measures: one sent before
+        //  we knew either end's cluster was not held for the emulated
+        //  link (nor was the answer, the PING naming no cluster), and a
+        //  fresh grid listed its links at about half their latency.
+        bool crossed = *probe->remote && streq (probe->remote, cluster)
+                    && streq (probe->local, self->cluster);
         bool measures = !probe->padding
             || s_bulk_measured (self, probe->remote, probe->padding,
                                 s_bulk_extra_usec (self, cluster, rtt),
                                 s_noise_usec (self, cluster));
-        if (*self->cluster && *cluster && measures)
+        if (*self->cluster && crossed && measures)
             s_link_add (self, cluster, probe->padding, rtt);
         probe->count = 0;       //  A duplicate PONG counts as forged
         return true;
