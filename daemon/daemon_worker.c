@@ -52,9 +52,15 @@ typedef enum {
 
 //  Longest wait for every task's request list after START.
 #define EXCHANGE_TIMEOUT_MSEC 30000
-//  Longest wait for the other tasks' answers to a replacement's FETCH:
-//  the live ones answer within milliseconds; the dead never will.
+//  Waits for the other tasks' answers to a replacement's FETCH; the dead
+//  never answer.  A holder answers between two of its own iterations, so
+//  a live one may take as long as an iteration: on a loaded machine
+//  that passed 500 ms, and drained tasks restarted from their initial
+//  state ("no valid copy survived") while a live neighbour held their
+//  copy.  So the task waits FETCH_WAIT_MSEC once it has a valid copy (a
+//  newer one may follow), and up to FETCH_LONGEST_MSEC while it has none.
 #define FETCH_WAIT_MSEC 500
+#define FETCH_LONGEST_MSEC 10000
 //  Longest wait for a rebalance's slices from the old owners: those alive
 //  answer within a round trip; past this the task gives up, and the
 //  spawner assigns it again with the iterate it gathered itself.
@@ -116,8 +122,8 @@ typedef struct {
     uint64_t copies_dropped;    //  Copies a full link refused
     bool fetching;              //  A replacement gathering its copies
     int64_t fetch_started;      //  When (msec)
-    int64_t fetch_deadline;     //  Restart with what we have then
     size_t fetch_pending;       //  Tasks yet to answer
+    bool *fetch_waiting;        //  Per task: asked, not answered yet
     jace_msg_t *best_copy;      //  Newest valid copy received, or NULL
     int64_t best_holder;        //  Task whose daemon sent it
     const char *algorithm;      //  exchange/algorithm: borrowed from the
@@ -285,6 +291,8 @@ s_drop_task (worker_t *self)
     jace_task_destroy (&self->task);
     jace_msg_destroy (&self->best_copy);
     self->fetching = false;
+    free (self->fetch_waiting);
+    self->fetch_waiting = NULL;
     if (self->handoff)
         daemon_handoff_abandon (self->handoff);
     self->app = NULL;
@@ -737,6 +745,28 @@ s_on_collect (worker_t *self, jace_msg_t *collect)
     jace_msg_send (&result, self->pipe);
 }
 
+//  Task `rank` answered our FETCH, or cannot any more (its daemon was
+//  replaced: the copies it held died with it).
+static void
+s_fetch_answered (worker_t *self, int64_t rank)
+{
+    if (self->fetching && self->fetch_waiting && rank >= 0
+    &&  rank < jace_task_count (self->task) && self->fetch_waiting [rank]) {
+        self->fetch_waiting [rank] = false;
+        self->fetch_pending--;
+    }
+}
+
+//  The task whose daemon is `sender`, or -1.
+static int64_t
+s_rank_of (worker_t *self, const char *sender)
+{
+    for (int64_t rank = 0; rank < jace_task_count (self->task); rank++)
+        if (streq (jace_task_node (self->task, rank)->id, sender))
+            return rank;
+    return -1;
+}
+
 //  Another task moved to a new daemon (its old one died).
 static void
 s_on_remap (worker_t *self, jace_msg_t *remap)
@@ -752,6 +782,7 @@ s_on_remap (worker_t *self, jace_msg_t *remap)
                       PRId64 " not applied", self->sender, node->task,
                       node->epoch);
     else {
+        s_fetch_answered (self, node->task);
         zsys_info ("daemon %s: task %" PRId64 " moved to %s (epoch %"
                    PRId64 ")", self->sender, node->task, node->id,
                    node->epoch);
@@ -772,19 +803,33 @@ s_begin_fetch (worker_t *self)
     size_t count = jace_task_fetch_targets (self->task,
                                             self->checkpoint_copies, targets);
     self->fetch_pending = 0;
+    free (self->fetch_waiting);
+    self->fetch_waiting = (bool *) zmalloc (
+        (size_t) jace_task_count (self->task) * sizeof (bool));
     for (size_t i = 0; i < count; i++) {
         jace_msg_t *fetch = s_task_msg (self, JACE_MSG_FETCH);
         jace_msg_add_node (fetch, jace_task_node (self->task, rank));
         jace_msg_seal (fetch, jace_task_job_key (self->task)->bytes);
-        if (jace_task_send_msg (self->task, targets [i], &fetch) == 0)
+        if (jace_task_send_msg (self->task, targets [i], &fetch) == 0
+        &&  !self->fetch_waiting [targets [i]]) {
+            self->fetch_waiting [targets [i]] = true;
             self->fetch_pending++;
+        }
     }
     free (targets);
     self->fetch_started = zclock_mono ();
-    self->fetch_deadline = self->fetch_started + FETCH_WAIT_MSEC;
     self->best_holder = -1;
     self->fetching = true;
 }
+
+//  When a fetch stops waiting for the holders still silent.
+static int64_t
+s_fetch_deadline (worker_t *self)
+{
+    return self->fetch_started
+         + (self->best_copy ? FETCH_WAIT_MSEC : FETCH_LONGEST_MSEC);
+}
+
 
 //  START lists our sinks (one int64 payload): we await their request
 //  lists only.  Without it (an older spawner) every other task is a sink
@@ -941,8 +986,8 @@ s_consider_copy (worker_t *self, jace_msg_t **msg_p, char *reason,
     //  Only what the job sealed counts as an answer: a forged "none held
     //  here" or copy would end our wait before the real copies arrive.
     if (!jace_checkpoint_is_copy (msg)) {
-        if (jace_checkpoint_authentic (msg, key) && self->fetch_pending)
-            self->fetch_pending--;
+        if (jace_checkpoint_authentic (msg, key))
+            s_fetch_answered (self, s_rank_of (self, jace_msg_sender (msg)));
         return;
     }
     if (jace_checkpoint_check (msg, key, reason, reason_size)) {
@@ -950,8 +995,7 @@ s_consider_copy (worker_t *self, jace_msg_t **msg_p, char *reason,
                       jace_msg_sender (msg), reason);
         return;
     }
-    if (self->fetch_pending)
-        self->fetch_pending--;
+    s_fetch_answered (self, s_rank_of (self, jace_msg_sender (msg)));
     if (jace_msg_epoch (msg) < self->generation_epoch) {
         zsys_info ("daemon %s: copy from %s is of epoch %" PRId64 ", before "
                    "the partition we run (epoch %" PRId64 "): ignored",
@@ -1484,7 +1528,7 @@ s_exchange (worker_t *self)
         return;                 //  Stopped or replaced meanwhile
     jace_task_exchange_tick (self->task);
     if (self->fetching && (self->fetch_pending == 0
-                           || zclock_mono () >= self->fetch_deadline))
+                           || zclock_mono () >= s_fetch_deadline (self)))
         s_finish_fetch (self);
     if (jace_task_requests_complete (self->task) && !self->fetching) {
         self->state = WORKER_RUNNING;
