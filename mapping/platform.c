@@ -14,6 +14,17 @@
 #define PLATFORM_BACKBONE_BANDWIDTH_MBPS 100.0
 //  Most simultaneous transfers a backbone may declare (jace_links' limit)
 #define PLATFORM_TRANSFERS_MAX 4096
+//  Bounds of what a platform may say.  Beyond them the emulator's delays
+//  overflowed (latency_us = 1e30 made the slowest link the fastest), the
+//  heterogeneity degree did (powers 1e308: hd 0), and a typo of nodes
+//  exhausted memory in jace-map.
+#define PLATFORM_NODES_MAX 100000
+#define PLATFORM_LATENCY_MAX_US 1e8
+#define PLATFORM_BANDWIDTH_MIN_MBPS 1e-3
+#define PLATFORM_BANDWIDTH_MAX_MBPS 1e7
+#define PLATFORM_POWER_MAX 1e6
+//  Cluster names name daemons, files and processes (jace-grid)
+#define PLATFORM_NAME_MAX 40
 
 typedef struct {
     char *name;                 //  Cluster name, unique in the platform
@@ -112,11 +123,31 @@ s_link_figures (parser_t *parser, zpl_t *item, double *latency,
     if (s_number (parser, item, "latency_us", latency)
     ||  s_number (parser, item, "bandwidth_mbps", bandwidth))
         return -1;
-    if (*latency < 0)
-        return s_fail (parser, item, "latency_us must be >= 0");
-    if (*bandwidth <= 0)
-        return s_fail (parser, item, "bandwidth_mbps must be > 0");
+    if (*latency < 0 || *latency > PLATFORM_LATENCY_MAX_US)
+        return s_fail (parser, zpl_locate (item, "latency_us"),
+                       "latency_us must be in [0, %g]",
+                       PLATFORM_LATENCY_MAX_US);
+    if (*bandwidth < PLATFORM_BANDWIDTH_MIN_MBPS
+    ||  *bandwidth > PLATFORM_BANDWIDTH_MAX_MBPS)
+        return s_fail (parser, zpl_locate (item, "bandwidth_mbps"),
+                       "bandwidth_mbps must be in [%g, %g]",
+                       PLATFORM_BANDWIDTH_MIN_MBPS,
+                       PLATFORM_BANDWIDTH_MAX_MBPS);
     return 0;
+}
+
+//  True if name can name daemons, files and processes: up to 40
+//  letters, digits, '.', '_' or '-', not starting with '.' or '-'
+static bool
+s_plain_name (const char *name)
+{
+    if (!*name || strlen (name) > PLATFORM_NAME_MAX || name [0] == '.'
+    ||  name [0] == '-')
+        return false;
+    for (const char *cursor = name; *cursor; cursor++)
+        if (!isalnum ((unsigned char) *cursor) && !strchr ("._-", *cursor))
+            return false;
+    return true;
 }
 
 //  Known item names under `parent` (called `what`), so that typing
@@ -136,6 +167,18 @@ s_check_names (parser_t *parser, zpl_t *parent, const char *what,
                            nearest ? " (did you mean " : "",
                            nearest ? nearest : "", nearest ? "?)" : "");
         }
+        //  Given twice, the first was read and the second ignored
+        //  (nodes = 4 then nodes = 2 made 4 nodes); clusters and links
+        //  come many to a platform.
+        if (streq (zpl_name (item), "cluster")
+        ||  streq (zpl_name (item), "link"))
+            continue;
+        for (zpl_t *other = zpl_child (parent); other != item;
+             other = zpl_next (other))
+            if (streq (zpl_name (other), zpl_name (item)))
+                return s_fail (parser, item, "'%s' is given twice in %s "
+                               "(first on line %zu)", zpl_name (item), what,
+                               zpl_line (other));
     }
     return 0;
 }
@@ -181,6 +224,10 @@ s_parse_cluster (parser_t *parser, zpl_t *item, cluster_t *cluster,
     if (!name || !zpl_value (name) || !*zpl_value (name))
         return s_fail (parser, item, "cluster has no name");
     cluster->name = strdup (zpl_value (name));
+    if (!s_plain_name (cluster->name))
+        return s_fail (parser, name, "cluster name '%s' cannot name daemons, "
+                       "files and processes; use up to %d letters, digits, "
+                       "'.', '_' or '-'", cluster->name, PLATFORM_NAME_MAX);
     cluster->nodes = 0;
     if (!zpl_locate (item, "nodes"))
         return s_fail (parser, item, "cluster %s has no nodes",
@@ -201,15 +248,26 @@ s_parse_cluster (parser_t *parser, zpl_t *item, cluster_t *cluster,
     ||  s_number (parser, item, "uplink_mbps", &cluster->uplink_mbps)
     ||  s_link_figures (parser, item, latency, bandwidth))
         return -1;
-    if (zpl_locate (item, "uplink_mbps") && cluster->uplink_mbps <= 0)
+    if (zpl_locate (item, "uplink_mbps")
+    &&  (cluster->uplink_mbps < PLATFORM_BANDWIDTH_MIN_MBPS
+         || cluster->uplink_mbps > PLATFORM_BANDWIDTH_MAX_MBPS))
         return s_fail (parser, zpl_locate (item, "uplink_mbps"),
-                       "uplink_mbps must be > 0");
+                       "uplink_mbps must be in [%g, %g]",
+                       PLATFORM_BANDWIDTH_MIN_MBPS,
+                       PLATFORM_BANDWIDTH_MAX_MBPS);
+    if (cluster->nodes > PLATFORM_NODES_MAX)
+        return s_fail (parser, zpl_locate (item, "nodes"), "more than %d "
+                       "nodes in all", PLATFORM_NODES_MAX);
     if (speed <= 0 || speed > 1)
         return s_fail (parser, zpl_locate (item, "speed"),
                        "speed %g is out of (0, 1]", speed);
-    if (cluster->power <= 0)
+    if (zpl_locate (item, "speed") && zpl_locate (item, "speeds"))
+        return s_fail (parser, zpl_locate (item, "speeds"),
+                       "speed and speeds both given: speeds sets every "
+                       "node's, give one of them");
+    if (cluster->power <= 0 || cluster->power > PLATFORM_POWER_MAX)
         return s_fail (parser, zpl_locate (item, "power"),
-                       "power must be > 0");
+                       "power must be in (0, %g]", PLATFORM_POWER_MAX);
     cluster->speeds = (double *) malloc (cluster->nodes * sizeof (double));
     assert (cluster->speeds);
     for (size_t node = 0; node < cluster->nodes; node++)
@@ -244,6 +302,9 @@ s_parse_link (parser_t *parser, platform_t *self, zpl_t *item)
         return s_fail (parser, between, "link joins cluster %s to itself",
                        first);
     size_t count = self->cluster_count;
+    if (self->own_link [from * count + to])
+        return s_fail (parser, between, "a second link between %s and %s: "
+                       "give one per pair", first, second);
     double latency = self->latency_us [from * count + to];
     double bandwidth = self->bandwidth_mbps [from * count + to];
     if (s_link_figures (parser, item, &latency, &bandwidth))
@@ -305,6 +366,9 @@ s_parse_clusters (parser_t *parser, platform_t *self, zpl_t *root)
         self->bandwidth_mbps [index * count + index] = bandwidth;
         cluster->first = self->node_count;
         self->node_count += cluster->nodes;
+        if (self->node_count > PLATFORM_NODES_MAX)
+            return s_fail (parser, zpl_locate (item, "nodes"), "more than "
+                           "%d nodes in all", PLATFORM_NODES_MAX);
         index++;
     }
     return 0;

@@ -131,7 +131,8 @@ s_test_bad (void)
         { "    cluster\n        name = A\n        nodes = 2\n"
           "        latency_us = 5ms\n", "latency_us is not a number" },
         { "    backbone\n        bandwidth_mbps = 0\n    cluster\n"
-          "        name = A\n        nodes = 2\n", "bandwidth_mbps must be > 0" },
+          "        name = A\n        nodes = 2\n",
+          "line 4: bandwidth_mbps must be in [0.001, 1e+07]" },
         { "", "platform has no cluster" },
         { "   cluster\n", "line 3: indentation must be a multiple of 4" },
         { "    cluster\n        name = \"A\n", "unterminated quoted value" },
@@ -147,7 +148,35 @@ s_test_bad (void)
         { "    backbone\n        transfer = 2\n",
           "line 4: unknown item 'transfer' in backbone" },
         { "    cluster\n        name = A\n        nodes = 2\n"
-          "        uplink_mbps = 0\n", "line 6: uplink_mbps must be > 0" },
+          "        uplink_mbps = 0\n",
+          "line 6: uplink_mbps must be in [0.001, 1e+07]" },
+        //  Bounds: beyond them the emulator and hd overflowed, and
+        //  jace-map ran out of memory
+        { "    cluster\n        name = A\n        nodes = 100000000\n",
+          "line 5: more than 100000 nodes in all" },
+        { "    cluster\n        name = A\n        nodes = 60000\n"
+          "    cluster\n        name = B\n        nodes = 60000\n",
+          "line 8: more than 100000 nodes in all" },
+        { "    backbone\n        latency_us = 1e30\n",
+          "line 4: latency_us must be in [0, 1e+08]" },
+        { "    backbone\n        bandwidth_mbps = 1e-30\n",
+          "line 4: bandwidth_mbps must be in [0.001, 1e+07]" },
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "        power = 1e308\n", "line 6: power must be in (0, 1e+06]" },
+        //  Read once, or refused: the first of two was read, silently
+        { "    cluster\n        name = A\n        nodes = 4\n"
+          "        nodes = 2\n",
+          "line 6: 'nodes' is given twice in cluster (first on line 5)" },
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "        speed = 0.5\n        speeds = \"1 1\"\n",
+          "line 7: speed and speeds both given" },
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "    cluster\n        name = B\n        nodes = 2\n"
+          "    link\n        between = \"A B\"\n"
+          "    link\n        between = \"B A\"\n",
+          "line 12: a second link between B and A" },
+        { "    cluster\n        name = \"my cluster\"\n        nodes = 2\n",
+          "line 4: cluster name 'my cluster' cannot name daemons" },
         { "    cluster\n        name = A\n        nodes = 2\n"
           "        uplink_mbps = fast\n", "uplink_mbps is not a number" },
         { "    cluster\n        name = A\n        nodes = 2\n"
@@ -397,7 +426,7 @@ s_test_shared (void)
 int
 main (void)
 {
-    tap_plan (81);
+    tap_plan (90);
     s_test_good ();
     s_test_shared ();
     s_test_bad ();

@@ -219,21 +219,6 @@ s_find_binaries (launcher_t *self)
 
 
 //  --------------------------------------------------------------------------
-//  True if a cluster name can be part of file and process names
-
-static bool
-s_is_plain_name (const char *name)
-{
-    if (!*name || strlen (name) > 40 || name [0] == '.' || name [0] == '-')
-        return false;
-    for (const char *cursor = name; *cursor; cursor++)
-        if (!isalnum ((unsigned char) *cursor) && !strchr ("._-", *cursor))
-            return false;
-    return true;
-}
-
-
-//  --------------------------------------------------------------------------
 //  Refuse a platform this machine cannot hold: a typo of nodes = 100000
 //  started 1,305 daemons before it was interrupted.
 
@@ -276,17 +261,10 @@ s_load_platform (launcher_t *self)
     char reason [512] = "";
     self->platform = platform_load (self->options->platform_path,
                                     reason, sizeof reason);
+    //  The parser refuses cluster names that cannot name files and
+    //  processes.
     if (!self->platform)
         return s_fail (self, "%s", reason);
-    for (size_t cluster = 0;
-         cluster < platform_cluster_count (self->platform); cluster++) {
-        const char *name = platform_cluster_name (self->platform, cluster);
-        if (!s_is_plain_name (name))
-            return s_fail (self, "%s: cluster name '%s' cannot name files"
-                           " and processes; use up to 40 letters, digits,"
-                           " '.', '_' or '-'",
-                           self->options->platform_path, name);
-    }
     return s_check_room (self);
 }
 
