@@ -272,6 +272,33 @@ s_wait_free (const char *supernode, jace_security_t *security,
     return working;
 }
 
+//  The key of job_id's secret, or -1 with the reason on stderr.  Without
+//  a secret, the grid is asked first whether the job runs at all: a user
+//  asking to drain a job that had ended heard only that its secret was
+//  missing, and that only its submitter may control it.
+static int
+s_open_secret (const char *job_id, const char *supernode,
+               const char *keys_dir, const char *cert,
+               const char *secrets_dir, jace_key_t *job_key)
+{
+    char reason [2048] = "";
+    if (spawner_secret_open (secrets_dir, job_id, job_key, reason,
+                             sizeof reason) == 0)
+        return 0;
+    jace_security_t *security = spawner_nodes_security (keys_dir, cert);
+    jace_msg_t *registry = NULL;
+    int64_t working = security ? s_working_for (supernode, security, job_id,
+                                                &registry) : -1;
+    if (working == 0 && !s_lease_param (registry, job_id, "owner"))
+        fprintf (stderr, "jace-spawner: no job %s runs on the grid of %s: "
+                 "it has ended, or it never ran there\n", job_id, supernode);
+    else
+        fprintf (stderr, "jace-spawner: %s\n", reason);
+    jace_msg_destroy (&registry);
+    jace_security_destroy (&security);
+    return -1;
+}
+
 int
 spawner_jobs_cancel (const char *job_id, const char *supernode,
                      const char *keys_dir, const char *cert,
@@ -280,12 +307,9 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
     //  Without the job's secret nothing is sent: no spawner nor daemon
     //  would obey, and the user should hear why from us.
     jace_key_t job_key;
-    char reason [2048] = "";
-    if (spawner_secret_open (secrets_dir, job_id, &job_key, reason,
-                             sizeof reason)) {
-        fprintf (stderr, "jace-spawner: %s\n", reason);
+    if (s_open_secret (job_id, supernode, keys_dir, cert, secrets_dir,
+                       &job_key))
         return 1;
-    }
     jace_security_t *security = spawner_nodes_security (keys_dir, cert);
     jace_msg_t *registry = NULL;
     int64_t before = security ? s_working_for (supernode, security, job_id,
@@ -331,10 +355,8 @@ s_request_owner (const char *job_id, jace_msg_t **request_p,
                  const char *cert, const char *secrets_dir, int timeout_msec)
 {
     jace_key_t job_key;
-    char reason [2048] = "";
-    if (spawner_secret_open (secrets_dir, job_id, &job_key, reason,
-                             sizeof reason)) {
-        fprintf (stderr, "jace-spawner: %s\n", reason);
+    if (s_open_secret (job_id, supernode, keys_dir, cert, secrets_dir,
+                       &job_key)) {
         jace_msg_destroy (request_p);
         return NULL;
     }

@@ -17,7 +17,7 @@
 #  Exact inner solves keep the job running long enough for the drain.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 18
+plan 19
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -95,6 +95,11 @@ wait $job
 ok $? "the job exits 0"
 residual=$(job_residual drain)
 ok $? "with a verified residual ($residual)"
+
+"$BIN/jace-spawner" drain "$id" --cluster "$busiest" --supernode "$sn" \
+    >"$RUN/ended.out" 2>&1
+[ $? -ne 0 ] && grep -q "no job $id runs on the grid" "$RUN/ended.out"
+ok $? "a drain of the ended job says it runs no more, not that its secret is missing"
 
 grep -q "\"event\":\"drained\",.*\"cluster\":\"$busiest\"" \
     "$RUN/drain.events"
