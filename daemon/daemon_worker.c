@@ -143,6 +143,8 @@ typedef struct {
                                 //  another partition: never restored
     int64_t busy_usecs;         //  Computing since the last PROGRESS
     int64_t busy_iterations;    //  Iterations they were spent on
+    double busy_work;           //  Work they reported (jace_task_set_work)
+    bool busy_unweighed;        //  One of them reported none
 } worker_t;
 
 
@@ -396,6 +398,27 @@ s_give_up (worker_t *self, jace_refuse_code_t code, const char *reason)
     s_drop_task (self);
 }
 
+//  Microseconds one iteration's computing took, over the iterations with
+//  news since the last report, 0 for none.  When the application reports
+//  its work, the time is that of WORK_PER_ROW units per row of ours: a
+//  rebalance then cuts rows by work per second, the node's speed, not by
+//  iterations per second (a block whose inner solve had converged did
+//  little per iteration, and a tester's rebalance gave such a block on a
+//  half-speed node 54% of the rows).
+#define WORK_PER_ROW 100.0
+static int64_t
+s_busy_usecs (worker_t *self)
+{
+    if (self->busy_iterations == 0)
+        return 0;
+    double usecs = (double) self->busy_usecs / (double) self->busy_iterations;
+    int64_t rows = jace_task_row_count (self->task);
+    if (!self->busy_unweighed && self->busy_work > 0 && rows > 0)
+        usecs = (double) self->busy_usecs * (double) rows * WORK_PER_ROW
+              / self->busy_work;
+    return usecs >= 1 ? (int64_t) llround (usecs) : 1;
+}
+
 //  Append our sources (the tasks we ask for values) as one int64 payload:
 //  ACCEPT carries them, and the ASSIGN answering ADOPT, so the spawner can
 //  tell every task its sinks.
@@ -424,11 +447,11 @@ s_report_progress (worker_t *self, int64_t state)
     //  figure; repeating the last one would count as a new measurement,
     //  and an asynchronous task that seldom hears news would report one
     //  early sample (a cold start, a loaded machine) over and over.
-    int64_t usecs = self->busy_iterations > 0
-                  ? self->busy_usecs / self->busy_iterations : 0;
+    jace_msg_set_interval (progress, s_busy_usecs (self));
     self->busy_usecs = 0;
     self->busy_iterations = 0;
-    jace_msg_set_interval (progress, usecs);
+    self->busy_work = 0;
+    self->busy_unweighed = false;
     jace_msg_set_exchanges (progress, jace_task_exchanges (self->task));
     jace_msg_send (&progress, self->pipe);
     self->last_progress = zclock_mono ();
@@ -703,6 +726,8 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
     self->received_before = 0;
     self->busy_usecs = 0;
     self->busy_iterations = 0;
+    self->busy_work = 0;
+    self->busy_unweighed = false;
     self->generation_epoch = jace_task_param_int (self->task,
         "block/generation_epoch", 0);
     //  A rebalance's iterate comes with the ASSIGN, or in slices from
@@ -1399,7 +1424,9 @@ s_iterate (worker_t *self)
     bool telling = self->received != self->received_before
                 || self->received == 0;
     self->received_before = self->received;
+    jace_task_take_work (self->task);
     int rc = self->app->iterate (self->task, self->app_state);
+    double work = jace_task_take_work (self->task);
     //  A collective may have been cut short by a STOP or ASSIGN (or
     //  $TERM): the iteration's result means nothing, the commands run.
     bool interrupted = self->interrupted || self->terminated;
@@ -1443,6 +1470,8 @@ s_iterate (worker_t *self)
         self->busy_usecs += zclock_usecs () - start
                           - (jace_task_waited_usecs (self->task) - waited);
         self->busy_iterations++;
+        self->busy_work += work;
+        self->busy_unweighed |= work <= 0;
     }
     int64_t state = s_task_state (self);
     if (state != self->reported_state

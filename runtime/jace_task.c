@@ -87,6 +87,7 @@ struct _jace_task_t {
     bool restored;              //  Resumes a job under way (a checkpoint,
                                 //  an iterate, or a replacement's start)
     double change;              //  Local change of the last iteration
+    double work;                //  Work reported since last taken
     bool converged;             //  The application says the job's answer
                                 //  meets its tolerance (this iteration)
     int source_wait_msec;       //  Async: longest wait for every source
@@ -480,6 +481,23 @@ jace_task_set_change (jace_task_t *self, double change)
 {
     assert (self);
     self->change = change;
+}
+
+void
+jace_task_set_work (jace_task_t *self, double work)
+{
+    assert (self);
+    if (isfinite (work) && work > 0)
+        self->work += work;
+}
+
+double
+jace_task_take_work (jace_task_t *self)
+{
+    assert (self);
+    double work = self->work;
+    self->work = 0;
+    return work;
 }
 
 void

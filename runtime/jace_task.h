@@ -212,6 +212,16 @@ const double *
 void
     jace_task_set_change (jace_task_t *self, double change);
 
+//  Report, from iterate, the work this iteration did, in a unit of the
+//  application's choosing that means the same on every task (flops,
+//  matrix entries touched).  A rebalance cuts rows by each daemon's rate:
+//  with the work reported, by work per second, the daemon's speed; else
+//  by iterations per second, which misleads when the work per row
+//  differs between tasks (a block whose inner solve converged early got
+//  the largest share on the slowest node).  Optional.
+void
+    jace_task_set_work (jace_task_t *self, double work);
+
 //  Report, from iterate, that the job's answer meets job/tolerance as far
 //  as a residual this task computed with the others says (TSIRM's step
 //  knows the true residual of the iterate it makes): the task counts as

@@ -345,4 +345,9 @@ int64_t
 const char *
     jace_task_exchange_failure (const jace_task_t *self);
 
+//  The work iterate reported (jace_task_set_work) since the last call,
+//  0 for none.
+double
+    jace_task_take_work (jace_task_t *self);
+
 #endif

@@ -1381,6 +1381,8 @@ s_iterate (jace_task_t *task, void *state)
         converged = step.residual <= self->residual_bound;
     }
     jace_task_set_change (task, change);
+    //  What the rows cost this time: a rebalance weighs the node's speed
+    jace_task_set_work (task, multisplit_take_work (self->split));
     if (converged)
         jace_task_set_converged (task);
     for (int32_t t = 0; t < self->tasks; t++) {

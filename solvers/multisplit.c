@@ -44,7 +44,20 @@ struct _multisplit_t {
     double *x;                  //  Iterate on the extended rows
     double *x_previous;         //  Iterate before the current iteration
     double *rhs;                //  b_local - A_ext x_ext, workspace
+    double work;                //  Matrix entries touched since taken
+    double lu_entries;          //  Entries of the LU's band
 };
+
+//  Entries a block solve touches: the LU's band once forward and back,
+//  a Krylov solve A_local and its preconditioner per iteration (the
+//  initial residual counting as one).
+static double
+s_solve_work (const multisplit_t *self, int32_t iterations)
+{
+    if (self->lu)
+        return self->lu_entries;
+    return 2.0 * (double) self->local->nnz * (iterations + 1);
+}
 
 //  --------------------------------------------------------------------------
 //  Default options.
@@ -303,6 +316,9 @@ s_setup_inner (multisplit_t *self, const multisplit_options_t *options,
     if (rc == BANDED_LU_SINGULAR)
         solvers_set_error (error, error_size, "task %" PRId32 ": the local "
                            "block is singular", self->task);
+    if (rc == 0)
+        self->lu_entries = (double) banded_lu_bytes (self->local)
+                         / sizeof (double);
     return rc == 0 ? 0 : -1;
 }
 
@@ -591,7 +607,10 @@ multisplit_iterate (multisplit_t *self, const double *x_ext,
     size_t vector_bytes = (size_t) self->local_size * sizeof (double);
     memcpy (self->x_previous, self->x, vector_bytes);
     csr_residual (self->external, self->b, x_ext, self->rhs);
-    if (!s_inner_solve (self, step) || !s_measure_change (self, step)) {
+    bool solved = s_inner_solve (self, step);
+    self->work += (double) self->external->nnz
+                + s_solve_work (self, step->inner_iterations);
+    if (!solved || !s_measure_change (self, step)) {
         memcpy (self->x, self->x_previous, vector_bytes);
         if (step->inner_status == KRYLOV_CONVERGED)
             step->inner_status = KRYLOV_BREAKDOWN;
@@ -610,16 +629,21 @@ multisplit_precondition (multisplit_t *self, const double *v, double *z,
     assert (self && v && z && iterations >= 0);
     //  With overlap the block's rows are not the core's: no such operator
     assert (self->local_size == self->core_end - self->core_begin);
-    if (self->lu)
+    if (self->lu) {
         banded_lu_solve (self->lu, v, z);
+        self->work += s_solve_work (self, 0);
+    }
     else
-    if (iterations == 0)
+    if (iterations == 0) {
         krylov_precondition (self->krylov, v, z);
+        self->work += (double) self->local->nnz;
+    }
     else {
         memset (z, 0, (size_t) self->local_size * sizeof (double));
         krylov_result_t result;
         krylov_solve (self->krylov, v, z, self->inner_tolerance, iterations,
                       &result);
+        self->work += s_solve_work (self, result.iterations);
         if (result.status == KRYLOV_BREAKDOWN)
             return -1;
     }
@@ -718,4 +742,16 @@ multisplit_set_solution (multisplit_t *self, const double *x_core)
     assert (self);
     memcpy (self->x + self->core_offset, x_core,
             (size_t) (self->core_end - self->core_begin) * sizeof (double));
+}
+
+//  --------------------------------------------------------------------------
+//  Work done, for the rate a rebalance cuts by.
+
+double
+multisplit_take_work (multisplit_t *self)
+{
+    assert (self);
+    double work = self->work;
+    self->work = 0;
+    return work;
 }

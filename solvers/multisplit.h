@@ -245,4 +245,11 @@ void
 }
 #endif
 
+//  Matrix entries the block's iterations and preconditioner applies
+//  touched since the last call (a measure of work, the same on every
+//  block: a rebalance cuts rows by work per second, not by iterations
+//  per second, which a block whose inner solve converged early inflates).
+double
+    multisplit_take_work (multisplit_t *self);
+
 #endif

@@ -283,6 +283,49 @@ s_test_residual_and_step (void)
     s_system_destroy (&system);
 }
 
+//  The work a block reports: a Krylov solve from a cold start touches
+//  more entries than one already converged (a rebalance must not take
+//  the cheap iterations of a converged block for a fast node), an LU
+//  solve the same each time.
+static void
+s_test_work (void)
+{
+    csr_t *A = NULL;
+    problems_random_dominant (300, 5, 1.5, 4, 0, 300, &A, NULL, 0);
+    test_system_t system = s_system ("random", A, false);
+    double x [300];
+    for (int i = 0; i < 300; i++)
+        x [i] = 1.0;
+    double work [2][2];
+    for (int inner = 0; inner < 2; inner++) {
+        int32_t boundaries [4];
+        multisplit_partition (300, 3, NULL, boundaries, NULL, 0);
+        multisplit_t *states [3];
+        s_setup_tasks (&system, boundaries, 3, 0, inner
+                       ? MULTISPLIT_INNER_KRYLOV : MULTISPLIT_INNER_BANDED_LU,
+                       states);
+        double *x_ext = malloc (multisplit_external_size (states [1])
+                                * sizeof (double));
+        s_fill (states [1], 3, x, x_ext);
+        multisplit_take_work (states [1]);
+        for (int k = 0; k < 2; k++) {
+            multisplit_step_t step;
+            multisplit_iterate (states [1], x_ext, &step);
+            work [inner][k] = multisplit_take_work (states [1]);
+        }
+        free (x_ext);
+        for (int t = 0; t < 3; t++)
+            multisplit_destroy (&states [t]);
+    }
+    ok (work [0][0] > 0 && work [0][0] == work [0][1],
+        "work: an LU step touches the same entries each time");
+    ok (work [1][1] > 0 && work [1][1] < work [1][0],
+        "work: a converged Krylov step reports less than a cold one");
+    diag ("work: LU %.0f, %.0f; Krylov %.0f, %.0f", work [0][0], work [0][1],
+          work [1][0], work [1][1]);
+    s_system_destroy (&system);
+}
+
 static void
 s_test_setup_errors (void)
 {
@@ -601,7 +644,8 @@ int
 main (void)
 {
     openblas_set_num_threads (1);
-    tap_plan (11 + 14 + 10 + 5 + 6 + 50 + 3 + 9 + 5);
+    tap_plan (11 + 14 + 10 + 5 + 6 + 50 + 3 + 9 + 5 + 2);
+    s_test_work ();
     s_test_partition ();
     s_test_dependencies ();
     s_test_residual_and_step ();
