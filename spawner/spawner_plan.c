@@ -313,6 +313,18 @@ s_reserved_count (grid_t *grid)
     return count;
 }
 
+//  Neighbours of task (in the graph) placed in cluster
+static size_t
+s_neighbours_in (grid_t *grid, tig_t *tig, const size_t *placement,
+                 size_t task, size_t cluster)
+{
+    size_t count = 0;
+    for (size_t index = 0; index < tig_degree (tig, task); index++)
+        count += grid_node_cluster (grid,
+                    placement [tig_neighbour (tig, task, index)]) == cluster;
+    return count;
+}
+
 int
 spawner_plan_replace (const char *mapping, spawner_live_t *live,
                       tig_t *tig, size_t *placement, size_t task,
@@ -364,9 +376,15 @@ spawner_plan_replace (const char *mapping, spawner_live_t *live,
     if (chosen_cluster == cluster)
         snprintf (why, why_size, "a %s node of its cluster %s", kind, name);
     else
-    if (streq (mapping, "f-ec"))
+    if (streq (mapping, "f-ec") && s_neighbours_in (grid, tig, placement,
+                                                    task, chosen_cluster))
         snprintf (why, why_size, "cluster %s has no node left: the cluster "
                   "holding most of its neighbours, %s", name, other);
+    else
+    if (streq (mapping, "f-ec"))
+        snprintf (why, why_size, "cluster %s has no node left, nor has any "
+                  "cluster of its neighbours: the first with one, %s", name,
+                  other);
     else
     if (streq (mapping, "simple"))
         snprintf (why, why_size, "cluster %s has no node left: the most "
