@@ -855,7 +855,6 @@ s_fetch_deadline (worker_t *self)
          + (self->best_copy ? FETCH_WAIT_MSEC : FETCH_LONGEST_MSEC);
 }
 
-
 //  START lists our sinks (one int64 payload): we await their request
 //  lists only.  Without it (an older spawner) every other task is a sink
 //  and hears our list, so no task waits for a list that never comes.

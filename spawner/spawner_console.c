@@ -321,8 +321,17 @@ spawner_console_summary (const spawner_summary_t *summary,
         if (summary->drain_moves)
             printf ("%" PRId64 " drained", summary->drain_moves);
         printf ("): %" PRId64 " restarted from a checkpoint, %" PRId64
-                " from the initial state\n", summary->from_checkpoint,
+                " from the initial state", summary->from_checkpoint,
                 summary->from_initial);
+        //  The others restored nothing: their task took its rows anew (a
+        //  rebalance's iterate in its ASSIGN, or the scatter's data
+        //  before it had iterated).  Unsaid, the counts did not add up.
+        int64_t anew = summary->replacements - summary->from_checkpoint
+                     - summary->from_initial;
+        if (anew > 0)
+            printf (", %" PRId64 " took their rows anew (a rebalance's "
+                    "iterate, or the data of a task not yet started)", anew);
+        printf ("\n");
     }
     if (summary->draining)
         printf ("  drain          of cluster %s not finished when the job "
