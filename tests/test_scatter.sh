@@ -15,7 +15,7 @@
 #  machine runs.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 14
+plan 15
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -37,6 +37,14 @@ platform
 EOF
 "$BIN/jace-mmgen" poisson2d 40 "$RUN/p40.mtx" --rhs "$RUN/p40_rhs.mtx" \
     >/dev/null
+#  A generator's slip must not leave a file that looks like a system
+"$BIN/jace-mmgen" poisson2d 4 "$RUN/m.mtx" --rhs "$RUN/m.mtx" 2>/dev/null
+same=$?
+"$BIN/jace-mmgen" poisson2d 4 "$RUN/n.mtx" --rhs "$RUN/no/such/dir" 2>/dev/null
+failed=$?
+[ $same -eq 2 ] && [ ! -e "$RUN/m.mtx" ] && [ $failed -eq 1 ] \
+    && [ ! -e "$RUN/n.mtx" ]
+ok $? "jace-mmgen: --rhs on the matrix's own file is refused; a failed --rhs leaves no matrix"
 cat >"$RUN/scatter.job" <<EOF
 job
     application = "multisplit"

@@ -13,6 +13,9 @@
 */
 #include "solvers.h"
 #include <getopt.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 //  Exit codes: 0 success, 1 failure, 2 bad command line
 #define EXIT_USAGE  2
@@ -134,6 +137,18 @@ s_generate (generator_fn *generate, int32_t N, int32_t n, bool symmetric,
     return 0;
 }
 
+//  True if paths a and b name one file: the same string, or the same
+//  inode when both exist.
+static bool
+s_same_file (const char *a, const char *b)
+{
+    if (strcmp (a, b) == 0)
+        return true;
+    struct stat first, second;
+    return stat (a, &first) == 0 && stat (b, &second) == 0
+        && first.st_dev == second.st_dev && first.st_ino == second.st_ino;
+}
+
 int
 main (int argc, char *argv [])
 {
@@ -210,14 +225,21 @@ main (int argc, char *argv [])
     if (*end != '\0' || errno || N < 1 || n > INT32_MAX)
         return s_usage_error ("N must give 1 <= N^%d <= %d, got '%s'",
                               dimension, INT32_MAX, argv [optind + 1]);
+    const char *out = argv [optind + 2];
+    if (rhs && s_same_file (rhs, out))
+        return s_usage_error ("--rhs %s names the matrix's own file: the "
+                              "vector would overwrite it", rhs);
     double *b = rhs ? solvers_malloc ((size_t) n * sizeof (double)) : NULL;
-    int rc = s_generate (generate, (int32_t) N, (int32_t) n, symmetric,
-                         argv [optind + 2], b);
+    int rc = s_generate (generate, (int32_t) N, (int32_t) n, symmetric, out,
+                         b);
     if (rc == 0 && b) {
         char error [512];
         rc = mmio_write_vector (rhs, b, (int32_t) n, error, sizeof (error));
-        if (rc)
-            fprintf (stderr, "jace-mmgen: %s\n", error);
+        //  Half a system is no use, and looks like a whole matrix
+        if (rc) {
+            fprintf (stderr, "jace-mmgen: %s; %s removed\n", error, out);
+            unlink (out);
+        }
     }
     free (b);
     return rc == 0 ? 0 : 1;
