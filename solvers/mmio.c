@@ -606,7 +606,7 @@ s_check_coordinate_size (mmio_reader_t *reader, mmio_header_t *header,
                                      : header->rows * header->cols;
     if (header->entries > room)
         return s_fail_at (reader, reader->line_number,
-                          "%" PRId64 " entries cannot fit in an %" PRId64
+                          "%" PRId64 " entries cannot fit in a %" PRId64
                           " x %" PRId64 " matrix", header->entries,
                           header->rows, header->cols);
     //  A stored off-diagonal entry of a symmetric file also fills the

@@ -58,7 +58,7 @@ static const corrupt_case_t matrix_cases [] = {
     { "non-square symmetric", SYMMETRIC "3 4 1\n1 1 1\n",
       ":2: symmetric matrix must be square, got 3 x 4" },
     { "more entries than cells", BANNER "2 2 5\n",
-      ":2: 5 entries cannot fit in an 2 x 2 matrix" },
+      ":2: 5 entries cannot fit in a 2 x 2 matrix" },
     { "row index too large", BANNER "3 3 2\n1 1 1.0\n4 1 2.0\n",
       ":4: row index 4 out of range [1, 3]" },
     { "column index zero", BANNER "3 3 2\n1 1 1.0\n\n2 0 2.0\n",
