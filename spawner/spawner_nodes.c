@@ -129,8 +129,14 @@ spawner_nodes_query (const char *supernode, jace_security_t *security,
         jace_msg_destroy (&status);
         return NULL;
     }
+    int64_t asked = zclock_mono ();
     jace_msg_t *reply = spawner_nodes_ask (supernode, key, security,
         &status, JACE_MSG_STATUS_REPLY, timeout_msec);
+    //  Refused at once: ZeroMQ could not connect to it at all
+    if (!reply && !zsys_interrupted && zclock_mono () - asked < timeout_msec)
+        fprintf (stderr, "jace-spawner: cannot connect to super-node '%s': "
+                 "not an endpoint (tcp://HOST:PORT)\n", supernode);
+    else
     if (!reply)
         fprintf (stderr, "jace-spawner: no answer from super-node %s within "
                  "%d ms\n", supernode, timeout_msec);
