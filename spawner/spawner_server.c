@@ -94,6 +94,8 @@ typedef enum {
 //  until it comes; a running job with no task between daemons costs the
 //  super-node nothing.
 #define LISTING_RETRY_MSEC 300
+//  Daemons refused by id stay out of plans at least this long.
+#define REFUSED_KEEP_MSEC 2000
 //  A replacement waits this long for a listing taken after the loss,
 //  then chooses on the last one it has.
 #define STALE_LISTING_MSEC 3000
@@ -3138,8 +3140,13 @@ s_refresh_listing (server_t *self, int64_t now)
                                / 1000.0;
         spawner_mapper_set_listing (self->mapper, &listing, now);
         //  Asked after the last refusal (s_on_refused runs first in a
-        //  pass), it says who took those daemons.
-        if (self->listing_asked_at >= self->refused_at)
+        //  pass), it says who took those daemons; not at once, though: a
+        //  super-node lists its peers' daemons as their last PEER_STATE
+        //  said, and a listing that still showed the taken daemons free
+        //  made a tester's three jobs submitted together ask for them
+        //  again, four times over.
+        if (self->listing_asked_at >= self->refused_at
+        &&  now - self->refused_at >= REFUSED_KEEP_MSEC)
             zlist_purge (self->refused);
     }
     bool needed = (self->state == JOB_LEASING && !self->planned)
