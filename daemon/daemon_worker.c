@@ -57,8 +57,8 @@ typedef enum {
 //  a live one may take as long as an iteration: on a loaded machine
 //  that passed 500 ms, and drained tasks restarted from their initial
 //  state ("no valid copy survived") while a live neighbour held their
-//  copy.  So the task waits FETCH_WAIT_MSEC once it has a valid copy (a
-//  newer one may follow), and up to FETCH_LONGEST_MSEC while it has none.
+//  copy.  So the task waits up to FETCH_LONGEST_MSEC for a first valid
+//  copy, then FETCH_WAIT_MSEC more for a newer one.
 #define FETCH_WAIT_MSEC 500
 #define FETCH_LONGEST_MSEC 10000
 //  Longest wait for a rebalance's slices from the old owners: those alive
@@ -122,6 +122,7 @@ typedef struct {
     uint64_t copies_dropped;    //  Copies a full link refused
     bool fetching;              //  A replacement gathering its copies
     int64_t fetch_started;      //  When (msec)
+    int64_t fetch_copy_at;      //  When the first valid copy came (msec)
     size_t fetch_pending;       //  Tasks yet to answer
     bool *fetch_waiting;        //  Per task: asked, not answered yet
     jace_msg_t *best_copy;      //  Newest valid copy received, or NULL
@@ -847,12 +848,13 @@ s_begin_fetch (worker_t *self)
     self->fetching = true;
 }
 
-//  When a fetch stops waiting for the holders still silent.
+//  When a fetch stops waiting for the holders still silent: a newer
+//  copy may follow the first valid one for FETCH_WAIT_MSEC.
 static int64_t
 s_fetch_deadline (worker_t *self)
 {
-    return self->fetch_started
-         + (self->best_copy ? FETCH_WAIT_MSEC : FETCH_LONGEST_MSEC);
+    return self->best_copy ? self->fetch_copy_at + FETCH_WAIT_MSEC
+                           : self->fetch_started + FETCH_LONGEST_MSEC;
 }
 
 //  START lists our sinks (one int64 payload): we await their request
@@ -1029,6 +1031,8 @@ s_consider_copy (worker_t *self, jace_msg_t **msg_p, char *reason,
     }
     if (!jace_checkpoint_newer (msg, self->best_copy))
         return;
+    if (!self->best_copy)
+        self->fetch_copy_at = zclock_mono ();
     self->best_holder = -1;
     for (int64_t rank = 0; rank < jace_task_count (self->task); rank++)
         if (streq (jace_task_node (self->task, rank)->id,

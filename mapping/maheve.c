@@ -508,8 +508,11 @@ s_replace (grid_t *grid, tig_t *tig, size_t *placement, size_t task,
         }
         else
             maheve_sort_clusters (grid, hd, order);
-        for (size_t rank = 0; rank < clusters && node == SIZE_MAX; rank++)
-            node = grid_best_node (grid, order [rank]);
+        for (size_t rank = 0; rank < clusters && node == SIZE_MAX; rank++) {
+            node = s_best_reserved (grid, order [rank]);
+            if (node == SIZE_MAX)
+                node = grid_best_node (grid, order [rank]);
+        }
         free (order);
     }
     if (node == SIZE_MAX)

@@ -48,15 +48,18 @@ struct _multisplit_t {
     double lu_entries;          //  Entries of the LU's band
 };
 
-//  Entries a block solve touches: the LU's band once forward and back,
-//  a Krylov solve A_local and its preconditioner per iteration (the
-//  initial residual counting as one).
+//  Entries a block solve touches: the LU's band once forward and back;
+//  a Krylov solve A_local and its preconditioner once per iteration for
+//  CG, twice for BiCGStab (the initial residual counting as one).  The
+//  inner solver is chosen per block, so a job may run both.
 static double
 s_solve_work (const multisplit_t *self, int32_t iterations)
 {
     if (self->lu)
         return self->lu_entries;
-    return 2.0 * (double) self->local->nnz * (iterations + 1);
+    double per_iteration = self->inner == MULTISPLIT_INNER_BICGSTAB ? 4 : 2;
+    return (double) self->local->nnz
+         * (2.0 + per_iteration * (double) iterations);
 }
 
 //  --------------------------------------------------------------------------

@@ -325,12 +325,14 @@ spawner_console_summary (const spawner_summary_t *summary,
                 summary->from_initial);
         //  The others restored nothing: their task took its rows anew (a
         //  rebalance's iterate in its ASSIGN, or the scatter's data
-        //  before it had iterated).  Unsaid, the counts did not add up.
-        int64_t anew = summary->replacements - summary->from_checkpoint
-                     - summary->from_initial;
-        if (anew > 0)
-            printf (", %" PRId64 " took their rows anew (a rebalance's "
-                    "iterate, or the data of a task not yet started)", anew);
+        //  before it had iterated), or was replaced again, or the job
+        //  ended, first.  Unsaid, the counts did not add up.
+        int64_t other = summary->replacements - summary->from_checkpoint
+                      - summary->from_initial;
+        if (other > 0)
+            printf (", %" PRId64 " from neither (a rebalance's iterate, "
+                    "the data of a task not yet started, or replaced "
+                    "again first)", other);
         printf ("\n");
     }
     if (summary->draining)

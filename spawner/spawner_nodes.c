@@ -135,7 +135,8 @@ spawner_nodes_query (const char *supernode, jace_security_t *security,
     //  Refused at once: ZeroMQ could not connect to it at all
     if (!reply && !zsys_interrupted && zclock_mono () - asked < timeout_msec)
         fprintf (stderr, "jace-spawner: cannot connect to super-node '%s': "
-                 "not an endpoint (tcp://HOST:PORT)\n", supernode);
+                 "not an endpoint (tcp://HOST:PORT), or its CURVE key is "
+                 "unusable\n", supernode);
     else
     if (!reply)
         fprintf (stderr, "jace-spawner: no answer from super-node %s within "

@@ -94,7 +94,8 @@ typedef enum {
 //  until it comes; a running job with no task between daemons costs the
 //  super-node nothing.
 #define LISTING_RETRY_MSEC 300
-//  Daemons refused by id stay out of plans at least this long.
+//  Daemons refused by id stay out of plans until a listing asked this
+//  long after the refusal comes.
 #define REFUSED_KEEP_MSEC 2000
 //  A replacement waits this long for a listing taken after the loss,
 //  then chooses on the last one it has.
@@ -3145,8 +3146,7 @@ s_refresh_listing (server_t *self, int64_t now)
         //  said, and a listing that still showed the taken daemons free
         //  made a tester's three jobs submitted together ask for them
         //  again, four times over.
-        if (self->listing_asked_at >= self->refused_at
-        &&  now - self->refused_at >= REFUSED_KEEP_MSEC)
+        if (self->listing_asked_at >= self->refused_at + REFUSED_KEEP_MSEC)
             zlist_purge (self->refused);
     }
     bool needed = (self->state == JOB_LEASING && !self->planned)

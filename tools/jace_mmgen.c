@@ -232,6 +232,16 @@ main (int argc, char *argv [])
     double *b = rhs ? solvers_malloc ((size_t) n * sizeof (double)) : NULL;
     int rc = s_generate (generate, (int32_t) N, (int32_t) n, symmetric, out,
                          b);
+    //  Now that the matrix exists, names that differ (./m.mtx, m.mtx)
+    //  are told apart by inode
+    if (rc == 0 && b && s_same_file (rhs, out)) {
+        fprintf (stderr, "jace-mmgen: --rhs %s names the matrix's own file "
+                 "%s: the vector would overwrite it; %s removed\n", rhs,
+                 out, out);
+        unlink (out);
+        rc = -1;
+    }
+    else
     if (rc == 0 && b) {
         char error [512];
         rc = mmio_write_vector (rhs, b, (int32_t) n, error, sizeof (error));
