@@ -12,8 +12,13 @@
         any            the first spare; with none, lease any daemon (the
                        default policy of JaceP2P-V2)
 
-    MAHEVE's replacement (mapping/maheve.h) plugs in here when the spawner
-    maps with MAHEVE.
+    Only job/mapping = simple reads job/replacement.  The spawner runs
+    `any` through this module; `same-cluster` it runs as simple's
+    replacement on the live grid (spawner_plan_replace), which after the
+    spares takes a free daemon of the cluster, else the most powerful
+    free one, rather than whatever a super-node grants.  Every other
+    mapping replaces by its own rule (mapping/maheve.h, aiac_qm.h,
+    fec.h) through spawner_mapper_replace.
     =========================================================================
 */
 #ifndef SPAWNER_REPLACEMENT_H_INCLUDED
