@@ -220,11 +220,11 @@ ok $? "a second start over a running grid is refused"
 
 #  A platform larger than the machine (a typo of nodes): refused before
 #  any process starts (it used to start them until interrupted).
-printf 'platform\n    name = "huge"\n    cluster\n        name = "A"\n        nodes = 4000000\n' \
+printf 'platform\n    name = "huge"\n    cluster\n        name = "A"\n        nodes = 90000\n' \
     >"$work/huge.platform"
 timeout 30 "$grid" start --platform "$work/huge.platform" \
     --run "$work/huge-run" --bin "$fake" 2>"$work/err"
-[ $? -ne 0 ] && grep -q "4000001 processes .* on this machine, which holds about" \
+[ $? -ne 0 ] && grep -q "90001 processes .* on this machine, which holds about" \
     "$work/err" && [ ! -s "$work/huge-run/pids" ]
 ok $? "a platform larger than the machine is refused before any process starts"
 
