@@ -21,7 +21,7 @@
 #define PLATFORM_NODES_MAX 100000
 #define PLATFORM_LATENCY_MAX_US 1e8
 #define PLATFORM_BANDWIDTH_MIN_MBPS 1e-3
-#define PLATFORM_BANDWIDTH_MAX_MBPS 1e7
+#define PLATFORM_BANDWIDTH_MAX_MBPS 1e9     //  jace-grid --netns: "free"
 #define PLATFORM_POWER_MAX 1e6
 //  Cluster names name daemons, files and processes (jace-grid)
 #define PLATFORM_NAME_MAX 40

@@ -132,7 +132,7 @@ s_test_bad (void)
           "        latency_us = 5ms\n", "latency_us is not a number" },
         { "    backbone\n        bandwidth_mbps = 0\n    cluster\n"
           "        name = A\n        nodes = 2\n",
-          "line 4: bandwidth_mbps must be in [0.001, 1e+07]" },
+          "line 4: bandwidth_mbps must be in [0.001, 1e+09]" },
         { "", "platform has no cluster" },
         { "   cluster\n", "line 3: indentation must be a multiple of 4" },
         { "    cluster\n        name = \"A\n", "unterminated quoted value" },
@@ -149,7 +149,7 @@ s_test_bad (void)
           "line 4: unknown item 'transfer' in backbone" },
         { "    cluster\n        name = A\n        nodes = 2\n"
           "        uplink_mbps = 0\n",
-          "line 6: uplink_mbps must be in [0.001, 1e+07]" },
+          "line 6: uplink_mbps must be in [0.001, 1e+09]" },
         //  Bounds: beyond them the emulator and hd overflowed, and
         //  jace-map ran out of memory
         { "    cluster\n        name = A\n        nodes = 100000000\n",
@@ -160,7 +160,7 @@ s_test_bad (void)
         { "    backbone\n        latency_us = 1e30\n",
           "line 4: latency_us must be in [0, 1e+08]" },
         { "    backbone\n        bandwidth_mbps = 1e-30\n",
-          "line 4: bandwidth_mbps must be in [0.001, 1e+07]" },
+          "line 4: bandwidth_mbps must be in [0.001, 1e+09]" },
         { "    cluster\n        name = A\n        nodes = 2\n"
           "        power = 1e308\n", "line 6: power must be in (0, 1e+06]" },
         //  Read once, or refused: the first of two was read, silently
