@@ -1033,11 +1033,7 @@ s_consider_copy (worker_t *self, jace_msg_t **msg_p, char *reason,
         return;
     if (!self->best_copy)
         self->fetch_copy_at = zclock_mono ();
-    self->best_holder = -1;
-    for (int64_t rank = 0; rank < jace_task_count (self->task); rank++)
-        if (streq (jace_task_node (self->task, rank)->id,
-                   jace_msg_sender (msg)))
-            self->best_holder = rank;
+    self->best_holder = s_rank_of (self, jace_msg_sender (msg));
     jace_msg_destroy (&self->best_copy);
     self->best_copy = msg;
     *msg_p = NULL;
