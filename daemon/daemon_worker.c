@@ -1375,6 +1375,7 @@ s_checkpoint (worker_t *self)
         jace_task_job (self->task), jace_task_rank (self->task),
         jace_task_epoch (self->task), iteration, bytes, size);
     jace_task_save_newest (self->task, copy);
+    jace_task_save_pieces (self->task, copy);
     jace_checkpoint_seal (copy, jace_task_job_key (self->task));
     for (size_t i = 0; i < count; i++) {
         jace_msg_t *msg = i + 1 < count
@@ -1495,6 +1496,7 @@ s_finish_fetch (worker_t *self)
             holder = self->best_holder;
             jace_task_set_iteration (self->task, iteration);
             jace_task_restore_newest (self->task, self->best_copy);
+            jace_task_restore_pieces (self->task, self->best_copy);
         }
         else
             zsys_warning ("daemon %s: %s; starting from the initial state",

@@ -624,6 +624,19 @@ s_log_add (jace_exchange_t *self, int64_t round, const void *const *buffers,
     return entry;
 }
 
+//  Drop our pieces of `round`, if the log holds them.
+static void
+s_log_drop (jace_exchange_t *self, int64_t round)
+{
+    for (log_entry_t *entry = (log_entry_t *) zlistx_first (self->log);
+         entry; entry = (log_entry_t *) zlistx_next (self->log))
+        if (entry->round == round) {
+            self->log_bytes -= entry->bytes;
+            zlistx_delete (self->log, zlistx_cursor (self->log));
+            return;
+        }
+}
+
 //  Drop the oldest rounds past the bound, never round 0 (the request
 //  lists every replacement needs) nor the round under way.
 static void
@@ -811,9 +824,10 @@ s_load_own (jace_exchange_t *self, const log_entry_t *entry)
     }
 }
 
-//  Pulls that came before we began this round are answered now.
+//  Pulls that came before we began this round are answered now, and so
+//  are those of earlier rounds the log holds (a restored task's).
 static void
-s_answer_wants (jace_exchange_t *self, const log_entry_t *entry)
+s_answer_wants (jace_exchange_t *self)
 {
     want_t *want = (want_t *) zlistx_first (self->wants);
     while (want) {
@@ -821,9 +835,10 @@ s_answer_wants (jace_exchange_t *self, const log_entry_t *entry)
             want = (want_t *) zlistx_next (self->wants);
             continue;
         }
-        if (want->round == self->round) {
+        const log_entry_t *entry = s_log_find (self, want->round);
+        if (entry) {
             jace_piece_t piece = s_log_piece (self, entry, want->task);
-            s_send_direct (self, self->round, &piece);
+            s_send_direct (self, want->round, &piece);
         }
         zlistx_delete (self->wants, zlistx_cursor (self->wants));
         want = (want_t *) zlistx_first (self->wants);
@@ -875,6 +890,7 @@ jace_exchange_begin (jace_exchange_t *self, int64_t round,
     self->failure [0] = 0;
     self->round = round;
     self->begun = true;
+    s_log_drop (self, round);   //  Relogged, and now run again
     log_entry_t *entry = s_log_add (self, round, buffers, sizes, send);
     for (size_t i = 0; i < self->in_count; i++)
         self->in_done [i] = false;
@@ -885,7 +901,7 @@ jace_exchange_begin (jace_exchange_t *self, int64_t round,
     s_expect_pieces (self, expect);
     s_deliver (self, self->rank, buffers [self->rank], sizes [self->rank]);
     s_load_own (self, entry);
-    s_answer_wants (self, entry);
+    s_answer_wants (self);
     s_log_trim (self);
     s_replay_early (self, now);
     s_progress (self);
@@ -1010,20 +1026,20 @@ s_add_want (jace_exchange_t *self, int64_t task, int64_t round)
     zlistx_add_end (self->wants, want);
 }
 
-//  A pull: our piece of that round, from the log, or "gone"; a round we
-//  have not begun is answered when we do.
+//  A pull: our piece of that round, from the log (a restored task's log
+//  may hold a round past the one it is in), or "gone"; a round we have
+//  not begun is answered when we do.
 static void
 s_on_pull (jace_exchange_t *self, int64_t from, int64_t round)
 {
-    if (!self->begun || round > self->round) {
-        s_add_want (self, from, round);
-        return;
-    }
     const log_entry_t *entry = s_log_find (self, round);
     if (entry) {
         jace_piece_t piece = s_log_piece (self, entry, from);
         s_send_direct (self, round, &piece);
     }
+    else
+    if (!self->begun || round > self->round)
+        s_add_want (self, from, round);
     else
         s_send_signal (self, from, JACE_TRANSFER_GONE, round);
 }
@@ -1036,7 +1052,8 @@ s_on_gone (jace_exchange_t *self, int64_t from, int64_t round)
     &&  !arrival->present)
         snprintf (self->failure, sizeof self->failure, "task %" PRId64
                   " no longer holds its piece of exchange %" PRId64 " for "
-                  "task %" PRId64 " (its log is bounded)", from, round,
+                  "task %" PRId64 " (dropped from its bounded log, or "
+                  "lost with its daemon)", from, round,
                   self->rank);
 }
 
@@ -1150,6 +1167,51 @@ jace_exchange_moved (jace_exchange_t *self, int64_t rank, int64_t now)
         }
     }
     s_progress (self);
+}
+
+//  --------------------------------------------------------------------------
+//  The log across a restore
+
+int
+jace_exchange_logged (const jace_exchange_t *self, int64_t round,
+                      const unsigned char *const **buffers,
+                      const size_t **sizes)
+{
+    assert (self && buffers && sizes);
+    const log_entry_t *entry = s_log_find (self, round);
+    if (!entry)
+        return -1;
+    *buffers = (const unsigned char *const *) entry->buffers;
+    *sizes = entry->sizes;
+    return 0;
+}
+
+int
+jace_exchange_relog (jace_exchange_t *self, int64_t round,
+                     const void *const *buffers, const size_t *sizes)
+{
+    assert (self && buffers && sizes);
+    if (round < 1 || s_log_find (self, round)
+    ||  (self->begun && round <= self->round))
+        return -1;
+    s_log_add (self, round, buffers, sizes, NULL);
+    s_log_trim (self);
+    const log_entry_t *entry = s_log_find (self, round);
+    if (!entry)
+        return -1;              //  Larger than the log may hold
+    //  Pulls that came before the restore are answered at once.
+    want_t *want = (want_t *) zlistx_first (self->wants);
+    while (want) {
+        if (want->round == round) {
+            jace_piece_t piece = s_log_piece (self, entry, want->task);
+            s_send_direct (self, round, &piece);
+            zlistx_delete (self->wants, zlistx_cursor (self->wants));
+            want = (want_t *) zlistx_first (self->wants);
+        }
+        else
+            want = (want_t *) zlistx_next (self->wants);
+    }
+    return 0;
 }
 
 //  --------------------------------------------------------------------------

@@ -130,6 +130,24 @@ void
                          const void *const *buffers, const size_t *sizes,
                          const bool *send, const bool *expect, int64_t now);
 
+//  Our pieces of `round` as the log holds them: per task, a pointer to
+//  its bytes (NULL when empty) and its size, borrowed until the next
+//  begin.  Returns 0, or -1 when the log holds no such round.  A
+//  checkpoint saves the round its task completed last: a task that
+//  finished a round may die before its pieces for it reach the others.
+int
+    jace_exchange_logged (const jace_exchange_t *self, int64_t round,
+                          const unsigned char *const **buffers,
+                          const size_t **sizes);
+
+//  Put our pieces of a round our predecessor completed back in the log
+//  (a task restored from a checkpoint), so that the tasks still waiting
+//  for them get them when they ask.  Copied.  Returns 0, or -1 when the
+//  round is not one we may log (begun already, or below 1).
+int
+    jace_exchange_relog (jace_exchange_t *self, int64_t round,
+                         const void *const *buffers, const size_t *sizes);
+
 //  Take a transfer (the caller has checked its seal and that its epoch
 //  is not older than what we know of its sender).  Returns 0, or -1 with
 //  the reason when it was dropped.

@@ -1450,7 +1450,8 @@ size_t
 jace_task_restore_newest (jace_task_t *self, const jace_msg_t *copy)
 {
     assert (self && copy);
-    if (jace_msg_payload_count (copy) != 3
+    if ((jace_msg_payload_count (copy) != 3
+         && jace_msg_payload_count (copy) != 5)
     ||  jace_msg_payload_kind (copy, 1) != JACE_PAYLOAD_I64
     ||  jace_msg_payload_kind (copy, 2) != JACE_PAYLOAD_F64
     ||  jace_msg_payload_length (copy, 1) % SAVED_FIELDS)
@@ -1481,6 +1482,83 @@ jace_task_restore_newest (jace_task_t *self, const jace_msg_t *copy)
     free (meta);
     free (values);
     return restored;
+}
+
+void
+jace_task_save_pieces (const jace_task_t *self, jace_msg_t *copy)
+{
+    assert (self && copy);
+    const unsigned char *const *buffers;
+    const size_t *sizes;
+    if (self->exchanges < 1
+    ||  jace_exchange_logged (self->exchange, self->exchanges, &buffers,
+                              &sizes))
+        return;
+    size_t tasks = (size_t) self->count;
+    int64_t *shape = (int64_t *) malloc ((tasks + 1) * sizeof (int64_t));
+    assert (shape);
+    shape [0] = self->exchanges;
+    size_t total = 0;
+    for (size_t task = 0; task < tasks; task++) {
+        shape [task + 1] = (int64_t) sizes [task];
+        total += sizes [task];
+    }
+    unsigned char *bytes = (unsigned char *) malloc (total + 1);
+    assert (bytes);
+    size_t at = 0;
+    for (size_t task = 0; task < tasks; task++) {
+        if (sizes [task])
+            memcpy (bytes + at, buffers [task], sizes [task]);
+        at += sizes [task];
+    }
+    jace_msg_add_payload (copy, JACE_PAYLOAD_I64, shape, tasks + 1);
+    jace_msg_add_payload (copy, JACE_PAYLOAD_BYTES, bytes, total);
+    free (shape);
+    free (bytes);
+}
+
+int
+jace_task_restore_pieces (jace_task_t *self, const jace_msg_t *copy)
+{
+    assert (self && copy);
+    size_t tasks = (size_t) self->count;
+    if (jace_msg_payload_count (copy) != 5
+    ||  jace_msg_payload_kind (copy, 3) != JACE_PAYLOAD_I64
+    ||  jace_msg_payload_kind (copy, 4) != JACE_PAYLOAD_BYTES
+    ||  jace_msg_payload_length (copy, 3) != tasks + 1)
+        return -1;
+    int64_t *shape = (int64_t *) malloc ((tasks + 1) * sizeof (int64_t));
+    assert (shape);
+    jace_msg_payload_copy (copy, 3, shape);
+    //  Only the round the restored count says we completed last.
+    size_t total = jace_msg_payload_length (copy, 4);
+    size_t sum = 0;
+    bool fits = shape [0] == self->exchanges && shape [0] >= 1;
+    for (size_t task = 0; fits && task < tasks; task++) {
+        fits = shape [task + 1] >= 0
+            && (uint64_t) shape [task + 1] <= total - sum;
+        if (fits)
+            sum += (size_t) shape [task + 1];
+    }
+    int rc = -1;
+    if (fits && sum == total) {
+        const unsigned char *bytes = (const unsigned char *)
+            jace_msg_payload_data (copy, 4);
+        const void **buffers = (const void **) zmalloc (tasks
+                                                        * sizeof (void *));
+        size_t *sizes = (size_t *) zmalloc (tasks * sizeof (size_t));
+        size_t at = 0;
+        for (size_t task = 0; task < tasks; task++) {
+            sizes [task] = (size_t) shape [task + 1];
+            buffers [task] = sizes [task] ? bytes + at : NULL;
+            at += sizes [task];
+        }
+        rc = jace_exchange_relog (self->exchange, shape [0], buffers, sizes);
+        free (buffers);
+        free (sizes);
+    }
+    free (shape);
+    return rc;
 }
 
 //  --------------------------------------------------------------------------

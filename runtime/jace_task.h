@@ -276,8 +276,10 @@ const int64_t *
 //  keeps what it gave for a replacement to fetch, at most
 //  exchange/log_mib MiB (default 256), oldest calls dropped first; a
 //  piece routed through a dead daemon is fetched straight from its
-//  giver.  No wait is unbounded: a call waits exchange/fallback_seconds
-//  (default 5) for its schedule, then asks the givers directly.  An
+//  giver; a checkpoint carries the pieces of the task's last completed
+//  call, which the others may still wait for.  No wait is unbounded: a
+//  call waits exchange/fallback_seconds (default 5) for its schedule,
+//  then asks the givers directly.  An
 //  application whose buffers of a call depend only on its state then
 //  gets the same pieces as in a run without failure.
 //

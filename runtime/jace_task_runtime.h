@@ -198,6 +198,22 @@ void
 size_t
     jace_task_restore_newest (jace_task_t *self, const jace_msg_t *copy);
 
+//  Append to checkpoint `copy` (after jace_task_save_newest) our pieces
+//  of the last total exchange we completed, when our log holds them (two
+//  payloads: int64 [round, size per task], and the pieces end to end).
+//  A task that completed round r may die before the others got its
+//  pieces of r; restored at r, it runs r + 1 next and could not give
+//  them again otherwise.
+void
+    jace_task_save_pieces (const jace_task_t *self, jace_msg_t *copy);
+
+//  Put the pieces a checkpoint saved back in our exchange log (after
+//  jace_task_restore_newest, which restores the exchange count).
+//  Returns 0, or -1 when the copy holds none that fit this task (any
+//  other shape is not trusted: nothing is taken).
+int
+    jace_task_restore_pieces (jace_task_t *self, const jace_msg_t *copy);
+
 //  The job's iterate a rebalance sent with our ASSIGN, as the spawner
 //  gathered it: every unknown of the job, or, when the application said
 //  what each task reads, our rows and those unknowns only (nothing of

@@ -632,6 +632,113 @@ s_test_nonsense (void)
     s_net_destroy (&net);
 }
 
+//  True if a message in flight was sent by task `rank`.
+static bool
+s_flight_from (const flight_t *flight, int64_t rank)
+{
+    zmsg_t *zmsg = zmsg_dup (flight->zmsg);
+    jace_msg_t *msg = jace_msg_decode (&zmsg, NULL, 0);
+    bool from = msg && jace_msg_task (msg) == rank;
+    jace_msg_destroy (&msg);
+    return from;
+}
+
+//  Deliver one message in flight not sent by `rank`; false if none is.
+static bool
+s_deliver_not_from (net_t *net, int64_t rank)
+{
+    size_t index = 0;
+    for (flight_t *flight = (flight_t *) zlistx_first (net->flights);
+         flight; flight = (flight_t *) zlistx_next (net->flights), index++)
+        if (!s_flight_from (flight, rank)) {
+            //  Move it to the front, then deliver the front one.
+            zlistx_move_start (net->flights, zlistx_cursor (net->flights));
+            flight = (flight_t *) zlistx_first (net->flights);
+            int64_t to = flight->to;
+            zmsg_t *zmsg = flight->zmsg;
+            flight->zmsg = NULL;
+            zlistx_delete (net->flights, zlistx_cursor (net->flights));
+            jace_msg_t *msg = jace_msg_decode (&zmsg, NULL, 0);
+            char reason [256];
+            if (jace_exchange_receive (net->task [to].engine, msg, net->now,
+                                       reason, sizeof reason))
+                net->refused++;
+            jace_msg_destroy (&msg);
+            return true;
+        }
+    return false;
+}
+
+//  Task 3 completes round 3 and dies before any of its pieces of it
+//  reach the others (they were still in its daemon's queues).  Its
+//  replacement is restored from a checkpoint taken right after round 3,
+//  so it runs round 4 next: the others, still in round 3, get task 3's
+//  pieces of it only from the pieces the checkpoint saved.
+static void
+s_test_restored_after_round (bool with_pieces)
+{
+    int sizes [] = { 5 };
+    int64_t victim = 3;
+    net_t *net = s_net_new (sizes, 1, "lg");
+    ok (s_job (net, 2), "two rounds before the crash");
+    for (int64_t rank = 0; rank < net->tasks; rank++)
+        s_begin (net, rank, 3);
+    while (!s_task_finished (net, victim, 3)
+    &&     s_deliver_not_from (net, victim))
+        ;
+    ok (s_task_finished (net, victim, 3), "task 3 completed round 3, none "
+        "of its own pieces of it delivered");
+    //  The checkpoint: the pieces of round 3 as task 3's log holds them.
+    const unsigned char *const *logged;
+    const size_t *logged_sizes;
+    const void *saved [TASKS_MAX];
+    size_t saved_sizes [TASKS_MAX];
+    unsigned char *copies [TASKS_MAX];
+    int rc = jace_exchange_logged (net->task [victim].engine, 3, &logged,
+                                   &logged_sizes);
+    for (int64_t to = 0; to < net->tasks; to++) {
+        saved_sizes [to] = rc ? 0 : logged_sizes [to];
+        copies [to] = saved_sizes [to] ? (unsigned char *)
+                      zmalloc (saved_sizes [to]) : NULL;
+        if (saved_sizes [to])
+            memcpy (copies [to], logged [to], saved_sizes [to]);
+        saved [to] = copies [to];
+    }
+    //  Task 3's messages are lost with its daemon (the epoch it left);
+    //  the others' to it, too.
+    net->dead = victim;
+    net->epoch [victim] = 2;
+    jace_exchange_destroy (&net->task [victim].engine);
+    while (zlistx_size (net->flights))
+        s_deliver_one (net);
+    net->dead = -1;
+    s_start_task (net, victim, "lg");
+    for (int64_t rank = 0; rank < net->tasks; rank++)
+        if (rank != victim)
+            jace_exchange_moved (net->task [rank].engine, victim, net->now);
+    if (with_pieces)
+        ok (jace_exchange_relog (net->task [victim].engine, 3, saved,
+                                 saved_sizes) == 0,
+            "the replacement takes the saved pieces of round 3");
+    s_begin (net, victim, 4);
+    bool done = s_run (net, 4);
+    for (int64_t to = 0; to < net->tasks; to++)
+        free (copies [to]);
+    const char *failure = NULL;
+    for (int64_t rank = 0; rank < net->tasks && !failure; rank++)
+        failure = jace_exchange_failure (net->task [rank].engine);
+    if (with_pieces)
+        ok (done && net->wrong == 0 && !failure, "every task completes "
+            "rounds 3 and 4, each piece once and right");
+    else {
+        ok (!done && failure && strstr (failure, "no longer holds"),
+            "without them, the others learn task 3 no longer holds its "
+            "pieces of round 3");
+        diag ("done %d: %s", done, failure ? failure : "(none)");
+    }
+    s_net_destroy (&net);
+}
+
 //  A task whose log is full answers a pull of a dropped round "gone",
 //  and the task that needs it says so instead of waiting for ever.
 static void
@@ -666,7 +773,7 @@ main (void)
     zsys_set_logstream (stderr);
     zsys_init ();
     srandom (14);
-    tap_plan (38);
+    tap_plan (45);
     s_test_plans ();
     s_test_loss ();
     s_test_relay_dies ("lg", 0);
@@ -676,5 +783,7 @@ main (void)
     s_test_hostile ();
     s_test_nonsense ();
     s_test_gone ();
+    s_test_restored_after_round (true);
+    s_test_restored_after_round (false);
     return tap_done ();
 }

@@ -327,6 +327,69 @@ s_test_replay (void)
     jace_task_destroy (&task);
 }
 
+//  A copy made with the pieces of the task's last exchange: restored into
+//  the exchange log only when its round is the copy's exchange count and
+//  its sizes add up; a restored task saves them again unchanged.
+static jace_msg_t *
+s_copy_with_pieces (int64_t exchanges, const int64_t *shape, size_t length,
+                    const char *bytes, size_t size)
+{
+    jace_msg_t *copy = jace_msg_new (JACE_MSG_CKPT);
+    double state = 1;
+    int64_t meta [5] = { -1, exchanges, 0, 0, 0 };
+    jace_msg_add_payload (copy, JACE_PAYLOAD_F64, &state, 1);
+    jace_msg_add_payload (copy, JACE_PAYLOAD_I64, meta, 5);
+    jace_msg_add_payload (copy, JACE_PAYLOAD_F64, &state, 0);
+    jace_msg_add_payload (copy, JACE_PAYLOAD_I64, shape, length);
+    jace_msg_add_payload (copy, JACE_PAYLOAD_BYTES, bytes, size);
+    return copy;
+}
+
+static void
+s_test_pieces (void)
+{
+    //  Round 7: 3 bytes for task 0, none for 1, 2 for 2, 1 for 3.
+    int64_t shape [TASKS + 1] = { 7, 3, 0, 2, 1 };
+    const char *bytes = "abcdef";
+    jace_task_t *task = s_task ();
+    jace_msg_t *copy = s_copy_with_pieces (6, shape, TASKS + 1, bytes, 6);
+    jace_task_restore_newest (task, copy);
+    ok (jace_task_restore_pieces (task, copy) == -1,
+        "pieces of round 7 in a copy made after 6 exchanges: refused");
+    jace_msg_destroy (&copy);
+    jace_task_destroy (&task);
+
+    task = s_task ();
+    copy = s_copy_with_pieces (7, shape, TASKS + 1, bytes, 5);
+    jace_task_restore_newest (task, copy);
+    ok (jace_task_restore_pieces (task, copy) == -1,
+        "sizes adding up to more than the bytes: refused");
+    jace_msg_destroy (&copy);
+    copy = s_copy_with_pieces (7, shape, TASKS, bytes, 6);
+    ok (jace_task_restore_pieces (task, copy) == -1,
+        "a size missing for a task: refused");
+    jace_msg_destroy (&copy);
+    copy = s_copy_with_pieces (7, shape, TASKS + 1, bytes, 6);
+    ok (jace_task_restore_pieces (task, copy) == 0,
+        "the pieces of the last exchange are taken back into the log");
+    jace_msg_destroy (&copy);
+
+    jace_msg_t *again = jace_msg_new (JACE_MSG_CKPT);
+    jace_task_save_pieces (task, again);
+    int64_t saved [TASKS + 1] = { 0 };
+    bool same = jace_msg_payload_count (again) == 2
+             && jace_msg_payload_length (again, 0) == TASKS + 1
+             && jace_msg_payload_length (again, 1) == 6;
+    if (same) {
+        jace_msg_payload_copy (again, 0, saved);
+        same = memcmp (saved, shape, sizeof saved) == 0
+            && memcmp (jace_msg_payload_data (again, 1), bytes, 6) == 0;
+    }
+    ok (same, "a restored task saves the same pieces in its next copy");
+    jace_msg_destroy (&again);
+    jace_task_destroy (&task);
+}
+
 //  A rebalance's ASSIGN with the iterate: every unknown, or our row and
 //  the unknowns we read (block/restore_reads of them).
 static jace_task_t *
@@ -408,7 +471,7 @@ main (void)
     zsys_set_logstream (stderr);
     zsys_init ();
     jace_key_random (&s_job_key);
-    tap_plan (44);
+    tap_plan (49);
     zsock_t *pulls [TASKS] = { NULL };
     for (int rank = 0; rank < TASKS; rank++)
         if (rank != RANK) {
@@ -472,6 +535,7 @@ main (void)
     s_test_fresh_links (pulls);
     s_test_unsent (pulls);
     s_test_replay ();
+    s_test_pieces ();
     s_test_preload ();
     for (int rank = 0; rank < TASKS; rank++)
         zsock_destroy (&pulls [rank]);
