@@ -476,6 +476,23 @@ s_load_matrix (zhash_t *params, problem_t *problem, char *reason,
     if (mmio_read_system (matrix, rhs, &problem->A, &problem->b, reason,
                           reason_size))
         return -1;
+    //  A zero row or column leaves an unknown free (or the system
+    //  without a solution): the job could only ever verify a residual,
+    //  never an answer.
+    int32_t row, col;
+    csr_first_empty (problem->A, &row, &col);
+    if (row >= 0) {
+        snprintf (reason, reason_size, "problem/matrix = %s is singular: "
+                  "row %" PRId32 " holds no nonzero entry (its equation "
+                  "reads 0 = b_%" PRId32 ")", matrix, row + 1, row + 1);
+        return -1;
+    }
+    if (col >= 0) {
+        snprintf (reason, reason_size, "problem/matrix = %s is singular: "
+                  "column %" PRId32 " holds no nonzero entry (x_%" PRId32
+                  " appears in no equation)", matrix, col + 1, col + 1);
+        return -1;
+    }
     problem->spec.n = problem->A->nrows;
     problem->known_solution = rhs == NULL;
     return 0;

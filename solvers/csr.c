@@ -445,6 +445,30 @@ csr_value (const csr_t *A, int32_t row, int32_t col)
 //  --------------------------------------------------------------------------
 //  True if the structure is consistent.
 
+void
+csr_first_empty (const csr_t *A, int32_t *row, int32_t *col)
+{
+    assert (A && row && col);
+    bool *column_used = (bool *) calloc ((size_t) A->ncols + 1, sizeof (bool));
+    assert (column_used);
+    *row = -1;
+    for (int32_t i = 0; i < A->nrows; i++) {
+        bool used = false;
+        for (int64_t k = A->row_ptr [i]; k < A->row_ptr [i + 1]; k++)
+            if (A->values [k] != 0) {
+                used = true;
+                column_used [A->col_idx [k]] = true;
+            }
+        if (!used && *row < 0)
+            *row = i;
+    }
+    *col = -1;
+    for (int32_t j = 0; j < A->ncols && *col < 0; j++)
+        if (!column_used [j])
+            *col = j;
+    free (column_used);
+}
+
 bool
 csr_is_valid (const csr_t *A)
 {

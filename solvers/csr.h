@@ -115,6 +115,12 @@ bool
 double
     csr_value (const csr_t *A, int32_t row, int32_t col);
 
+//  The first row, and the first column, holding no nonzero value (an
+//  explicit zero counts as none), or -1 for each if there is none.  Either
+//  makes a square matrix singular.
+void
+    csr_first_empty (const csr_t *A, int32_t *row, int32_t *col);
+
 //  True if every row is sorted, unique, in range and row_ptr is monotone.
 bool
     csr_is_valid (const csr_t *A);

@@ -9,7 +9,7 @@
 #  and never report success.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 76
+plan 78
 
 JOB=$RUN/system.job
 cat >"$JOB" <<JOBFILE
@@ -79,6 +79,22 @@ for case in range:4 banner:1 value:4; do
 done
 [ ! -s "$RUN/bad-range.events" ]
 ok $? "nothing was leased for a corrupt file"
+#  Singular systems: a zero row (an explicit zero is none), a column
+#  no entry uses; each refused with the row or column.
+{ printf '%%%%MatrixMarket matrix coordinate real general\n3 3 4\n'
+  printf '1 1 2\n2 2 0\n3 3 2\n1 2 1\n'; } >"$RUN/row.mtx"
+{ printf '%%%%MatrixMarket matrix coordinate real general\n3 3 3\n'
+  printf '1 1 2\n2 1 1\n3 3 2\n'; } >"$RUN/column.mtx"
+for case in "row:row 2 holds no nonzero" "column:column 2 holds no nonzero"
+do
+    file=${case%%:*}; says=${case#*:}
+    timeout 20 "$BIN/jace-spawner" submit "$JOB" --supernode "$SN_sn" \
+        --set problem/kind=matrix --set problem/matrix="$RUN/$file.mtx" \
+        --set job/tasks=1 >/dev/null 2>"$RUN/singular-$file.err"
+    [ $? -eq 2 ] && grep -q "is singular: $says" "$RUN/singular-$file.err"
+    ok $? "a singular matrix (a zero $file) is refused, naming it"
+done
+diag "$(cat "$RUN/singular-row.err")"
 check "every daemon is still free" count_is 8 "$SN_sn" '.state == "free"'
 
 #  Jobs that cannot converge.

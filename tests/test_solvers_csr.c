@@ -205,6 +205,23 @@ s_test_invalid (void)
     A->col_idx [0] = 0;
     A->col_idx [1] = 1;
     ok (csr_is_valid (A), "fixed matrix is valid");
+    int32_t row, col;
+    csr_first_empty (A, &row, &col);
+    ok (row == 1 && col == -1, "[1 1; 0 0]: row 1 is empty, no column is");
+    csr_destroy (&A);
+
+    A = csr_new (2, 2, 2);      //  [0 1; 1 0]
+    A->row_ptr [1] = 1;
+    A->row_ptr [2] = 2;
+    A->col_idx [0] = 1;
+    A->col_idx [1] = 0;
+    A->values [0] = A->values [1] = 1.0;
+    csr_first_empty (A, &row, &col);
+    ok (row == -1 && col == -1, "[0 1; 1 0] has no empty row or column");
+    A->values [0] = 0;
+    csr_first_empty (A, &row, &col);
+    ok (row == 0 && col == 1, "an explicit zero counts as no entry: row 0 "
+        "and column 1 are empty");
     csr_destroy (&A);
 }
 
@@ -212,7 +229,7 @@ int
 main (void)
 {
     openblas_set_num_threads (1);
-    tap_plan (38);
+    tap_plan (41);
     s_test_builder ();
     s_test_random_build ();
     s_test_structure ();
