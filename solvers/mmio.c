@@ -99,6 +99,8 @@ typedef struct {
     int64_t line_number;        //  Number of the current line, from 1
     char *error;                //  Caller's reason buffer, may be NULL
     size_t error_size;          //  Size of the caller's buffer
+    bool overclaimed;           //  The size line announced more entries
+                                //  than the file's bytes can hold
 } mmio_reader_t;
 
 //  Write "PATH:LINE: reason" into the caller's buffer; returns -1.
@@ -477,6 +479,13 @@ s_parse_value (mmio_reader_t *reader, const char *token, size_t length,
     }
     if (s_parse_plain_decimal (token, length, value))
         return 0;
+    //  strtod reads C's hexadecimal floats; Matrix Market's are decimal.
+    size_t sign = length > 0 && (token [0] == '+' || token [0] == '-');
+    if (length > sign + 1 && token [sign] == '0'
+    &&  (token [sign + 1] == 'x' || token [sign + 1] == 'X'))
+        return s_fail_at (reader, reader->line_number, "bad value '%.*s' "
+                          "(hexadecimal: Matrix Market values are decimal)",
+                          s_shown (length), token);
     char *end;
     double parsed = strtod (token, &end);
     if (end != token + length || length == 0)
@@ -580,7 +589,8 @@ s_check_file_holds (mmio_reader_t *reader, const mmio_header_t *header,
 {
     int64_t remaining = reader->file_size - s_offset (reader);
     int64_t most = (remaining + 1) / min_bytes;
-    if (header->entries > most)
+    reader->overclaimed = header->entries > most;
+    if (reader->overclaimed)
         return s_fail_at (reader, reader->line_number, "size line announces "
                           "%" PRId64 " entries but the %" PRId64 " bytes "
                           "after it hold at most %" PRId64 " (an entry takes "
@@ -731,7 +741,8 @@ s_expect_end (mmio_reader_t *reader, const mmio_header_t *header)
 }
 
 //  One pass over the announced entries and the end of the file.  Pass 1
-//  (A NULL) counts each row's entries into counts [row + 1]; pass 2 puts
+//  (A NULL) counts each row's entries into counts [row + 1] (if counts is
+//  not NULL: then it only checks them); pass 2 puts
 //  each entry at its row's cursor A->row_ptr [row], never past A->nnz even
 //  if the file changed since pass 1.  Both return the digest of the
 //  entries' positions.
@@ -754,9 +765,11 @@ s_scan_entries (mmio_reader_t *reader, const mmio_header_t *header,
         digest = s_digest (digest, &entry);
         bool mirror = header->symmetric && entry.col != entry.row;
         if (!A) {
-            counts [entry.row + 1]++;
-            if (mirror)
-                counts [entry.col + 1]++;
+            if (counts) {
+                counts [entry.row + 1]++;
+                if (mirror)
+                    counts [entry.col + 1]++;
+            }
             continue;
         }
         int64_t at = A->row_ptr [entry.row]++;
@@ -939,6 +952,37 @@ s_check_rows_filled (mmio_reader_t *reader, const mmio_header_t *header,
     return 0;
 }
 
+//  The size line announced more entries than the file can hold: a line
+//  that is not an entry (one missing its value) is the likelier fault,
+//  so read the entries there are, without keeping them, and report the
+//  first that is wrong; the size line's own reason stays if every line
+//  reads well.
+static int s_parse_value_line (mmio_reader_t *reader,
+                               const mmio_header_t *header, double *value);
+
+static void
+s_pin_overclaim (mmio_reader_t *reader, const mmio_header_t *header,
+                 bool coordinate)
+{
+    char overclaim [256] = "";
+    if (reader->error)
+        snprintf (overclaim, sizeof overclaim, "%s", reader->error);
+    for (int64_t k = 0; k < header->entries; k++) {
+        int rc = s_read_content_line (reader);
+        if (rc < 0)
+            return;
+        if (rc == 0)
+            break;
+        mmio_entry_t entry;
+        double value;
+        if (coordinate ? s_parse_entry (reader, header, &entry)
+                       : s_parse_value_line (reader, header, &value))
+            return;             //  The line that is wrong
+    }
+    if (reader->error)
+        snprintf (reader->error, reader->error_size, "%s", overclaim);
+}
+
 //  Read a coordinate matrix; on success also return its header.  A
 //  system's matrix must be square with an entry in every row.
 static int
@@ -952,6 +996,8 @@ s_read_matrix (const char *path, bool for_system, csr_t **A_p,
     int rc = s_read_banner (&reader, false, header);
     if (rc == 0)
         rc = s_read_size_line (&reader, false, for_system, header);
+    if (rc && reader.overclaimed)
+        s_pin_overclaim (&reader, header, true);
     if (rc == 0)
         rc = s_read_entries (&reader, header, &A);
     if (rc == 0 && for_system)
@@ -976,6 +1022,14 @@ s_read_value_line (mmio_reader_t *reader, const mmio_header_t *header,
         return s_fail_at (reader, reader->line_number + 1, "unexpected end "
                           "of file: %" PRId64 " of %" PRId64 " entries read",
                           k, header->entries);
+    return s_parse_value_line (reader, header, value);
+}
+
+//  Parse the current line as one value.
+static int
+s_parse_value_line (mmio_reader_t *reader, const mmio_header_t *header,
+                    double *value)
+{
     const char *cursor = reader->line;
     const char *token = NULL, *extra;
     size_t length = 0, extra_length;
@@ -1016,6 +1070,8 @@ s_read_vector (const char *path, double **x_p, mmio_header_t *header,
     int rc = s_read_banner (&reader, true, header);
     if (rc == 0)
         rc = s_read_size_line (&reader, true, false, header);
+    if (rc && reader.overclaimed)
+        s_pin_overclaim (&reader, header, false);
     if (rc == 0)
         rc = s_read_values (&reader, header, &values);
     if (rc == 0)

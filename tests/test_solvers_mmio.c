@@ -80,6 +80,12 @@ static const corrupt_case_t matrix_cases [] = {
     { "non-numeric value", BANNER "3 3 1\n1 1 abc\n", ":3: bad value 'abc'" },
     { "value with trailing garbage", BANNER "3 3 1\n1 1 2.5x\n",
       ":3: bad value '2.5x'" },
+    { "hexadecimal value", BANNER "3 3 1\n1 1 -0x10\n",
+      ":3: bad value '-0x10' (hexadecimal: Matrix Market values are "
+      "decimal)" },
+    { "entry missing its value in a small file",
+      BANNER "3 3 3\n1 1 2\n2 2\n3 3 2\n",
+      ":4: bad entry: expected 'ROW COLUMN VALUE'" },
     { "NaN value", BANNER "3 3 2\n1 1 1\n2 2 nan\n", ":4: value 'nan' is not finite" },
     { "infinite value", BANNER "3 3 1\n1 1 -inf\n", ":3: value '-inf' is not finite" },
     { "overflowing value", BANNER "3 3 1\n1 1 1e999\n",
@@ -106,6 +112,8 @@ static const corrupt_case_t vector_cases [] = {
     { "array size with three numbers", ARRAY "3 1 3\n",
       ":2: bad size line: expected 'ROWS COLUMNS'" },
     { "non-numeric vector value", ARRAY "3 1\n1\nzero\n3\n", ":4: bad value 'zero'" },
+    { "two values on a line of a short array", ARRAY "3 1\n1 2\n",
+      ":3: bad entry: expected one value" },
     { "two values on a line", ARRAY "3 1\n1 2\n3\n", ":3: bad entry: expected one value" },
     { "too few values", ARRAY "3 1\n1\n2\n%\n",
       ":6: unexpected end of file: 2 of 3 entries read" },
@@ -592,7 +600,7 @@ s_test_values (const char *dir)
         "1e-23", "9007199254740992", "9007199254740993", "0.1", "4.35",
         "123456789012345678", "2.2250738585072014e-308", "4.9e-324",
         "1.7976931348623157e308", "0.000000000000000000000000001", "1e+0",
-        "-1.5E+02", "0x1p3", "00000000000000000000000012.5"
+        "-1.5E+02", "8e-0", "00000000000000000000000012.5"
     };
     size_t count_fixed = sizeof (fixed) / sizeof (fixed [0]);
     size_t count = 20000;
