@@ -9,7 +9,7 @@ check () {
     if [ "$1" = 0 ]; then echo "ok $count - $2"
     else echo "not ok $count - $2"; failed=1; fi
 }
-echo "1..14"
+echo "1..16"
 "$plan" --help | grep -q "jace-plan ggp|oggp|bruteforce"
 check $? "--help prints the usage"
 out=$("$plan" oggp --k 3 --beta 1 "$data/e5.matrix" --json)
@@ -30,6 +30,16 @@ err=$("$plan" ggp --k 2 --beta 1 "$data/ragged.matrix" 2>&1 >/dev/null)
 status=$?
 [ $status -eq 1 ] && echo "$err" | grep -q "ragged.matrix:2: 2 values"
 check $? "a ragged matrix is reported with file and line"
+huge=$(mktemp)
+printf '1e16 1\n1 1\n' >"$huge"
+err=$("$plan" ggp --k 2 --beta 0 "$huge" 2>&1 >/dev/null)
+status=$?
+rm -f "$huge"
+[ $status -eq 1 ] && echo "$err" | grep -q ":1: '1e16' is not a number of seconds in \[0, 1e+09\]"
+check $? "a transfer of 1e16 s (a 1 s one beside it would vanish) is refused with its line"
+"$plan" oggp --k 2 --beta 2e9 "$data/e5.matrix" 2>/dev/null
+[ $? -eq 2 ]
+check $? "--beta beyond 1e9 s is a usage error"
 "$plan" ggp --k 0 --beta 1 "$data/e5.matrix" 2>/dev/null
 [ $? -eq 2 ]
 check $? "--k 0 is a usage error"

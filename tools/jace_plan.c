@@ -79,7 +79,13 @@ s_read_text (const char *path)
     return text;
 }
 
-//  Parse a non-negative finite number token; false if it is not one
+//  Longest time a plan takes, seconds (31 years).  Beside a figure much
+//  larger, a one-second transfer would be below a double's precision:
+//  sums and the decision between plans would read it as nothing.
+#define SECONDS_MAX 1e9
+
+//  Parse a non-negative number token of at most SECONDS_MAX; false if it
+//  is not one
 static bool
 s_number (const char *token, double *value)
 {
@@ -87,7 +93,7 @@ s_number (const char *token, double *value)
     errno = 0;
     *value = strtod (token, &end);
     return token != end && *end == '\0' && errno == 0 && isfinite (*value)
-        && *value >= 0;
+        && *value >= 0 && *value <= SECONDS_MAX;
 }
 
 //  Read the traffic matrix; returns 0 or -1 (reason printed)
@@ -116,8 +122,9 @@ s_read_matrix (const char *path, double **matrix, size_t *rows,
              token = strtok_r (NULL, " \t\r", &saved_token)) {
             double value;
             if (!s_number (token, &value)) {
-                fprintf (stderr, "%s:%zu: '%s' is not a non-negative "
-                         "number\n", path, line_number, token);
+                fprintf (stderr, "%s:%zu: '%s' is not a number of seconds "
+                         "in [0, %g]\n", path, line_number, token,
+                         SECONDS_MAX);
                 rc = -1;
                 break;
             }
@@ -208,9 +215,10 @@ s_print_schedule_text (ggp_schedule_t *schedule, const char *algorithm,
 static int
 s_run_kpbs (options_t *options)
 {
-    if (!options->input || options->k < 1 || options->beta < 0) {
-        fprintf (stderr, "jace-plan %s: needs --k K >= 1, --beta B >= 0 and "
-                 "a MATRIX file\n", options->command);
+    if (!options->input || options->k < 1 || options->beta < 0
+    ||  options->beta > SECONDS_MAX) {
+        fprintf (stderr, "jace-plan %s: needs --k K >= 1, --beta B in [0, "
+                 "%g] and a MATRIX file\n", options->command, SECONDS_MAX);
         return 2;
     }
     double *matrix;
@@ -358,7 +366,8 @@ s_read_procs (const char *path, procs_t *procs)
         ||  !s_number (named ? second : first, &comp)
         ||  !s_number (named ? third : second, &comm)) {
             fprintf (stderr, "%s:%zu: expected 'NAME COMP COMM' with "
-                     "non-negative seconds per item\n", path, line_number);
+                     "seconds per item in [0, %g]\n", path, line_number,
+                     SECONDS_MAX);
             rc = -1;
             break;
         }
