@@ -220,15 +220,13 @@ s_net_destroy (net_t **net_p)
     *net_p = NULL;
 }
 
-//  Deliver one message in flight, chosen at random, as jace_task would:
-//  sealed with the job key, not from an epoch its sender left.
+//  Deliver the message in flight at the list's cursor (one chosen at
+//  random: s_deliver_one) as jace_task would: sealed with the job key,
+//  not from an epoch its sender left.
 static void
-s_deliver_one (net_t *net)
+s_deliver_current (net_t *net)
 {
-    size_t index = (size_t) randof ((int) zlistx_size (net->flights));
-    flight_t *flight = (flight_t *) zlistx_first (net->flights);
-    while (index--)
-        flight = (flight_t *) zlistx_next (net->flights);
+    flight_t *flight = (flight_t *) zlistx_item (net->flights);
     int64_t to = flight->to;
     zmsg_t *zmsg = flight->zmsg;
     flight->zmsg = NULL;
@@ -249,6 +247,16 @@ s_deliver_one (net_t *net)
         net->refused++;
     }
     jace_msg_destroy (&msg);
+}
+
+static void
+s_deliver_one (net_t *net)
+{
+    size_t index = (size_t) randof ((int) zlistx_size (net->flights));
+    zlistx_first (net->flights);
+    while (index--)
+        zlistx_next (net->flights);
+    s_deliver_current (net);
 }
 
 //  Begin round `round` on task `rank`.
@@ -647,23 +655,10 @@ s_flight_from (const flight_t *flight, int64_t rank)
 static bool
 s_deliver_not_from (net_t *net, int64_t rank)
 {
-    size_t index = 0;
     for (flight_t *flight = (flight_t *) zlistx_first (net->flights);
-         flight; flight = (flight_t *) zlistx_next (net->flights), index++)
+         flight; flight = (flight_t *) zlistx_next (net->flights))
         if (!s_flight_from (flight, rank)) {
-            //  Move it to the front, then deliver the front one.
-            zlistx_move_start (net->flights, zlistx_cursor (net->flights));
-            flight = (flight_t *) zlistx_first (net->flights);
-            int64_t to = flight->to;
-            zmsg_t *zmsg = flight->zmsg;
-            flight->zmsg = NULL;
-            zlistx_delete (net->flights, zlistx_cursor (net->flights));
-            jace_msg_t *msg = jace_msg_decode (&zmsg, NULL, 0);
-            char reason [256];
-            if (jace_exchange_receive (net->task [to].engine, msg, net->now,
-                                       reason, sizeof reason))
-                net->refused++;
-            jace_msg_destroy (&msg);
+            s_deliver_current (net);
             return true;
         }
     return false;
