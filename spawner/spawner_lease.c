@@ -237,8 +237,8 @@ spawner_lease_tick (spawner_lease_t *self, int64_t now)
         if (now >= self->next_request)
             s_send_reserve (self, now);
     }
-    if (now >= self->next_renewal
-    &&  (self->held_count > 0 || asking)) {
+    bool renewing = self->held_count > 0 || asking;
+    if (now >= self->next_renewal && renewing) {
         jace_msg_t *beat = s_lease_msg (self, JACE_MSG_HEARTBEAT);
         //  Where the job's spawner answers now: a resumed spawner renews
         //  the lease of the one that died, and `status` must find it
@@ -246,7 +246,10 @@ spawner_lease_tick (spawner_lease_t *self, int64_t now)
         jace_msg_send (&beat, self->dealer);
         self->next_renewal = now + LEASE_RENEW_MSEC;
     }
-    int64_t next = self->next_renewal - now;
+    //  Holding nothing and asking for nothing (a job that cannot be
+    //  placed yet), there is no timer: the past renewal time made every
+    //  poll return at once, 94% of a core while waiting.
+    int64_t next = renewing ? self->next_renewal - now : LEASE_RENEW_MSEC;
     if (asking && self->next_request - now < next)
         next = self->next_request - now;
     return next > 0 ? next : 0;

@@ -1,0 +1,37 @@
+#!/bin/sh
+#  tests/test_spawner_waiting.sh - a job that cannot be placed yet waits
+#  idle, then says why it failed
+#
+#  Two daemons, a job of four tasks: the spawner plans, cannot place it,
+#  and waits job/reserve_timeout for more daemons.  It must wait in its
+#  poll, not spin: a spawner holding no daemon and asking for none once
+#  took 94% of a core for the whole wait.
+. "$(dirname "$0")/lib.sh"
+lib_init
+plan 5
+
+start_supernode sn
+start_daemon d1 --supernode "$SN_sn"
+start_daemon d2 --supernode "$SN_sn"
+check "the grid lists both daemons" wait_for 20 count_is 2 "$SN_sn"
+
+"$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson2d.job" \
+    --supernode "$SN_sn" -q --set job/tasks=4 --set job/reserve_timeout=8 \
+    >/dev/null 2>"$RUN/submit.err" &
+spawner=$!
+#  utime + stime of the spawner, in clock ticks
+cpu_ticks () { awk '{ print $14 + $15 }' "/proc/$spawner/stat"; }
+wait_for 10 grep -q "cannot be placed yet" "$RUN/submit.err"
+first=$(cpu_ticks); start=$(now_msec)
+sleep 4
+last=$(cpu_ticks); elapsed=$(( $(now_msec) - start ))
+percent=$(( (last - first) * 100000 / $(getconf CLK_TCK) / elapsed ))
+diag "the waiting spawner used $percent% of a core over $elapsed ms"
+[ "$percent" -lt 25 ]
+ok $? "a spawner waiting for daemons does not spin ($percent% < 25% of a core)"
+wait $spawner
+[ $? -eq 1 ] && grep -q "not enough daemons for job .* after 8 s" \
+    "$RUN/submit.err" && grep -q "cannot map 4 tasks on 2 free daemons" \
+    "$RUN/submit.err"
+ok $? "after job/reserve_timeout it fails, saying how many it could not map"
+lib_finish
