@@ -367,6 +367,15 @@ spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,
     }
     s_mark_ids (live, dead, GRID_DEAD);
     grid_set_state (grid, placement [rank], GRID_DEAD);
+    //  No super-node answers: a free daemon of the last listing would be
+    //  asked of one, and the task would wait for a grant that never
+    //  comes while a spare we hold is alive.
+    size_t unreachable = 0;
+    for (size_t node = 0; !fresh && node < spawner_live_count (live); node++)
+        if (grid_node_state (grid, node) == GRID_FREE) {
+            grid_set_state (grid, node, GRID_DEAD);
+            unreachable++;
+        }
     size_t kept_off = 0;        //  Free or spare daemons of drained clusters
     for (size_t node = 0; node < spawner_live_count (live); node++) {
         const char *cluster = spawner_live_node (live, node)->cluster;
@@ -384,9 +393,16 @@ spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,
             snprintf (why + strlen (why), why_size - strlen (why), " (%zu "
                       "free daemons of drained %s kept off)", kept_off,
                       names);
+        if (unreachable)
+            snprintf (why + strlen (why), why_size - strlen (why), " (no "
+                      "super-node answers: %zu free daemons of the last "
+                      "listing out of reach, no spare held)", unreachable);
         goto out;
     }
     *chosen = *spawner_live_node (live, placement [rank]);
+    if (unreachable)
+        snprintf (why + strlen (why), why_size - strlen (why), " (a spare "
+                  "the job holds: no super-node answers)");
     rc = 0;
 out:
     free (placement);

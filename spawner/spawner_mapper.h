@@ -109,7 +109,9 @@ bool
 //  their ids, may be NULL), the lease's spares reserved and `refused`
 //  (may be NULL) taken.  `fresh`: the listing was taken after the loss,
 //  so a spare it does not name is dead; else (no super-node answers) the
-//  spares are trusted.  Writes the daemon and the decision's reason.
+//  spares are trusted, and only they are chosen from: a free daemon
+//  needs a super-node's grant.  Writes the daemon and the decision's
+//  reason.
 //  Returns 0, or -1 with the reason in why.
 int
     spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,

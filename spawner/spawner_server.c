@@ -1321,27 +1321,50 @@ s_readmit_drained (server_t *self, size_t rank, int64_t now)
 //  as it is now; a spare we hold is taken at once, another daemon is
 //  reserved by id (and chosen again if someone took it meanwhile).
 //  Returns true once the task is placed.
+//  Stop asking for replacements by id: every waiting task chooses again.
+static void
+s_drop_wants (server_t *self, int64_t now)
+{
+    spawner_lease_forget_ids (self->lease);
+    for (size_t rank = 0; rank < self->task_count; rank++)
+        if (*self->tasks [rank].wanted) {
+            *self->tasks [rank].wanted = 0;
+            self->tasks [rank].tried_listing = 0;
+            self->tasks [rank].ungranted_at = now;
+        }
+}
+
 static bool
 s_replace_by_mapping (server_t *self, size_t rank, int64_t now)
 {
     spawner_task_t *task = &self->tasks [rank];
     if (*task->wanted) {
         int index = spawner_lease_find_spare (self->lease, task->wanted);
-        if (index < 0)
+        if (index >= 0) {
+            jace_node_t node;
+            spawner_lease_take (self->lease, (size_t) index, &node);
+            s_place_replacement (self, rank, &node, now);
+            return true;
+        }
+        //  A grant comes in milliseconds: none for STALE_LISTING_MSEC,
+        //  the super-node asked may be gone, and the job's spares need
+        //  none.  A grant that comes later is given back.
+        if (now - task->wanted_at < STALE_LISTING_MSEC)
             return false;       //  Still asked for
-        jace_node_t node;
-        spawner_lease_take (self->lease, (size_t) index, &node);
-        s_place_replacement (self, rank, &node, now);
-        return true;
+        zsys_warning ("spawner: daemon %s, asked for task %zu, not granted "
+                      "in %d ms: choosing again", task->wanted, rank,
+                      STALE_LISTING_MSEC);
+        s_drop_wants (self, now);
     }
     //  Chosen on the grid as it is since the daemon was lost, and once per
     //  listing: a choice that failed waits for the grid to change.  When
     //  no listing comes (no super-node answers), on the last one after
-    //  STALE_LISTING_MSEC: a spare we hold needs no super-node, and
-    //  waiting for one failed a job whose spare of the dead daemon's
-    //  cluster was alive.
+    //  STALE_LISTING_MSEC, among the spares we hold: they need no
+    //  super-node, and waiting for one failed a job whose spare of the
+    //  dead daemon's cluster was alive.  A listing taken before a daemon
+    //  we asked for went ungranted is stale too.
     int64_t listed = spawner_mapper_listing_time (self->mapper);
-    bool fresh = listed >= task->assigned_at;
+    bool fresh = listed >= task->assigned_at && listed > task->ungranted_at;
     if (listed == 0 || listed == task->tried_listing
     ||  (!fresh && now - task->assigned_at < STALE_LISTING_MSEC))
         return false;
@@ -1372,6 +1395,7 @@ s_replace_by_mapping (server_t *self, size_t rank, int64_t now)
         return true;
     }
     snprintf (task->wanted, sizeof task->wanted, "%s", chosen.id);
+    task->wanted_at = now;
     spawner_lease_want_ids (self->lease, &chosen, 1);
     return false;
 }

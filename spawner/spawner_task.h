@@ -52,6 +52,9 @@ typedef struct {
     int64_t assigned_at;        //  When the ASSIGN left (msec)
     int64_t refusals;           //  Daemons that refused it in a row
     char wanted [JACE_ID_MAX];  //  Replacement reserved by id, or ""
+    int64_t wanted_at;          //  When it was asked for (msec)
+    int64_t ungranted_at;       //  When a daemon asked for was not
+                                //  granted in time (msec), or 0
     char why [192];             //  Why the mapping chose it
     int64_t tried_listing;      //  Listing its last choice was made on
     int64_t generation_epoch;   //  Its epoch when the rows were last cut:

@@ -10,11 +10,16 @@
 #  2. A's spare dies, the super-node forgets it, then a task's daemon is
 #     killed.  The task goes to a live daemon of A, once: the dead spare
 #     used to be handed out, and the task was lost a second time.
+#  3. The super-node is killed, then both tasks' daemons, one after the
+#     other.  The first task takes A's spare; the second finds none left
+#     in A and must take B's, the job's too: the last listing's free
+#     daemon of A would be asked of the dead super-node, and the job
+#     waited for it until job/reserve_timeout and failed.
 #  The exchange application's rounds pause (at least 12 s in all), so the
 #  job outlasts the crashes on any machine; the crashes follow progress.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 13
+plan 17
 
 cat >"$RUN/x.job" <<EOF
 job
@@ -105,4 +110,27 @@ events two replace | jq -r '"\(.daemon): \(.reason)"' |
     while read -r line; do diag "$line"; done
 tail -n 1 "$RUN/two.events" | jq -e '.replacements == 1' >/dev/null
 ok $? "2: one replacement, the task was not lost again"
+
+# 3. No super-node answers, and A runs out of spares
+grid three
+ok $? "3: six daemons of two clusters register"
+submit three "$RUN/x.job" "$SN_three" --set exchange/rounds=400 &
+job=$!
+wait_for $((60 * SLOW)) all_iterate "$RUN/three.events" 2
+spare_b=$(events three plan | jq -r '.spares[]' | grep 'b[0-9]$' | head -n 1)
+first=$(task_daemon three 0)
+second=$(task_daemon three 1)
+eval "crash \$PID_three"
+eval "crash \$PID_$first"
+wait_for $((30 * SLOW)) sh -c "grep -q '\"event\":\"replace\"' \"$RUN/three.events\""
+eval "crash \$PID_$second"
+wait "$job"
+ok $? "3: the super-node, then both tasks' daemons killed: the job exits 0"
+events three replace | jq -s -e --arg spare "$spare_b" 'length == 2
+    and .[1].daemon == $spare' >/dev/null
+ok $? "3: the second task went to B's spare ($spare_b), which the job holds"
+events three replace | jq -r '"\(.daemon): \(.reason)"' |
+    while read -r line; do diag "$line"; done
+job_residual three >/dev/null
+ok $? "3: with a verified answer"
 lib_finish
