@@ -9,6 +9,7 @@
     =========================================================================
 */
 #include "jace_shaper.h"
+#include "jace_checkpoint.h"
 
 //  How often a message due on a full link is tried again, and for how
 //  long at most: a live neighbour drains its link within a heartbeat;
@@ -148,9 +149,7 @@ s_message_bytes (jace_msg_t *msg)
     return bytes;
 }
 
-//  True for a vector of values (DATA of an iteration, with values): the
-//  one kind of message a newer one of its kind makes useless.  Request
-//  lists, checkpoints and FETCHes must all arrive.
+//  True for a vector of values (DATA of an iteration, with values).
 static bool
 s_is_values (jace_msg_t *msg)
 {
@@ -160,15 +159,34 @@ s_is_values (jace_msg_t *msg)
         && jace_msg_payload_kind (msg, 0) == JACE_PAYLOAD_F64;
 }
 
-//  A vector of values still waiting for its link to `to` (not yet on the
-//  wire).
+//  True if `newer`, queued after `older` to the same task, makes it
+//  useless: a vector of values after another, or a checkpoint copy of a
+//  task after an older copy of the same task (its holder keeps the
+//  newest only).  Request lists, exchange pieces and FETCHes must all
+//  arrive.  Checkpoints used to: on a link slower than the copies, they
+//  queued for a minute and more, and the links, shared by every daemon
+//  of the grid, stayed reserved long after the job.
+static bool
+s_supersedes (jace_msg_t *newer, jace_msg_t *older)
+{
+    if (s_is_values (newer))
+        return s_is_values (older);
+    return jace_checkpoint_is_copy (newer) && jace_checkpoint_is_copy (older)
+        && jace_msg_task (newer) == jace_msg_task (older)
+        && streq (jace_msg_job (newer), jace_msg_job (older))
+        && jace_checkpoint_newer (newer, older);
+}
+
+//  A message still waiting for its link to `to` (not yet on the wire)
+//  that msg supersedes.
 static pending_t *
-s_values_waiting_for (jace_shaper_t *self, int64_t to, int64_t now)
+s_superseded_waiting (jace_shaper_t *self, int64_t to, jace_msg_t *msg,
+                      int64_t now)
 {
     for (pending_t *pending = (pending_t *) zlistx_first (self->pending);
          pending; pending = (pending_t *) zlistx_next (self->pending))
         if (pending->to == to && (pending->start > now || pending->blocked)
-        &&  s_is_values (pending->msg))
+        &&  s_supersedes (msg, pending->msg))
             return pending;
     return NULL;
 }
@@ -216,10 +234,11 @@ jace_shaper_send (jace_shaper_t *self, zsock_t *socket, int64_t to,
     if (!link)
         return jace_msg_send (msg_p, socket);
     int64_t now = jace_links_now ();
-    pending_t *waiting = s_is_values (*msg_p)
-                       ? s_values_waiting_for (self, to, now) : NULL;
+    pending_t *waiting = s_superseded_waiting (self, to, *msg_p, now);
     if (waiting) {
-        //  Newest wins: the older values never got onto the wire.
+        //  Newest wins: the older message never got onto the wire.  It
+        //  keeps the older one's slot (a copy of the same state is about
+        //  the same size).
         jace_msg_destroy (&waiting->msg);
         waiting->msg = *msg_p;
         *msg_p = NULL;

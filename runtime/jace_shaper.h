@@ -10,7 +10,8 @@
     shaper keeps the message and the worker's loop flushes what is due.
     While a vector of values still waits for its link, a newer vector to
     the same task replaces it, as a real sender of asynchronous iterations
-    would prefer; every other message (request lists, checkpoints) waits
+    would prefer, and so does a newer checkpoint copy of the same task;
+    every other message (request lists, exchange pieces, FETCHes) waits
     its turn and arrives.
 
     On its own the shaper models each flow between two tasks as a link of

@@ -15,6 +15,7 @@
 */
 #include "tap.h"
 #include "jace_shaper.h"
+#include "jace_checkpoint.h"
 
 #include <unistd.h>
 
@@ -222,7 +223,7 @@ s_test_full_link (void)
 int
 main (void)
 {
-    tap_plan (17);
+    tap_plan (19);
     zsock_t *inbox = zsock_new_pull ("inproc://shaper-test");
     zsock_t *link = zsock_new_push (">inproc://shaper-test");
     jace_shaper_t *shaper = jace_shaper_new ("A");
@@ -260,6 +261,49 @@ main (void)
     ok (newest, "the newest values arrive");
     ok (!older, "values replaced while waiting for the link never do");
     ok (got <= 3, "nothing else arrives");
+
+    //  Checkpoint copies of task 3 at iterations 10, 11 and 12 queued on
+    //  the slow link behind a vector, with a copy of task 4 and a FETCH
+    //  between them: task 3's newest copy replaces the older ones waiting
+    //  (a holder keeps the newest only), nothing else is replaced.  They
+    //  used to queue for a minute on a slow link.
+    msg = s_data (6, true);
+    jace_shaper_send (shaper, link, 0, "B", &msg);
+    int64_t copies [][2] = { { 3, 10 }, { 4, 10 }, { 3, -1 }, { 3, 11 },
+                             { 3, 12 } };
+    for (size_t i = 0; i < 5; i++) {
+        char state [40] = "state";
+        if (copies [i][1] < 0) {
+            msg = jace_msg_new (JACE_MSG_FETCH);
+            jace_msg_set_job (msg, "job");
+            jace_msg_set_task (msg, copies [i][0]);
+        }
+        else
+            msg = jace_checkpoint_begin ("A-0", "job", copies [i][0], 1,
+                                         copies [i][1], state,
+                                         sizeof state);
+        jace_shaper_send (shaper, link, 0, "B", &msg);
+    }
+    size_t copies_of_3 = 0, others = 0;
+    bool newest_copy = false;
+    int64_t deadline = zclock_mono () + 2000;
+    while (copies_of_3 + others < 5 && zclock_mono () < deadline) {
+        jace_shaper_flush (shaper);
+        zsock_set_rcvtimeo (inbox, 1);
+        msg = jace_msg_recv (inbox, NULL, 0, NULL, 0);
+        if (msg && jace_checkpoint_is_copy (msg) && jace_msg_task (msg) == 3) {
+            copies_of_3++;
+            newest_copy = jace_msg_iteration (msg) == 12;
+        }
+        else
+        if (msg)
+            others++;
+        jace_msg_destroy (&msg);
+    }
+    ok (copies_of_3 == 1 && newest_copy, "of task 3's copies waiting for "
+        "the link, only the newest (iteration 12) arrives");
+    is_int ((long long) others, 3, "the values, task 4's copy and the "
+            "FETCH arrive too");
 
     //  A task that moves: what was queued for it is dropped, not sent on
     //  the socket its move closes.
