@@ -220,15 +220,18 @@ s_expected (const settings_t *settings, int64_t destination, double *good,
 }
 
 //  0: every piece of every round came once, right; NAN: something came
-//  wrong or more often than sent (the job fails at once); 1: not all
-//  rounds are in yet.
+//  wrong or more often than sent (the job fails at once); else 1 plus
+//  the fraction of the rounds the slowest task has still to run.  It
+//  falls as the rounds go on: a flat 1 until the last round made the
+//  spawner's stall check end long jobs that were progressing.
 static double
 s_residual (void *problem, const double *x, int64_t count)
 {
     const settings_t *settings = (const settings_t *) problem;
     if (count != settings->tasks * APP_EXCHANGE_FIELDS)
         return NAN;
-    double verdict = 0;
+    bool complete = true;
+    double least = (double) settings->rounds;
     for (int64_t task = 0; task < settings->tasks; task++) {
         const double *row = x + task * APP_EXCHANGE_FIELDS;
         double good, digest, bytes;
@@ -242,9 +245,13 @@ s_residual (void *problem, const double *x, int64_t count)
         if (row [FIELD_ROUNDS] != (double) settings->rounds
         ||  row [FIELD_GOOD] != good || row [FIELD_DIGEST] != digest
         ||  row [FIELD_BYTES] != bytes)
-            verdict = 1;
+            complete = false;
+        least = fmin (least, fmax (row [FIELD_ROUNDS], 0));
     }
-    return verdict;
+    if (complete)
+        return 0;
+    return 1 + ((double) settings->rounds - least)
+               / (double) (settings->rounds > 0 ? settings->rounds : 1);
 }
 
 //  --------------------------------------------------------------------------
