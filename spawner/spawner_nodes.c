@@ -2,10 +2,17 @@
     spawner_nodes - `jace-spawner nodes`: the daemons a grid has
     =========================================================================
 */
+//  program_invocation_short_name: the messages name the tool that asked
+//  (jace-spawner, jace-map)
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "spawner_nodes.h"
 #include "spawner_events.h"
 #include "jace_msg.h"
 #include "jace_security.h"
+
+#include <errno.h>
 
 static const char *
 s_state_name (int64_t state)
@@ -125,7 +132,8 @@ spawner_nodes_query (const char *supernode, jace_security_t *security,
     const char *key = jace_security_supernode_key (security, supernode,
                                                    reason, sizeof reason);
     if (!key) {
-        fprintf (stderr, "jace-spawner: %s\n", reason);
+        fprintf (stderr, "%s: %s\n", program_invocation_short_name,
+                 reason);
         jace_msg_destroy (&status);
         return NULL;
     }
@@ -134,17 +142,18 @@ spawner_nodes_query (const char *supernode, jace_security_t *security,
         &status, JACE_MSG_STATUS_REPLY, timeout_msec);
     //  Refused at once: ZeroMQ could not connect to it at all
     if (!reply && !zsys_interrupted && zclock_mono () - asked < timeout_msec)
-        fprintf (stderr, "jace-spawner: cannot connect to super-node '%s': "
+        fprintf (stderr, "%s: cannot connect to super-node '%s': "
                  "not an endpoint (tcp://HOST:PORT), or its CURVE key is "
-                 "unusable\n", supernode);
+                 "unusable\n", program_invocation_short_name, supernode);
     else
     if (!reply)
-        fprintf (stderr, "jace-spawner: no answer from super-node %s within "
-                 "%d ms\n", supernode, timeout_msec);
+        fprintf (stderr, "%s: no answer from super-node %s within %d ms\n",
+                 program_invocation_short_name, supernode, timeout_msec);
     else
     if (jace_msg_type (reply) == JACE_MSG_ERROR) {
-        fprintf (stderr, "jace-spawner: super-node %s refused: %s\n",
-                 supernode, jace_msg_reason (reply));
+        fprintf (stderr, "%s: super-node %s refused: %s\n",
+                 program_invocation_short_name, supernode,
+                 jace_msg_reason (reply));
         jace_msg_destroy (&reply);
     }
     return reply;

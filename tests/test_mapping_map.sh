@@ -58,7 +58,7 @@ check $? "a bad job file is reported with its file"
 [ $? -eq 2 ]
 check $? "a missing --platform/--supernode is a usage error"
 err=$("$map" --job "$job" --supernode garbage 2>&1)
-[ $? -eq 1 ] && echo "$err" | grep -q "cannot connect to super-node 'garbage'"
+[ $? -eq 1 ] && echo "$err" | grep -q "^jace-map: cannot connect to super-node 'garbage'"
 check $? "a super-node that is no endpoint is named as such, not as silent"
 "$map" --job "$job" --platform "$platforms/local8.platform" --tasks 3 --algo default \
     | grep -q "0:A-0 1:A-1 2:A-2"
