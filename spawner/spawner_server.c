@@ -1221,9 +1221,13 @@ s_lose_daemon (server_t *self, size_t rank, int64_t silent, const char *why)
     spawner_task_t *task = &self->tasks [rank];
     zsys_notice ("spawner: daemon %s (task %zu, cluster %s) %s: replacing "
                  "it", task->daemon.id, rank, task->daemon.cluster, why);
+    char reason [2 * sizeof task->lost];
+    snprintf (task->lost, sizeof task->lost, "%s", why);
+    spawner_events_escape (reason, sizeof reason, why);
     spawner_events_write (self->events, "dead", ",\"task\":%zu,"
-                          "\"daemon\":\"%s\",\"silent_ms\":%" PRId64, rank,
-                          task->daemon.id, silent);
+                          "\"daemon\":\"%s\",\"silent_ms\":%" PRId64
+                          ",\"reason\":\"%s\"", rank, task->daemon.id, silent,
+                          reason);
     s_unplace (self, rank, "fenced: your task runs elsewhere now");
     //  Its daemon held a block of the old cut that others may be waiting
     //  for: whoever still gathers takes the iterate from us instead.
@@ -1425,9 +1429,10 @@ s_place_waiting (server_t *self, int64_t now)
         waiting++;
         double limit = spawner_job_reserve_timeout (self->job);
         if (now - task->assigned_at > (int64_t) (limit * 1000))
-            s_fail (self, "daemon %s of task %zu died and no free daemon "
-                    "took its place within %.0f s%s%s", task->daemon.id,
-                    rank, limit, *task->why ? ": " : "", task->why);
+            s_fail (self, "daemon %s of task %zu was lost (%s) and no "
+                    "free daemon took its place within %.0f s%s%s",
+                    task->daemon.id, rank, *task->lost ? task->lost
+                    : "dead", limit, *task->why ? ": " : "", task->why);
         else
         if (simple && spawner_lease_spare_count (self->lease) == 0
         &&  waiting > spawner_lease_wanted (self->lease))

@@ -56,6 +56,7 @@ typedef struct {
     int64_t ungranted_at;       //  When a daemon asked for was not
                                 //  granted in time (msec), or 0
     char why [192];             //  Why the mapping chose it
+    char lost [160];            //  How its last daemon was lost
     int64_t tried_listing;      //  Listing its last choice was made on
     int64_t generation_epoch;   //  Its epoch when the rows were last cut:
                                 //  older copies are of another partition

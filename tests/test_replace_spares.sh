@@ -19,7 +19,7 @@
 #  job outlasts the crashes on any machine; the crashes follow progress.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 17
+plan 18
 
 cat >"$RUN/x.job" <<EOF
 job
@@ -85,6 +85,9 @@ events one replace | jq -s -e --arg spare "$spare" 'length == 1
     and .[0].daemon == $spare
     and (.[0].reason | test("reserved node of its cluster A"))' >/dev/null
 ok $? "1: the task went to A's spare, which needs no super-node"
+events one dead | jq -s -e 'length == 1
+    and (.[0].reason | test("^silent for [0-9]+ ms"))' >/dev/null
+ok $? "1: the loss is recorded with how it was seen (silent for ... ms)"
 events one replace | jq -r .reason | while read -r line; do diag "$line"; done
 job_residual one >/dev/null
 ok $? "1: with a verified answer"
