@@ -400,6 +400,9 @@ spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,
         goto out;
     }
     *chosen = *spawner_live_node (live, placement [rank]);
+    if (spawner_mapper_excluded (self, tasks [rank].daemon.cluster))
+        snprintf (why + strlen (why), why_size - strlen (why), " (%s is "
+                  "being drained)", tasks [rank].daemon.cluster);
     if (unreachable)
         snprintf (why + strlen (why), why_size - strlen (why), " (a spare "
                   "the job holds: no super-node answers)");

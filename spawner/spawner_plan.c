@@ -378,19 +378,19 @@ spawner_plan_replace (const char *mapping, spawner_live_t *live,
     else
     if (streq (mapping, "f-ec") && s_neighbours_in (grid, tig, placement,
                                                     task, chosen_cluster))
-        snprintf (why, why_size, "cluster %s has no node left: the cluster "
+        snprintf (why, why_size, "cluster %s has no node available: the cluster "
                   "holding most of its neighbours, %s", name, other);
     else
     if (streq (mapping, "f-ec"))
-        snprintf (why, why_size, "cluster %s has no node left, nor has any "
+        snprintf (why, why_size, "cluster %s has no node available, nor has any "
                   "cluster of its neighbours: the first with one, %s", name,
                   other);
     else
     if (streq (mapping, "simple"))
-        snprintf (why, why_size, "cluster %s has no node left: the most "
+        snprintf (why, why_size, "cluster %s has no node available: the most "
                   "powerful %s node, in %s", name, kind, other);
     else
-        snprintf (why, why_size, "cluster %s has no node left: best of the "
+        snprintf (why, why_size, "cluster %s has no node available: best of the "
                   "re-sorted clusters, %s", name, other);
     return 0;
 }

@@ -17,7 +17,7 @@
 #  Exact inner solves keep the job running long enough for the drain.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 19
+plan 20
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -117,6 +117,12 @@ moved=$(jq -r "select(.event == \"assign\" and .cluster == \"$busiest\")
      sort -u | wc -l)" -eq "$moved" ] &&
     [ "$(last_clusters | grep -c "^$busiest\$")" -eq 0 ]
 ok $? "every task of $busiest moved, and none runs there at the end"
+[ "$(jq -r --arg c "$busiest" 'select(.event == "replace"
+        and (.reason | contains("(\($c) is being drained)"))) | .task' \
+     "$RUN/drain.events" | sort -u | wc -l)" -eq "$moved" ]
+ok $? "each move's reason says $busiest is being drained"
+jq -r 'select(.event == "replace") | .reason' "$RUN/drain.events" |
+    sort | uniq -c | while read -r line; do diag "$line"; done
 
 grep -q '"event":"dead"' "$RUN/drain.events"
 ok $? "the crashed daemon was detected and replaced"

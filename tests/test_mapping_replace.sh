@@ -6,7 +6,7 @@
 #  (section 3.3) keeps one spare in each cluster and puts the five tasks
 #  on A, the best cluster.  Two of them are crashed at once, once the job
 #  is iterating (progress, not time, triggers it): the first goes to A's
-#  spare (a reserved node of the dead node's cluster); A has no node left
+#  spare (a reserved node of the dead node's cluster); A has no node available
 #  for the second, which goes to the best of the re-sorted clusters, B.
 #  The events say so, with the reasons, and the job still ends with a
 #  verified answer.
@@ -49,7 +49,7 @@ events maheve replace | jq -s -e 'map(select(.cluster == "A"))
 ok $? "one to A's spare: a reserved node of the dead node's cluster"
 events maheve replace | jq -s -e 'map(select(.cluster == "B"))
     | length == 1 and (.[0].reason | test("re-sorted"))' >/dev/null
-ok $? "the other to B: A has no node left, clusters re-sorted"
+ok $? "the other to B: A has no node available, clusters re-sorted"
 events maheve replace | jq -r .reason | while read -r line; do diag "$line"; done
 tail -n 1 "$RUN/maheve.events" | jq -e '.replacements == 2' >/dev/null
 ok $? "the result counts the two replacements"

@@ -288,7 +288,7 @@ s_test_maheve (void)
     ok (spawner_plan_replace ("maheve", live, tig, plan.placement, task,
                               why, sizeof why) == 0
         && grid_node_cluster (model, plan.placement [task]) != 1
-        && strstr (why, "cluster A has no node left: best of the re-sorted "
+        && strstr (why, "cluster A has no node available: best of the re-sorted "
                    "clusters, "), "A exhausted: the re-sorted clusters");
     diag ("why: %s", why);
     spawner_plan_clear (&plan);
@@ -355,7 +355,7 @@ s_test_default_simple (void)
     ok (spawner_plan_replace ("simple", live, tig, plan.placement, 0, why,
                               sizeof why) == 0
         && streq (s_id (live, plan.placement [0]), "B-7")
-        && streq (why, "cluster A has no node left: the most powerful "
+        && streq (why, "cluster A has no node available: the most powerful "
                   "reserved node, in B"),
         "simple: A has none, the most powerful reserved (B-7, not C-0)");
     diag ("why: %s", why);
