@@ -62,6 +62,13 @@ s_read_tasks (spawner_faults_t *self, const char *text, int64_t tasks,
                       tasks);
             return -1;
         }
+        for (size_t i = 0; i < self->listed_count; i++)
+            if (self->listed [i] == (int64_t) task) {
+                snprintf (reason, reason_size, "faults/tasks = '%s' names "
+                          "task %lld twice (a round crashes each task "
+                          "once)", text, task);
+                return -1;
+            }
         self->listed [self->listed_count++] = (int64_t) task;
         cursor = end;
         while (*cursor == ' ' || *cursor == ',')
@@ -102,6 +109,20 @@ spawner_faults_new (zhash_t *params, int64_t tasks, char *reason,
     if (count != floor (count) || rounds != floor (rounds)) {
         snprintf (reason, reason_size, "faults/count and faults/rounds must "
                   "be integers");
+        spawner_faults_destroy (&self);
+        return NULL;
+    }
+    //  Without a time, an iteration or a list there is no round: a
+    //  count or a number of rounds would be ignored without a word.
+    const char *idle = zhash_lookup (params, "faults/count") ? "faults/count"
+                     : zhash_lookup (params, "faults/rounds")
+                     ? "faults/rounds" : NULL;
+    if (idle && !listed && every == 0 && first_iteration == 0
+    &&  !zhash_lookup (params, "faults/first")) {
+        snprintf (reason, reason_size, "%s needs faults/every, "
+                  "faults/first, faults/first_iteration or faults/tasks "
+                  "(when to crash): without them no daemon is crashed",
+                  idle);
         spawner_faults_destroy (&self);
         return NULL;
     }

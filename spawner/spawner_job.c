@@ -159,8 +159,9 @@ s_known_check (known_t *known, const char *name, bool is_section,
 //  File names in a job file are relative to the job file's folder, so a
 //  job runs from anywhere; names given with --set stay relative to the
 //  current folder, as the shell would take them.
-static void
-s_flatten (spawner_job_t *self, zpl_t *tree, const char *path)
+static int
+s_flatten (spawner_job_t *self, zpl_t *tree, const char *path, char *reason,
+           size_t reason_size)
 {
     const char *slash = strrchr (path, '/');
     for (zpl_t *section = zpl_child (tree); section;
@@ -173,6 +174,16 @@ s_flatten (spawner_job_t *self, zpl_t *tree, const char *path)
             char *key = zsys_sprintf ("%s/%s", zpl_name (section),
                                       zpl_name (item));
             char *origin = zsys_sprintf ("%s:%zu", path, zpl_line (item));
+            const char *first = (const char *) zhash_lookup (self->origins,
+                                                             key);
+            if (first) {
+                //  The last one would win without a word: a typo's trap
+                snprintf (reason, reason_size, "%s: '%s' is given twice "
+                          "(first at %s)", origin, key, first);
+                zstr_free (&key);
+                zstr_free (&origin);
+                return -1;
+            }
             bool is_file = streq (key, "problem/matrix")
                         || streq (key, "problem/rhs");
             if (is_file && slash && *value != '/') {
@@ -187,6 +198,7 @@ s_flatten (spawner_job_t *self, zpl_t *tree, const char *path)
             zstr_free (&key);
             zstr_free (&origin);
         }
+    return 0;
 }
 
 //  Check every name the job file uses against the known keys: sections
@@ -291,6 +303,20 @@ s_origin (spawner_job_t *self, const char *key, const char *path)
     return origin ? origin : path;
 }
 
+//  Where the key a reason begins with ("faults/every = ...") was set, or
+//  the job file when it names none.
+static const char *
+s_origin_of (spawner_job_t *self, const char *why, const char *path)
+{
+    char key [128];
+    size_t length = strspn (why, "abcdefghijklmnopqrstuvwxyz0123456789_/");
+    if (length == 0 || length >= sizeof key || !memchr (why, '/', length))
+        return path;
+    memcpy (key, why, length);
+    key [length] = 0;
+    return s_origin (self, key, path);
+}
+
 //  A number from the job section, with the job file in the reason.
 static int
 s_number (spawner_job_t *self, const char *key, double min, double max,
@@ -352,7 +378,7 @@ s_check_job_section (spawner_job_t *self, const char *path, char *reason,
                   path, reason, reason_size)
     ||  s_number (self, "job/max_seconds", 0.1, 1e7, 600,
                   &self->max_seconds, path, reason, reason_size)
-    ||  s_number (self, "job/reserve_timeout", 0, 1e6, 30,
+    ||  s_number (self, "job/reserve_timeout", 1, 1e6, 30,
                   &self->reserve_timeout, path, reason, reason_size)
     ||  s_number (self, "job/heartbeat_timeout", 100, 1e8, 3000,
                   &heartbeat_timeout, path, reason, reason_size)
@@ -397,6 +423,15 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
                   "integers", path);
         return -1;
     }
+    //  A task's copies go to other tasks' daemons: more cannot be kept.
+    //  Said, not refused: a job file written for many tasks still runs
+    //  with --set job/tasks=2 (the default is lowered quietly).
+    if (zhash_lookup (self->params, "checkpoint/copies")
+    &&  copies > (double) (self->tasks - 1) && copies > 0)
+        zsys_warning ("%s: checkpoint/copies = %.0f, but a task's copies "
+                      "are kept by the other tasks: %" PRId64 " at most",
+                      s_origin (self, "checkpoint/copies", path), copies,
+                      self->tasks - 1);
     self->spares = (int64_t) spares;
     self->checkpoint_copies = (int64_t) copies;
     self->checkpoint_iterations = (int64_t) iterations;
@@ -407,7 +442,7 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
                                                          : "same-cluster");
     if (!self->replacement) {
         snprintf (reason, reason_size, "%s: job/replacement = '%s' is "
-                  "unknown (known: %s)", path, policy,
+                  "unknown (known: %s)", s_origin (self, "job/replacement", path), policy,
                   spawner_replacement_names ());
         return -1;
     }
@@ -417,12 +452,14 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
     if (policy && mapping && !streq (mapping, "simple")) {
         snprintf (reason, reason_size, "%s: job/replacement applies to "
                   "job/mapping = simple only, not '%s' (the mapping has its "
-                  "own replacement)", path, mapping);
+                  "own replacement)", s_origin (self, "job/replacement", path),
+                  mapping);
         return -1;
     }
     if (mapping && !spawner_plan_exists (mapping)) {
         snprintf (reason, reason_size, "%s: job/mapping = '%s' is unknown "
-                  "(known: %s)", path, mapping, spawner_plan_names ());
+                  "(known: %s)", s_origin (self, "job/mapping", path), mapping,
+                  spawner_plan_names ());
         return -1;
     }
     self->mapping = mapping ? spawner_plan_canonical (mapping)
@@ -432,7 +469,8 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
     if (detector && !streq (detector, "adaptive") && !streq (detector,
                                                              "fixed")) {
         snprintf (reason, reason_size, "%s: job/detector = '%s' is unknown "
-                  "(known: adaptive, fixed)", path, detector);
+                  "(known: adaptive, fixed)", s_origin (self, "job/detector", path),
+                  detector);
         return -1;
     }
     self->adaptive_detector = !detector || streq (detector, "adaptive");
@@ -442,7 +480,8 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
         self->drain_schedule = "auto";
     if (!spawner_drain_schedule_known (self->drain_schedule)) {
         snprintf (reason, reason_size, "%s: drain/schedule = '%s' is "
-                  "unknown (known: auto, oggp, ggp, all, one)", path,
+                  "unknown (known: auto, oggp, ggp, all, one)",
+                  s_origin (self, "drain/schedule", path),
                   self->drain_schedule);
         return -1;
     }
@@ -451,7 +490,8 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
     if (rebalance && !streq (rebalance, "off") && !streq (rebalance,
                                                           "auto")) {
         snprintf (reason, reason_size, "%s: job/rebalance = '%s' is unknown "
-                  "(known: off, auto)", path, rebalance);
+                  "(known: off, auto)", s_origin (self, "job/rebalance", path),
+                  rebalance);
         return -1;
     }
     self->rebalance_auto = rebalance && streq (rebalance, "auto");
@@ -461,14 +501,16 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
     &&  !(self->app->checkpoint && self->app->restore)) {
         snprintf (reason, reason_size, "%s: job/rebalance = auto needs an "
                   "application that checkpoints and restores its state; "
-                  "'%s' does not", path, self->app->name);
+                  "'%s' does not", s_origin (self, "job/rebalance", path),
+                  self->app->name);
         return -1;
     }
     const char *handoff = (const char *) zhash_lookup (self->params,
         "job/rebalance_handoff");
     if (handoff && !streq (handoff, "direct") && !streq (handoff, "spawner")) {
         snprintf (reason, reason_size, "%s: job/rebalance_handoff = '%s' is "
-                  "unknown (known: direct, spawner)", path, handoff);
+                  "unknown (known: direct, spawner)",
+                  s_origin (self, "job/rebalance_handoff", path), handoff);
         return -1;
     }
     self->rebalance_direct = !handoff || streq (handoff, "direct");
@@ -478,7 +520,8 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
         self->rebalance_schedule = "auto";
     if (!spawner_handoff_schedule_known (self->rebalance_schedule)) {
         snprintf (reason, reason_size, "%s: job/rebalance_schedule = '%s' is "
-                  "unknown (known: auto, oggp, ggp, all)", path,
+                  "unknown (known: auto, oggp, ggp, all)",
+                  s_origin (self, "job/rebalance_schedule", path),
                   self->rebalance_schedule);
         return -1;
     }
@@ -486,18 +529,21 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
     if (jace_param_number (self->params, "job/rebalance_threshold", 0.25,
                            0.01, 100, &self->rebalance_threshold, why,
                            sizeof why)) {
-        snprintf (reason, reason_size, "%s: %s", path, why);
+        snprintf (reason, reason_size, "%s: %s", s_origin_of (self, why, path),
+                  why);
         return -1;
     }
     if (spawner_scatter_config (self->params, &self->scatter, why,
                                 sizeof why)) {
-        snprintf (reason, reason_size, "%s: %s", path, why);
+        snprintf (reason, reason_size, "%s: %s", s_origin_of (self, why, path),
+                  why);
         return -1;
     }
     self->faults = spawner_faults_new (self->params, self->tasks, why,
                                        sizeof why);
     if (!self->faults) {
-        snprintf (reason, reason_size, "%s: %s", path, why);
+        snprintf (reason, reason_size, "%s: %s", s_origin_of (self, why, path),
+                  why);
         return -1;
     }
     return 0;
@@ -510,7 +556,8 @@ s_check_problem (spawner_job_t *self, const char *path, char *reason,
     char why [768] = "";
     self->problem = self->app->load (self->params, why, sizeof why);
     if (!self->problem) {
-        snprintf (reason, reason_size, "%s: %s", path, why);
+        snprintf (reason, reason_size, "%s: %s", s_origin_of (self, why, path),
+                  why);
         return -1;
     }
     self->app->shape (self->problem, &self->rows, &self->unknowns_per_row);
@@ -540,9 +587,9 @@ spawner_job_load (const char *path, zlist_t *overrides, char *reason,
     zhash_autofree (self->params);
     self->origins = zhash_new ();
     zhash_autofree (self->origins);
-    s_flatten (self, tree, path);
     known_t known;
-    if (s_apply_overrides (self, overrides, reason, reason_size)
+    if (s_flatten (self, tree, path, reason, reason_size)
+    ||  s_apply_overrides (self, overrides, reason, reason_size)
     ||  s_find_app (self, path, reason, reason_size))
         goto out_fail;
     s_known_fill (&known, self->app);

@@ -9,7 +9,7 @@
 #  platform still loads.  Nothing here needs a grid: jace-map loads a job
 #  and a platform and plans, the checks come first.
 . "$(dirname "$0")/lib.sh"
-plan 14
+plan 16
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/jace-keys.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT
 PLATFORM=$JACE_SRCDIR/examples/platforms/local8.platform
@@ -58,6 +58,17 @@ printf 'tasks = 2\n' | cat - "$DIR/good.job" >"$DIR/outside.job"
 map "$DIR/outside.job"
 refused_with $? "outside.job:1: 'tasks = 2' is outside any section"
 ok $? "a key outside any section is refused"
+
+printf 'job\n    application = "jacobi2d"\n    tasks = 2\n    tasks = 3\n' \
+    >"$DIR/twice.job"
+map "$DIR/twice.job"
+refused_with $? "twice.job:4: 'job/tasks' is given twice (first at $DIR/twice.job:3)"
+ok $? "a key given twice in a job file: both lines (the last used to win)"
+
+printf 'faults\n    count = 1\n' | cat "$DIR/good.job" - >"$DIR/faults.job"
+map "$DIR/faults.job"
+refused_with $? "faults.job:8: faults/count needs faults/every"
+ok $? "a count of crashes that no schedule would run is refused, with its line"
 
 printf 'job\n    application = "jacobi2d"\n  tasks = 2\n' >"$DIR/indent.job"
 map "$DIR/indent.job"
