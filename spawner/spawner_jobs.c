@@ -21,6 +21,11 @@
 
 //  Longest wait for an owner spawner's answer: a live one answers at once.
 #define OWNER_WAIT_MSEC 1000
+//  ... unless it is busy on a loaded machine (a tester saw 2-14 s): one
+//  that still holds its lease (the super-nodes forget a lease a few
+//  seconds after its last renewal) is alive, and is waited for up to
+//  OWNER_BUSY_MSEC before anything is done behind its back.
+#define OWNER_BUSY_MSEC 20000
 //  Longest wait for a cancelled job's daemons to be free.
 #define FREE_WAIT_MSEC 15000
 
@@ -225,12 +230,21 @@ s_stop_daemons (jace_msg_t *registry, const char *job_id,
     return told;
 }
 
+//  True if job_id's owner still holds its lease: it renewed it lately.
+static bool
+s_owner_alive (jace_msg_t *registry, const char *job_id)
+{
+    const char *owner = s_lease_param (registry, job_id, "owner");
+    return owner && *owner;
+}
+
 //  Ask the owner spawner to cancel, with a CANCEL sealed with the job
 //  key.  Returns 1 when it obeyed, 0 when none answered, -1 when it
 //  refused (the reason on stderr).
 static int
 s_ask_cancel (jace_msg_t *registry, const char *job_id,
-              jace_security_t *security, const jace_key_t *job_key)
+              jace_security_t *security, const jace_key_t *job_key,
+              int wait_msec)
 {
     const char *owner = s_lease_param (registry, job_id, "owner");
     if (!owner || !*owner)
@@ -243,7 +257,7 @@ s_ask_cancel (jace_msg_t *registry, const char *job_id,
     jace_msg_t *reply = spawner_nodes_ask (owner,
         s_owner_key (s_lease_param (registry, job_id, "owner_key"),
                      security),
-        security, &cancel, JACE_MSG_STATUS_REPLY, OWNER_WAIT_MSEC);
+        security, &cancel, JACE_MSG_STATUS_REPLY, wait_msec);
     int rc = reply ? 1 : 0;
     if (reply && jace_msg_type (reply) == JACE_MSG_ERROR) {
         fprintf (stderr, "jace-spawner: the spawner of job %s at %s "
@@ -315,7 +329,24 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
     int64_t before = security ? s_working_for (supernode, security, job_id,
                                                &registry) : -1;
     int asked = before < 0 ? -1
-              : s_ask_cancel (registry, job_id, security, &job_key);
+              : s_ask_cancel (registry, job_id, security, &job_key,
+                              OWNER_WAIT_MSEC);
+    if (asked == 0 && s_owner_alive (registry, job_id)) {
+        fprintf (stderr, "jace-spawner: the spawner of job %s renews its "
+                 "lease but did not answer in %d ms: waiting for it\n",
+                 job_id, OWNER_WAIT_MSEC);
+        asked = s_ask_cancel (registry, job_id, security, &job_key,
+                              OWNER_BUSY_MSEC);
+        if (asked == 0) {
+            //  Stopping its daemons behind its back made a busy spawner
+            //  take them all for crashed and replace them.
+            fprintf (stderr, "jace-spawner: the spawner of job %s did not "
+                     "answer in %d s either; its daemons are left to it "
+                     "(try again, or stop that spawner first)\n", job_id,
+                     OWNER_BUSY_MSEC / 1000);
+            asked = -1;
+        }
+    }
     if (asked == 0 && before > 0)
         printf ("job %s: no spawner answers for it; told its %zu daemons "
                 "to stop\n", job_id,
