@@ -886,12 +886,6 @@ s_partition (server_t *self, const jace_node_t *nodes, size_t count)
             &load, nodes, count, live ? spawner_live_platform (live) : NULL,
             self->first_row, reason, sizeof reason);
         if (self->scatter) {
-            const char *root = spawner_job_scatter (self->job)->root;
-            if (*root && !spawner_scatter_root_known (self->scatter))
-                zsys_warning ("spawner: job %s: scatter/root = '%s' is no "
-                              "cluster of the grid's listing: the data's "
-                              "links are taken as equal, and no cluster "
-                              "gets a relay", self->id, root);
             char *plan = spawner_scatter_plan_json (self->scatter);
             spawner_events_write (self->events, "scatter",
                                   ",\"bytes_per_row\":%.1f%s",
@@ -3229,6 +3223,26 @@ s_plan_leased (server_t *self)
     return true;
 }
 
+//  A scatter/root that names no cluster of the grid fails the job before
+//  any task is placed: a typo ran the job with no relay and every link
+//  taken as equal, said only in a warning.  Returns -1 then.
+static int
+s_check_scatter_root (server_t *self)
+{
+    const char *root = spawner_job_scatter (self->job)->root;
+    spawner_live_t *live = spawner_mapper_live (self->mapper);
+    platform_t *platform = live ? spawner_live_platform (live) : NULL;
+    if (!*root || !platform || platform_cluster_index (platform, root) >= 0)
+        return 0;
+    char names [512] = "";
+    for (size_t c = 0; c < platform_cluster_count (platform); c++)
+        snprintf (names + strlen (names), sizeof names - strlen (names),
+                  "%s%s", c ? ", " : "", platform_cluster_name (platform, c));
+    s_fail (self, "scatter/root = '%s' is no cluster of the grid (its "
+            "clusters: %s)", root, names);
+    return -1;
+}
+
 //  LEASING: plan on the newest listing (again when a planned daemon was
 //  taken), lease the plan's daemons by id, and place the tasks once they
 //  are all held.
@@ -3256,6 +3270,8 @@ s_lease_step (server_t *self, int64_t now)
         return;
     }
     if (spawner_lease_ids_wanted (self->lease) > 0 || !s_plan_leased (self))
+        return;
+    if (s_check_scatter_root (self))
         return;
     spawner_events_write (self->events, "lease", ",\"daemons\":%zu,"
                           "\"wanted\":%zu",

@@ -15,7 +15,7 @@
 #  machine runs.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 15
+plan 16
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -151,6 +151,11 @@ submit bad "$RUN/scatter.job" "$sn" --set scatter/distribution=fair
 [ $? -ne 0 ] && grep -q "scatter/distribution = 'fair' is unknown" \
     "$RUN/bad.err"
 ok $? "an unknown distribution is refused, naming the key"
+
+submit noroot "$RUN/scatter.job" "$sn" --set scatter/root=Nowhere
+[ $? -ne 0 ] && grep -qE "scatter/root = 'Nowhere' is no cluster of the grid \(its clusters: (A, B|B, A)\)" \
+    "$RUN/noroot.err" && ! grep -q '"event":"assign"' "$RUN/noroot.events"
+ok $? "a scatter/root that names no cluster fails the job before any task is placed"
 
 ! grep -l "does not hash" "$RUN"/grid/logs/*.log >/dev/null 2>&1
 ok $? "every daemon's data hashed to its digest"
