@@ -71,6 +71,7 @@ typedef struct {
 typedef struct {
     int64_t after;              //  None before this (msec, monotonic)
     size_t padding;             //  Bytes the next one carries
+    uint64_t pings;             //  Probes that might have been bulk
 } bulk_t;
 
 //  A peer or daemon we probe.
@@ -384,11 +385,16 @@ supernode_probe_ping (supernode_probe_t *self, const char *target,
         zhashx_insert (self->targets, target, entry);
     }
     int64_t now = zclock_mono ();
-    bulk_t *bulk = may_bulk && entry->sent % SUPERNODE_PROBE_BULK_EVERY
-                               == SUPERNODE_PROBE_BULK_EVERY - 1
-                 ? s_bulk (self, remote) : NULL;
+    //  Counted per cluster, not per target: the daemons of a cluster are
+    //  probed in turn, one a period, so a cluster of 20 had a bulk probe
+    //  every 80 periods, and a tester's clusters without a super-node of
+    //  their own (measured through their daemons only) still had no
+    //  bandwidth after 140 probes.
+    bulk_t *bulk = may_bulk ? s_bulk (self, remote) : NULL;
+    bool turn = bulk && bulk->pings++ % SUPERNODE_PROBE_BULK_EVERY
+                        == SUPERNODE_PROBE_BULK_EVERY - 1;
     size_t padding = 0;
-    if (bulk && now >= bulk->after) {
+    if (turn && now >= bulk->after) {
         padding = bulk->padding;
         bulk->after = now + BULK_LOST_MSEC;     //  One at a time
     }

@@ -85,7 +85,8 @@ void
 //  A PING to target (a key naming a peer or a daemon) in cluster remote,
 //  bulk or not: remembers it and returns the message, ready to send
 //  (sender and routing id left to the caller).  Bulk every
-//  SUPERNODE_PROBE_BULK_EVERY probes of the target when may_bulk.
+//  SUPERNODE_PROBE_BULK_EVERY probes of its cluster when may_bulk (its
+//  daemons are probed in turn).
 jace_msg_t *
     supernode_probe_ping (supernode_probe_t *self, const char *target,
                           const char *remote, bool may_bulk);

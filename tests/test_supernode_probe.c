@@ -299,6 +299,20 @@ s_test_bulk_share (void)
     ok (!again, "after one whose padding took 30 ms, none in the next "
         "eight probes (3 s must pass)");
     supernode_probe_destroy (&probe);
+
+    //  A cluster's daemons are probed in turn, one a period: the fourth
+    //  probe of the cluster is bulk, whichever daemon it goes to.  Counted
+    //  per daemon, a cluster of 20 had one every 80 periods.
+    probe = supernode_probe_new (NULL, reason, sizeof reason);
+    supernode_probe_set_cluster (probe, "A");
+    const char *daemons [] = { "d:c1", "d:c2", "d:c3", "d:c4" };
+    size_t first_bulk = 0;
+    for (size_t k = 0; k < 4 && !first_bulk; k++)
+        if (s_ping_bulk (probe, daemons [k], "C", NULL))
+            first_bulk = k + 1;
+    is_int ((long long) first_bulk, SUPERNODE_PROBE_BULK_EVERY, "probing "
+            "four daemons of a cluster in turn, the fourth probe is bulk");
+    supernode_probe_destroy (&probe);
 }
 
 //  A first bulk probe (1 KiB) to C answered late after the small ones'
@@ -362,7 +376,7 @@ int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (20);
+    tap_plan (21);
     s_test_age ();
     s_test_peers ();
     s_test_hold ();
