@@ -156,6 +156,10 @@ s_round (killer_t *self, bool first)
         for (size_t i = 0; i < count && crashed < options->random; i++)
             crashed += s_crash_daemon (self, &nodes [order [i]]) == 0;
         free (order);
+        if (crashed < options->random)
+            printf ("crashed %d of the %" PRId64 " daemons asked: job %s has %zu "
+                    "at work\n", crashed, options->random, options->job,
+                    count);
     }
     free (nodes);
     return crashed;

@@ -3257,9 +3257,15 @@ s_lease_step (server_t *self, int64_t now)
         char reason [256] = "";
         if (spawner_mapper_plan (self->mapper, self->lease, self->refused,
                                  reason, sizeof reason)) {
-            if (!streq (reason, self->plan_failure))
+            if (!streq (reason, self->plan_failure)) {
                 zsys_notice ("spawner: job %s cannot be placed yet: %s",
                              self->id, reason);
+                //  The events said nothing while a job waited for daemons
+                char escaped [512];
+                spawner_events_escape (escaped, sizeof escaped, reason);
+                spawner_events_write (self->events, "unplaced",
+                                      ",\"reason\":\"%s\"", escaped);
+            }
             snprintf (self->plan_failure, sizeof self->plan_failure, "%s",
                       reason);
             return;

@@ -8,7 +8,7 @@
 #  took 94% of a core for the whole wait.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 5
+plan 6
 
 start_supernode sn
 start_daemon d1 --supernode "$SN_sn"
@@ -17,6 +17,7 @@ check "the grid lists both daemons" wait_for 20 count_is 2 "$SN_sn"
 
 "$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson2d.job" \
     --supernode "$SN_sn" -q --set job/tasks=4 --set job/reserve_timeout=8 \
+    --events "$RUN/job.events" \
     >/dev/null 2>"$RUN/submit.err" &
 spawner=$!
 #  utime + stime of the spawner, in clock ticks
@@ -34,4 +35,7 @@ wait $spawner
     "$RUN/submit.err" && grep -q "cannot map 4 tasks on 2 free daemons" \
     "$RUN/submit.err"
 ok $? "after job/reserve_timeout it fails, saying how many it could not map"
+grep -q '"event":"unplaced".*"reason":"maheve cannot map 4 tasks on 2 free daemons' \
+    "$RUN/job.events"
+ok $? "the events record why the job waited"
 lib_finish
