@@ -185,6 +185,8 @@ typedef struct {
     int64_t *drain_marks;       //  Each task's iteration then
     bool drain_period_over;     //  A checkpoint period has gone by since
     int64_t *drain_period_marks;    //  Each task's iteration at that
+    double data_bytes_per_row;  //  Of the data we send with the rows
+                                //  (a file matrix's), or 0
     bool scattering;            //  Its single port is busy: one stream
     rebalance_phase_t rebalance;    //  Where a rebalance stands
     int64_t rebalance_started;  //  When it was decided (msec)
@@ -873,6 +875,7 @@ static void
 s_partition (server_t *self, const jace_node_t *nodes, size_t count)
 {
     double bytes_per_row = s_data_bytes_per_row (self, count);
+    self->data_bytes_per_row = bytes_per_row > 0 ? bytes_per_row : 0;
     if (bytes_per_row > 0) {
         spawner_scatter_load_t load = {
             .rows = spawner_job_rows (self->job),
@@ -1924,15 +1927,17 @@ s_plan_drain (server_t *self, const char *cluster)
     double *seconds = (double *) calloc (self->task_count, sizeof (double));
     assert (ranks && seconds);
     size_t k = 1, count = 0;
-    double mbps = 0, latency_us = 0;
+    double mbps = 0, latency_us = 0, data_bytes = 0;
     bool measured = s_backbone_out (self, cluster, &k, &mbps, &latency_us);
     for (size_t i = 0; i < self->task_count; i++)
         if (streq (self->tasks [i].daemon.cluster, cluster)) {
-            double bytes = 8.0 * (double) (self->first_row [i + 1]
-                                           - self->first_row [i])
+            double rows = (double) (self->first_row [i + 1]
+                                    - self->first_row [i]);
+            double bytes = 8.0 * rows
                          * (double) spawner_job_unknowns_per_row (self->job);
             seconds [count] = measured ? bytes * 8 / (mbps * 1e6) : bytes;
             ranks [count++] = i;
+            data_bytes += rows * self->data_bytes_per_row;
         }
     const char *schedule = spawner_job_drain_schedule (self->job);
     self->drain = spawner_drain_new (schedule, ranks, seconds, count, k,
@@ -1951,10 +1956,10 @@ s_plan_drain (server_t *self, const char *cluster)
     spawner_events_write (self->events, "drain_plan", ",\"cluster\":\"%s\","
         "\"schedule\":\"%s\",\"used\":\"%s\",\"steps\":%zu,\"k\":%zu,"
         "\"beta_s\":%.6f,\"backbone_mbps\":%.3f,\"measured\":%s,"
-        "\"predicted_scheduled_s\":%s", cluster, schedule,
-        spawner_drain_used (self->drain),
+        "\"predicted_scheduled_s\":%s,\"data_bytes\":%.0f", cluster,
+        schedule, spawner_drain_used (self->drain),
         spawner_drain_step_count (self->drain), k, latency_us / 1e6, mbps,
-        measured ? "true" : "false", predicted);
+        measured ? "true" : "false", predicted, data_bytes);
     free (ranks);
     free (seconds);
 }

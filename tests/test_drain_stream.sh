@@ -15,7 +15,7 @@
 #  summary then says the drain did not finish, and why.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 9
+plan 10
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -90,6 +90,17 @@ ok $? "the job exits 0"
 residual=$(job_residual job)
 [ -n "$residual" ]
 ok $? "with a verified residual ($residual)"
+
+#  The rows a file job's moved tasks get again from the spawner: their
+#  rows of the scatter event, at its bytes per row
+jq -e -s --arg c "$busiest" '
+    (map(select(.event == "scatter")) | .[0]) as $s
+    | (map(select(.event == "assign" and .cluster == $c) | .rows) | add)
+      as $rows
+    | map(select(.event == "drain_plan")) | .[0].data_bytes as $d
+    | $d > 0 and (($d - $rows * $s.bytes_per_row) | fabs) <= $rows' \
+    "$RUN/job.events" >/dev/null
+ok $? "the drain plan counts the data the moved tasks receive again"
 
 #  The case this test is for: replacements made together
 jq -e -s 'map(select(.event == "drain_move")) | group_by(.step)
