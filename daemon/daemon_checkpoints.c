@@ -20,8 +20,13 @@ s_destroy_copy (void **item)
 static size_t
 s_size (const jace_msg_t *copy)
 {
+    //  Every payload: besides the state, the neighbours' values and the
+    //  pieces of the task's last exchange (up to one round of its log)
     size_t size = 0;
-    jace_checkpoint_bytes (copy, &size);
+    for (size_t i = 0; i < jace_msg_payload_count (copy); i++)
+        size += jace_msg_payload_length (copy, i)
+              * (jace_msg_payload_kind (copy, i) == JACE_PAYLOAD_BYTES
+                 ? 1 : 8);
     return size;
 }
 

@@ -825,7 +825,8 @@ s_load_own (jace_exchange_t *self, const log_entry_t *entry)
 }
 
 //  Pulls that came before we began this round are answered now, and so
-//  are those of earlier rounds the log holds (a restored task's).
+//  are those of earlier rounds: from the log (a restored task's), or
+//  "gone".
 static void
 s_answer_wants (jace_exchange_t *self)
 {
@@ -840,6 +841,9 @@ s_answer_wants (jace_exchange_t *self)
             jace_piece_t piece = s_log_piece (self, entry, want->task);
             s_send_direct (self, want->round, &piece);
         }
+        else                    //  Said now, not at its next pull
+            s_send_signal (self, want->task, JACE_TRANSFER_GONE,
+                           want->round);
         zlistx_delete (self->wants, zlistx_cursor (self->wants));
         want = (want_t *) zlistx_first (self->wants);
     }

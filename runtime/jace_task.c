@@ -1484,6 +1484,12 @@ jace_task_restore_newest (jace_task_t *self, const jace_msg_t *copy)
     return restored;
 }
 
+//  Largest round of pieces a checkpoint copy carries.  Holders bound the
+//  copies they keep (1 GiB by default): one refused for its pieces would
+//  lose the task's state with them.  A larger round is not saved (the
+//  others fail, saying so, if the task dies before they have it).
+#define SAVED_PIECES_MAX ((size_t) 64 << 20)
+
 void
 jace_task_save_pieces (const jace_task_t *self, jace_msg_t *copy)
 {
@@ -1502,6 +1508,10 @@ jace_task_save_pieces (const jace_task_t *self, jace_msg_t *copy)
     for (size_t task = 0; task < tasks; task++) {
         shape [task + 1] = (int64_t) sizes [task];
         total += sizes [task];
+    }
+    if (total > SAVED_PIECES_MAX) {
+        free (shape);
+        return;
     }
     unsigned char *bytes = (unsigned char *) malloc (total + 1);
     assert (bytes);

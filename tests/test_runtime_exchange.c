@@ -669,9 +669,18 @@ s_deliver_not_from (net_t *net, int64_t rank)
 //  replacement is restored from a checkpoint taken right after round 3,
 //  so it runs round 4 next: the others, still in round 3, get task 3's
 //  pieces of it only from the pieces the checkpoint saved.
+typedef enum {
+    RESTORE_WITHOUT_PIECES,     //  The copy had none
+    RESTORE_PULLS_IN_FLIGHT,    //  Relog and round 4 before the pulls come
+    RESTORE_PULLS_FIRST,        //  Pulls come before the relog (wants)
+    RESTORE_PULLS_BETWEEN       //  Pulls come after the relog, before round
+                                //  4: answered from the log, past round
+} restore_case_t;
+
 static void
-s_test_restored_after_round (bool with_pieces)
+s_test_restored_after_round (restore_case_t restore)
 {
+    bool with_pieces = restore != RESTORE_WITHOUT_PIECES;
     int sizes [] = { 5 };
     int64_t victim = 3;
     net_t *net = s_net_new (sizes, 1, "lg");
@@ -711,10 +720,17 @@ s_test_restored_after_round (bool with_pieces)
     for (int64_t rank = 0; rank < net->tasks; rank++)
         if (rank != victim)
             jace_exchange_moved (net->task [rank].engine, victim, net->now);
+    //  The daemon fetches its copies first: pulls may come meanwhile.
+    if (restore == RESTORE_PULLS_FIRST)
+        while (zlistx_size (net->flights))
+            s_deliver_one (net);
     if (with_pieces)
         ok (jace_exchange_relog (net->task [victim].engine, 3, saved,
                                  saved_sizes) == 0,
             "the replacement takes the saved pieces of round 3");
+    if (restore == RESTORE_PULLS_BETWEEN)
+        while (zlistx_size (net->flights))
+            s_deliver_one (net);
     s_begin (net, victim, 4);
     bool done = s_run (net, 4);
     for (int64_t to = 0; to < net->tasks; to++)
@@ -723,8 +739,11 @@ s_test_restored_after_round (bool with_pieces)
     for (int64_t rank = 0; rank < net->tasks && !failure; rank++)
         failure = jace_exchange_failure (net->task [rank].engine);
     if (with_pieces)
-        ok (done && net->wrong == 0 && !failure, "every task completes "
-            "rounds 3 and 4, each piece once and right");
+        s_ok (done && net->wrong == 0 && !failure, "every task completes "
+              "rounds 3 and 4, each piece once and right (pulls %s)",
+              restore == RESTORE_PULLS_FIRST ? "before the relog"
+              : restore == RESTORE_PULLS_BETWEEN ? "between the relog and "
+                "round 4" : "after round 4 began");
     else {
         ok (!done && failure && strstr (failure, "no longer holds"),
             "without them, the others learn task 3 no longer holds its "
@@ -768,7 +787,7 @@ main (void)
     zsys_set_logstream (stderr);
     zsys_init ();
     srandom (14);
-    tap_plan (45);
+    tap_plan (53);
     s_test_plans ();
     s_test_loss ();
     s_test_relay_dies ("lg", 0);
@@ -778,7 +797,9 @@ main (void)
     s_test_hostile ();
     s_test_nonsense ();
     s_test_gone ();
-    s_test_restored_after_round (true);
-    s_test_restored_after_round (false);
+    s_test_restored_after_round (RESTORE_PULLS_IN_FLIGHT);
+    s_test_restored_after_round (RESTORE_PULLS_FIRST);
+    s_test_restored_after_round (RESTORE_PULLS_BETWEEN);
+    s_test_restored_after_round (RESTORE_WITHOUT_PIECES);
     return tap_done ();
 }
