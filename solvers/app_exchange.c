@@ -12,6 +12,8 @@
 #define ROUNDS_MAX 1000000
 #define BYTES_MAX (64 * 1024 * 1024)
 #define PAUSE_MAX 60000
+//  Most 1% steps of the residual (1.01^60000 is about 1e259)
+#define STEPS_MAX 60000
 
 //  The fields of a row
 enum {
@@ -220,10 +222,12 @@ s_expected (const settings_t *settings, int64_t destination, double *good,
 }
 
 //  0: every piece of every round came once, right; NAN: something came
-//  wrong or more often than sent (the job fails at once); else 1 plus
-//  the fraction of the rounds the slowest task has still to run.  It
-//  falls as the rounds go on: a flat 1 until the last round made the
-//  spawner's stall check end long jobs that were progressing.
+//  wrong or more often than sent (the job fails at once); else 1.01 to
+//  the power of the rounds the slowest task has still to run (scaled to
+//  at most STEPS_MAX steps).  A flat 1 until the last round made the
+//  spawner's stall check, which asks for a fall of 1% over its window,
+//  end long jobs that were progressing: every round now falls by 1%
+//  (by 1% x STEPS_MAX / rounds beyond STEPS_MAX rounds).
 static double
 s_residual (void *problem, const double *x, int64_t count)
 {
@@ -250,8 +254,10 @@ s_residual (void *problem, const double *x, int64_t count)
     }
     if (complete)
         return 0;
-    return 1 + ((double) settings->rounds - least)
-               / (double) (settings->rounds > 0 ? settings->rounds : 1);
+    double left = (double) settings->rounds - least;
+    double scale = settings->rounds > STEPS_MAX
+                 ? STEPS_MAX / (double) settings->rounds : 1;
+    return pow (1.01, left * scale);
 }
 
 //  --------------------------------------------------------------------------
