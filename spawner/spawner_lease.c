@@ -588,6 +588,15 @@ spawner_lease_forget_ids (spawner_lease_t *self)
 {
     assert (self);
     zhashx_purge (self->wanted);
+    self->ids_asked = 0;        //  A late answer refuses nothing newer
+}
+
+void
+spawner_lease_forget_id (spawner_lease_t *self, const char *id)
+{
+    assert (self && id);
+    zhashx_delete (self->wanted, id);
+    self->ids_asked = 0;        //  The next RESERVE asks for the rest
 }
 
 zlist_t *

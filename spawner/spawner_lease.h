@@ -145,6 +145,11 @@ size_t
 void
     spawner_lease_forget_ids (spawner_lease_t *self);
 
+//  Stop wanting daemon `id` (a grant of it that comes later is given
+//  back).
+void
+    spawner_lease_forget_id (spawner_lease_t *self, const char *id);
+
 //  The ids a GRANT answering our RESERVE by id lacked (taken meanwhile,
 //  or gone) since the last call; the caller destroys the list.  They are
 //  no longer wanted: the caller re-plans.

@@ -1246,6 +1246,7 @@ s_place_replacement (server_t *self, size_t rank, const jace_node_t *node,
 {
     spawner_task_t *task = &self->tasks [rank];
     int64_t waited = now - task->assigned_at;
+    *task->lost = 0;            //  Its next loss says its own reason
     s_place (self, rank, node);
     self->replacements++;
     self->rebalanced_here = false;  //  A new node: its speed is news
@@ -1322,17 +1323,20 @@ s_readmit_drained (server_t *self, size_t rank, int64_t now)
 //  as it is now; a spare we hold is taken at once, another daemon is
 //  reserved by id (and chosen again if someone took it meanwhile).
 //  Returns true once the task is placed.
-//  Stop asking for replacements by id: every waiting task chooses again.
+//  Stop asking for the replacements asked for STALE_LISTING_MSEC ago or
+//  more: those tasks choose again (wants made since are left alone).
 static void
 s_drop_wants (server_t *self, int64_t now)
 {
-    spawner_lease_forget_ids (self->lease);
-    for (size_t rank = 0; rank < self->task_count; rank++)
-        if (*self->tasks [rank].wanted) {
-            *self->tasks [rank].wanted = 0;
-            self->tasks [rank].tried_listing = 0;
-            self->tasks [rank].ungranted_at = now;
+    for (size_t rank = 0; rank < self->task_count; rank++) {
+        spawner_task_t *task = &self->tasks [rank];
+        if (*task->wanted && now - task->wanted_at >= STALE_LISTING_MSEC) {
+            spawner_lease_forget_id (self->lease, task->wanted);
+            *task->wanted = 0;
+            task->tried_listing = 0;
+            task->ungranted_at = now;
         }
+    }
 }
 
 static bool
@@ -2146,6 +2150,8 @@ s_drain_move (server_t *self, size_t rank)
                           "\"step\":%zu", rank, task->daemon.id,
                           task->daemon.cluster, self->drain_step);
     snprintf (task->why, sizeof task->why, "cluster %s is drained",
+              self->draining);
+    snprintf (task->lost, sizeof task->lost, "moved off drained cluster %s",
               self->draining);
     s_unplace (self, rank, "drained: your cluster is being drained");
     self->drain_moved++;
