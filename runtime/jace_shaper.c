@@ -183,6 +183,8 @@ static pending_t *
 s_superseded_waiting (jace_shaper_t *self, int64_t to, jace_msg_t *msg,
                       int64_t now)
 {
+    if (!s_is_values (msg) && !jace_checkpoint_is_copy (msg))
+        return NULL;            //  Must arrive: no need to look
     for (pending_t *pending = (pending_t *) zlistx_first (self->pending);
          pending; pending = (pending_t *) zlistx_next (self->pending))
         if (pending->to == to && (pending->start > now || pending->blocked)

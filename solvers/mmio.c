@@ -741,8 +741,7 @@ s_expect_end (mmio_reader_t *reader, const mmio_header_t *header)
 }
 
 //  One pass over the announced entries and the end of the file.  Pass 1
-//  (A NULL) counts each row's entries into counts [row + 1] (if counts is
-//  not NULL: then it only checks them); pass 2 puts
+//  (A NULL) counts each row's entries into counts [row + 1]; pass 2 puts
 //  each entry at its row's cursor A->row_ptr [row], never past A->nnz even
 //  if the file changed since pass 1.  Both return the digest of the
 //  entries' positions.
@@ -765,11 +764,9 @@ s_scan_entries (mmio_reader_t *reader, const mmio_header_t *header,
         digest = s_digest (digest, &entry);
         bool mirror = header->symmetric && entry.col != entry.row;
         if (!A) {
-            if (counts) {
-                counts [entry.row + 1]++;
-                if (mirror)
-                    counts [entry.col + 1]++;
-            }
+            counts [entry.row + 1]++;
+            if (mirror)
+                counts [entry.col + 1]++;
             continue;
         }
         int64_t at = A->row_ptr [entry.row]++;
@@ -964,23 +961,21 @@ static void
 s_pin_overclaim (mmio_reader_t *reader, const mmio_header_t *header,
                  bool coordinate)
 {
-    char overclaim [256] = "";
-    if (reader->error)
-        snprintf (overclaim, sizeof overclaim, "%s", reader->error);
-    for (int64_t k = 0; k < header->entries; k++) {
+    char *overclaim = reader->error ? strdup (reader->error) : NULL;
+    bool pinned = false;        //  A line that is wrong said so
+    for (int64_t k = 0; k < header->entries && !pinned; k++) {
         int rc = s_read_content_line (reader);
-        if (rc < 0)
-            return;
         if (rc == 0)
-            break;
+            break;              //  Every line read well: the size line
         mmio_entry_t entry;
         double value;
-        if (coordinate ? s_parse_entry (reader, header, &entry)
-                       : s_parse_value_line (reader, header, &value))
-            return;             //  The line that is wrong
+        pinned = rc < 0
+              || (coordinate ? s_parse_entry (reader, header, &entry)
+                             : s_parse_value_line (reader, header, &value));
     }
-    if (reader->error)
+    if (!pinned && overclaim && reader->error)
         snprintf (reader->error, reader->error_size, "%s", overclaim);
+    free (overclaim);
 }
 
 //  Read a coordinate matrix; on success also return its header.  A

@@ -120,9 +120,8 @@ spawner_faults_new (zhash_t *params, int64_t tasks, char *reason,
     if (idle && !listed && every == 0 && first_iteration == 0
     &&  !zhash_lookup (params, "faults/first")) {
         snprintf (reason, reason_size, "%s needs faults/every, "
-                  "faults/first, faults/first_iteration or faults/tasks "
-                  "(when to crash): without them no daemon is crashed",
-                  idle);
+                  "faults/first or faults/first_iteration (when to "
+                  "crash): without them no daemon is crashed", idle);
         spawner_faults_destroy (&self);
         return NULL;
     }

@@ -26,6 +26,7 @@
 //  seconds after its last renewal) is alive, and is waited for up to
 //  OWNER_BUSY_MSEC before anything is done behind its back.
 #define OWNER_BUSY_MSEC 20000
+#define OWNER_RETRY_MSEC 2000
 //  Longest wait for a cancelled job's daemons to be free.
 #define FREE_WAIT_MSEC 15000
 
@@ -332,12 +333,26 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
               : s_ask_cancel (registry, job_id, security, &job_key,
                               OWNER_WAIT_MSEC);
     if (asked == 0 && s_owner_alive (registry, job_id)) {
-        fprintf (stderr, "jace-spawner: the spawner of job %s renews its "
+        fprintf (stderr, "jace-spawner: the spawner of job %s holds its "
                  "lease but did not answer in %d ms: waiting for it\n",
                  job_id, OWNER_WAIT_MSEC);
-        asked = s_ask_cancel (registry, job_id, security, &job_key,
-                              OWNER_BUSY_MSEC);
-        if (asked == 0) {
+        //  Asked again, the lease looked at between two asks: one that
+        //  lapses means the spawner died (its daemons are then stopped
+        //  below, as for any orphan).
+        int64_t deadline = zclock_mono () + OWNER_BUSY_MSEC;
+        while (asked == 0 && zclock_mono () < deadline && !zsys_interrupted
+        &&     s_owner_alive (registry, job_id)) {
+            asked = s_ask_cancel (registry, job_id, security, &job_key,
+                                  OWNER_RETRY_MSEC);
+            if (asked == 0) {
+                jace_msg_destroy (&registry);
+                before = s_working_for (supernode, security, job_id,
+                                        &registry);
+                if (before < 0)
+                    asked = -1;
+            }
+        }
+        if (asked == 0 && s_owner_alive (registry, job_id)) {
             //  Stopping its daemons behind its back made a busy spawner
             //  take them all for crashed and replace them.
             fprintf (stderr, "jace-spawner: the spawner of job %s did not "
