@@ -52,8 +52,8 @@ printf 'job\n    application = "jacobi2d"\n    tasks = 2\n    mapping = "best"\n
 err=$("$map" --job "$tmp.job" --platform "$platforms/local8.platform" 2>&1)
 status=$?
 rm -f "$tmp.job"
-[ $status -eq 1 ] && echo "$err" | grep -q "jace-map-test.$$.job: job/mapping = 'best' is unknown"
-check $? "a bad job file is reported with its file"
+[ $status -eq 1 ] && echo "$err" | grep -q "jace-map-test.$$.job:4: job/mapping = 'best' is unknown"
+check $? "a bad job file is reported with its file and line"
 "$map" --job "$job" 2>/dev/null
 [ $? -eq 2 ]
 check $? "a missing --platform/--supernode is a usage error"
