@@ -628,13 +628,11 @@ s_log_add (jace_exchange_t *self, int64_t round, const void *const *buffers,
 static void
 s_log_drop (jace_exchange_t *self, int64_t round)
 {
-    for (log_entry_t *entry = (log_entry_t *) zlistx_first (self->log);
-         entry; entry = (log_entry_t *) zlistx_next (self->log))
-        if (entry->round == round) {
-            self->log_bytes -= entry->bytes;
-            zlistx_delete (self->log, zlistx_cursor (self->log));
-            return;
-        }
+    const log_entry_t *entry = s_log_find (self, round);
+    if (entry) {                //  s_log_find left the cursor on it
+        self->log_bytes -= entry->bytes;
+        zlistx_delete (self->log, zlistx_cursor (self->log));
+    }
 }
 
 //  Drop the oldest rounds past the bound, never round 0 (the request
