@@ -43,6 +43,9 @@
 #  job ends (faults/rounds = 0), as the paper's did, so a slower run
 #  suffers more of them.  REVIVE=0 keeps the crashed daemons down and
 #  stops the crashes after (daemons - tasks) / 2 - 1 rounds instead.
+#  The tasks crashed are drawn with faults/seed = the repeat's number: the
+#  mappings of a repeat lose the same tasks in the same order (so they
+#  are compared on the same bad luck), and each repeat draws anew.
 #
 #  Prints the table in the paper's form (rows FF and WF per platform,
 #  columns per mapping, median seconds and the gain against default in
@@ -186,7 +189,7 @@ for repeat in $(seq 1 "$repeats"); do
         for mapping in $mappings; do
             timed "$platform" WF "$mapping" "$repeat" "$every" \
                 --set faults/every="$every" --set faults/count=2 \
-                --set faults/rounds="$rounds"
+                --set faults/rounds="$rounds" --set faults/seed="$repeat"
         done
     done
 done
