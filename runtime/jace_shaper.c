@@ -2,10 +2,18 @@
     jace_shaper - emulated network links between virtual clusters
 
     Times are CLOCK_MONOTONIC nanoseconds (jace_links_now), the clock the
-    grid's shared reservations use.  A message's path is the link from us
-    to its task (one transfer at a time, in this process) and, when the
-    grid shares them, the resources of jace_links between the clusters:
-    it starts when all of them are free and flows at the slowest of them.
+    grid's shared reservations use.  A message's path is its connection
+    (the socket it goes out on: one transfer at a time, in this process)
+    and, when the grid shares them, the resources of jace_links between
+    the clusters: it starts when all of them are free and flows at the
+    slowest of them.
+
+    A message that crosses shared resources reserves them a slice at a
+    time, keeping about SHAPER_AHEAD_NSEC reserved ahead of now, so that
+    flows through one pipe take turns as TCP flows share a bottleneck.
+    Reserved whole, a 6.6 MB checkpoint copy held a 0.1 Mb/s uplink for
+    minutes, and every other daemon's vectors, of this job and of others,
+    queued behind it (89.6 s for a job that takes 0.66 s alone).
     =========================================================================
 */
 #include "jace_shaper.h"
@@ -17,6 +25,16 @@
 //  by a full queue).
 #define SHAPER_BLOCKED_RETRY_USEC 1000
 #define SHAPER_BLOCKED_NSEC_MAX (10 * 1000000000LL)
+//  A slice of a message crossing shared resources: about this long on its
+//  path, never smaller than SHAPER_SLICE_BYTES_MIN (a wake-up per slice).
+#define SHAPER_SLICE_NSEC (20 * 1000000LL)
+#define SHAPER_SLICE_BYTES_MIN 4096
+//  How far ahead of now a message keeps its slices reserved.  A sender
+//  busy computing flushes late; with this much reserved, the pipe does
+//  not idle meanwhile.  Another flow's message waits about this long
+//  behind a big one, instead of for all of it.
+#define SHAPER_AHEAD_NSEC (200 * 1000000LL)
+#define SHAPER_NEVER INT64_MAX
 
 //  One emulated link, from us to a cluster.
 typedef struct {
@@ -25,22 +43,32 @@ typedef struct {
     jace_links_t *shared;       //  Borrowed: the grid's links, or NULL
     size_t path [JACE_LINKS_PATH_MAX];  //  Shared resources crossed
     size_t hops;                //  Entries in path
+    size_t slice_bytes;         //  Reserved at a time (SIZE_MAX: whole)
 } link_t;
 
 //  A message on its way to one destination task.
 typedef struct {
     int64_t to;                 //  Destination task
-    zsock_t *socket;            //  Borrowed: the task's link socket
+    zsock_t *socket;            //  Borrowed: its connection to the task
     jace_msg_t *msg;            //  The message
-    int64_t start;              //  When its transfer starts (ns)
-    int64_t due;                //  When it arrives (ns, monotonic)
+    char *remote;               //  Its cluster
+    link_t link;                //  Its path (a copy: links may be set anew)
+    size_t bytes;               //  Its size on the wire
+    size_t unreserved;          //  Bytes not yet reserved on the path
+    size_t slices;              //  Slices reserved so far
+    int64_t queued;             //  When it was sent to us (ns)
+    int64_t start;              //  When its transfer starts (ns), or
+                                //  SHAPER_NEVER before its first slice
+    int64_t end;                //  When its last reserved slice ends
+    int64_t due;                //  When it arrives (ns, monotonic), or
+                                //  SHAPER_NEVER while bytes are unreserved
     bool blocked;               //  Due, but its link was full
 } pending_t;
 
 struct _jace_shaper_t {
     char *local;                //  Our cluster
     zhashx_t *links;            //  Remote cluster -> link_t, owned
-    zhashx_t *busy_until;       //  Destination task -> link free time
+    zhashx_t *busy_until;       //  "task/socket" -> connection free time
     zlistx_t *pending;          //  pending_t, oldest first, owned
     bool verbose;               //  Log each shared reservation
 };
@@ -59,6 +87,7 @@ s_pending_destroy (void **item_p)
     pending_t *pending = (pending_t *) *item_p;
     if (pending) {
         jace_msg_destroy (&pending->msg);
+        free (pending->remote);
         free (pending);
         *item_p = NULL;
     }
@@ -102,6 +131,7 @@ jace_shaper_set_link (jace_shaper_t *self, const char *remote,
     link_t *link = (link_t *) zmalloc (sizeof *link);
     link->latency_usec = latency_usec > 0 ? latency_usec : 0;
     link->bandwidth_mbps = bandwidth_mbps > 0 ? bandwidth_mbps : 0;
+    link->slice_bytes = SIZE_MAX;
     zhashx_update (self->links, remote, link);
 }
 
@@ -117,6 +147,18 @@ jace_shaper_set_shared (jace_shaper_t *self, const char *remote,
     link->shared = hops ? links : NULL;
     memcpy (link->path, path, hops * sizeof (size_t));
     link->hops = hops;
+    //  A slice lasts SHAPER_SLICE_NSEC at the slowest bandwidth of the
+    //  path; a path without any limit is reserved whole.
+    double slowest = link->bandwidth_mbps;
+    for (size_t hop = 0; hop < hops; hop++) {
+        double mbps = jace_links_resource (links, path [hop]).bandwidth_mbps;
+        if (mbps > 0 && (slowest <= 0 || mbps < slowest))
+            slowest = mbps;
+    }
+    double bytes = slowest * SHAPER_SLICE_NSEC / 8000;
+    link->slice_bytes = !link->shared || slowest <= 0 ? SIZE_MAX
+                      : bytes < SHAPER_SLICE_BYTES_MIN
+                      ? SHAPER_SLICE_BYTES_MIN : (size_t) bytes;
 }
 
 void
@@ -193,12 +235,14 @@ s_superseded_waiting (jace_shaper_t *self, int64_t to, jace_msg_t *msg,
     return NULL;
 }
 
-//  The time until which our link to `to` is reserved (a slot we own).
+//  The time until which our connection to `to` on `socket` is reserved
+//  (a slot we own).  A task's fresh link is a connection of its own: its
+//  vectors do not queue behind the checkpoints on the ordinary one.
 static int64_t *
-s_busy_until (jace_shaper_t *self, int64_t to)
+s_busy_until (jace_shaper_t *self, int64_t to, zsock_t *socket)
 {
-    char key [32];
-    snprintf (key, sizeof key, "%" PRId64, to);
+    char key [64];
+    snprintf (key, sizeof key, "%" PRId64 "/%p", to, (void *) socket);
     int64_t *busy = (int64_t *) zhashx_lookup (self->busy_until, key);
     if (!busy) {
         busy = (int64_t *) zmalloc (sizeof *busy);
@@ -207,24 +251,76 @@ s_busy_until (jace_shaper_t *self, int64_t to)
     return busy;
 }
 
-//  Reserve the path of a message to `to`: our link to the task, then the
-//  grid's shared resources if any.  Returns when the transfer starts and
-//  writes how long it lasts (ns).
-static int64_t
-s_reserve (jace_shaper_t *self, link_t *link, int64_t to, size_t bytes,
-           int64_t now, int64_t *duration)
+//  Reserve the next slice of pending's path: its connection, then the
+//  grid's shared resources if any.  The last slice makes it due.
+static void
+s_reserve_slice (jace_shaper_t *self, pending_t *pending, int64_t now)
 {
-    int64_t *busy = s_busy_until (self, to);
+    link_t *link = &pending->link;
+    size_t bytes = pending->unreserved < link->slice_bytes
+                 ? pending->unreserved : link->slice_bytes;
+    int64_t *busy = s_busy_until (self, pending->to, pending->socket);
     int64_t earliest = *busy > now ? *busy : now;
-    int64_t start = earliest;
+    int64_t start = earliest, duration;
     if (link->shared)
         start = jace_links_reserve (link->shared, link->path, link->hops,
                                     bytes, link->bandwidth_mbps, earliest,
-                                    duration);
+                                    &duration);
     else                        //  The transfer alone: no latency yet
-        *duration = jace_shaper_delay_nsec (0, link->bandwidth_mbps, bytes);
-    *busy = start + *duration;
-    return start;
+        duration = jace_shaper_delay_nsec (0, link->bandwidth_mbps, bytes);
+    *busy = start + duration;
+    if (pending->slices++ == 0)
+        pending->start = start;
+    pending->end = start + duration;
+    pending->unreserved -= bytes;
+    if (pending->unreserved > 0)
+        return;
+    //  It arrives the link's latency after its transfer ends.
+    pending->due = pending->end
+                 + jace_shaper_delay_nsec (link->latency_usec, 0, 0);
+    //  The emulated schedule, on the clock every process shares: the
+    //  grid tests check from it that the shared links are shared.
+    if (self->verbose)
+        zsys_debug ("shaper: %s to task %" PRId64 " in %s: %zu bytes, "
+                    "queued %" PRId64 " start %" PRId64 " transfer %"
+                    PRId64 " due %" PRId64 " ns, %zu slice%s", self->local,
+                    pending->to, pending->remote,
+                    pending->bytes, pending->queued, pending->start,
+                    pending->end - pending->start, pending->due,
+                    pending->slices, pending->slices > 1 ? "s" : "");
+}
+
+//  True if a message before pending on its connection still has bytes to
+//  reserve: pending's transfer follows all of it.
+static bool
+s_behind_another (jace_shaper_t *self, pending_t *pending)
+{
+    for (pending_t *before = (pending_t *) zlistx_first (self->pending);
+         before && before != pending;
+         before = (pending_t *) zlistx_next (self->pending))
+        if (before->to == pending->to && before->socket == pending->socket
+        &&  before->unreserved > 0)
+            return true;
+    return false;
+}
+
+//  Reserve pending's slices until SHAPER_AHEAD_NSEC of them are reserved
+//  ahead of now (or all are).  Leaves the list's cursor on pending.
+static void
+s_reserve_ahead (jace_shaper_t *self, pending_t *pending, int64_t now)
+{
+    if (pending->unreserved == 0)
+        return;
+    if (pending->slices == 0) {
+        bool behind = s_behind_another (self, pending);
+        zlistx_find (self->pending, pending);
+        if (behind)
+            return;
+    }
+    if (pending->slices == 0)
+        s_reserve_slice (self, pending, now);
+    while (pending->unreserved > 0 && pending->end - now < SHAPER_AHEAD_NSEC)
+        s_reserve_slice (self, pending, now);
 }
 
 int
@@ -246,25 +342,20 @@ jace_shaper_send (jace_shaper_t *self, zsock_t *socket, int64_t to,
         *msg_p = NULL;
         return 0;
     }
-    size_t bytes = s_message_bytes (*msg_p);
     pending_t *pending = (pending_t *) zmalloc (sizeof *pending);
     pending->to = to;
     pending->socket = socket;
     pending->msg = *msg_p;
     *msg_p = NULL;
-    int64_t duration;
-    pending->start = s_reserve (self, link, to, bytes, now, &duration);
-    //  It arrives the link's latency after its transfer ends.
-    pending->due = pending->start + duration
-                 + jace_shaper_delay_nsec (link->latency_usec, 0, bytes);
+    pending->remote = strdup (remote);
+    pending->link = *link;
+    pending->bytes = s_message_bytes (pending->msg);
+    pending->unreserved = pending->bytes;
+    pending->queued = now;
+    pending->start = SHAPER_NEVER;
+    pending->due = SHAPER_NEVER;
     zlistx_add_end (self->pending, pending);
-    //  The emulated schedule, on the clock every process shares: the
-    //  grid tests check from it that the shared links are shared.
-    if (self->verbose)
-        zsys_debug ("shaper: %s to task %" PRId64 " in %s: %zu bytes, "
-                    "queued %" PRId64 " start %" PRId64 " transfer %"
-                    PRId64 " due %" PRId64 " ns", self->local, to, remote,
-                    bytes, now, pending->start, duration, pending->due);
+    s_reserve_ahead (self, pending, now);
     return 0;
 }
 
@@ -276,6 +367,7 @@ jace_shaper_flush (jace_shaper_t *self)
     int64_t next = -1;
     pending_t *pending = (pending_t *) zlistx_first (self->pending);
     while (pending) {
+        s_reserve_ahead (self, pending, now);
         //  A full link keeps what is due for it (the newest values
         //  replacing older ones): a synchronous neighbour may wait for
         //  just that message, and no newer one would come.
@@ -292,9 +384,17 @@ jace_shaper_flush (jace_shaper_t *self)
             pending = (pending_t *) zlistx_first (self->pending);
             continue;
         }
+        //  Wake when it is due, or when its slices reserved ahead run
+        //  short; one behind another on its connection waits for that
+        //  one's wake.
+        int64_t wake = pending->due != SHAPER_NEVER ? pending->due
+                     : pending->slices > 0
+                     ? pending->end - SHAPER_AHEAD_NSEC / 2 : SHAPER_NEVER;
         int64_t wait = pending->blocked ? SHAPER_BLOCKED_RETRY_USEC
-                     : (pending->due - now + 999) / 1000;
-        next = next < 0 || wait < next ? wait : next;
+                     : wake == SHAPER_NEVER ? -1
+                     : wake > now ? (wake - now + 999) / 1000 : 0;
+        if (wait >= 0)
+            next = next < 0 || wait < next ? wait : next;
         pending = (pending_t *) zlistx_next (self->pending);
     }
     return next;
@@ -313,7 +413,12 @@ jace_shaper_drop (jace_shaper_t *self, int64_t to)
             zlistx_delete (self->pending, handle);
         handle = next;
     }
-    char key [32];
-    snprintf (key, sizeof key, "%" PRId64, to);
-    zhashx_delete (self->busy_until, key);
+    char prefix [32];
+    int length = snprintf (prefix, sizeof prefix, "%" PRId64 "/", to);
+    zlistx_t *keys = zhashx_keys (self->busy_until);
+    for (const char *key = (const char *) zlistx_first (keys); key;
+         key = (const char *) zlistx_next (keys))
+        if (strncmp (key, prefix, (size_t) length) == 0)
+            zhashx_delete (self->busy_until, key);
+    zlistx_destroy (&keys);
 }

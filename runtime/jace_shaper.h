@@ -14,12 +14,16 @@
     every other message (request lists, exchange pieces, FETCHes) waits
     its turn and arrives.
 
-    On its own the shaper models each flow between two tasks as a link of
-    its own.  Given the grid's shared links (jace_links), a message also
-    waits until every shared resource between the two clusters (uplinks,
-    backbone) can take it, and flows at the slowest of them, so that all
-    the daemons sending across a backbone divide it between them.  A
-    replaced vector's reservation stays spent, as the bytes of a
+    On its own the shaper models each connection to a task (each socket:
+    a task's fresh link for values is a connection of its own) as a link
+    of its own, one message after another.  Given the grid's shared links
+    (jace_links), a message also waits until every shared resource
+    between the two clusters (uplinks, backbone) can take it, and flows at
+    the slowest of them, so that all the daemons sending across a backbone
+    divide it between them.  A big message reserves those resources a
+    slice (about 20 ms) at a time, keeping about 200 ms reserved ahead, so
+    that a small one of another flow waits for that, not for all of it.
+    A replaced vector's reservation stays spent, as the bytes of a
     retransmitted packet would be.
     =========================================================================
 */

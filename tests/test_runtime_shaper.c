@@ -145,6 +145,134 @@ s_test_shared (zsock_t *link)
     rmdir (folder);
 }
 
+//  A message of `bytes` on the wire that must arrive (not values): an
+//  exchange piece or a checkpoint's size, marked by iteration -1.
+static jace_msg_t *
+s_big (size_t bytes)
+{
+    jace_msg_t *msg = jace_msg_new (JACE_MSG_DATA);
+    jace_msg_set_job (msg, "job");
+    jace_msg_set_iteration (msg, -1);
+    byte *payload = (byte *) zmalloc (bytes - 64);
+    jace_msg_add_payload (msg, JACE_PAYLOAD_BYTES, payload, bytes - 64);
+    free (payload);
+    return msg;
+}
+
+//  Flush the shapers until `wanted` messages arrived on inbox or 10 s
+//  passed; writes each one's iteration and arrival (ns).
+static size_t
+s_arrivals (jace_shaper_t **shapers, size_t count, zsock_t *inbox,
+            size_t wanted, int64_t *iterations, int64_t *arrivals)
+{
+    size_t got = 0;
+    int64_t deadline = zclock_mono () + 10000;
+    zsock_set_rcvtimeo (inbox, 1);
+    while (got < wanted && zclock_mono () < deadline) {
+        for (size_t index = 0; index < count; index++)
+            jace_shaper_flush (shapers [index]);
+        jace_msg_t *msg = jace_msg_recv (inbox, NULL, 0, NULL, 0);
+        if (msg) {
+            iterations [got] = jace_msg_iteration (msg);
+            arrivals [got++] = jace_links_now ();
+        }
+        jace_msg_destroy (&msg);
+    }
+    return got;
+}
+
+//  Flows through one shared pipe take turns: a vector sent while another
+//  daemon's 1 MB crosses an 8 Mb/s uplink (1 s) waits a slice ahead, not
+//  the whole second, and two big ones progress together.  Only bounds
+//  the emulated schedule guarantees are checked: a slow machine makes
+//  arrivals later, never earlier.
+static void
+s_test_turns (zsock_t *link, zsock_t *inbox)
+{
+    char folder [] = "/tmp/test_runtime_shaper.XXXXXX";
+    if (!mkdtemp (folder)) {
+        ok (false, "a folder for the links file");
+        return;
+    }
+    char path [256];
+    snprintf (path, sizeof path, "%s/links", folder);
+    jace_links_resource_t uplink = { 8, 0 };
+    jace_links_create (path, &uplink, 1, NULL, 0);
+    jace_links_t *links = jace_links_open (path, NULL, 0);
+    size_t route [1] = { 0 };
+    jace_shaper_t *shapers [2];
+    for (size_t index = 0; index < 2; index++) {
+        shapers [index] = jace_shaper_new ("A");
+        jace_shaper_set_link (shapers [index], "B", 0, 8);
+        if (links)
+            jace_shaper_set_shared (shapers [index], "B", links, route, 1);
+    }
+    int64_t second = 1000000000;
+    int64_t sent = jace_links_now ();
+    jace_msg_t *msg = s_big (1000000);
+    jace_shaper_send (shapers [0], link, 0, "B", &msg);
+    msg = s_vector (1);
+    jace_shaper_send (shapers [1], link, 1, "B", &msg);
+    int64_t due = jace_links_now () + jace_shaper_flush (shapers [1]) * 1000;
+    diag ("the vector is due %" PRId64 " ms after the 1 MB was sent",
+          (due - sent) / 1000000);
+    ok (due - sent < second / 2, "a vector behind another daemon's 1 MB "
+        "on a shared 8 Mb/s uplink waits a slice, not the whole second");
+    int64_t iterations [2], arrivals [2];
+    size_t got = s_arrivals (shapers, 2, inbox, 2, iterations, arrivals);
+    ok (got == 2 && iterations [0] == 1 && iterations [1] == -1
+        && arrivals [1] - sent >= second, "the vector arrives first, the "
+        "1 MB after its second on the uplink");
+
+    //  Two daemons' 1 MB at once: both take about the two seconds the
+    //  uplink needs for both, where one used to get it all first.
+    sent = jace_links_now ();
+    for (size_t index = 0; index < 2; index++) {
+        msg = s_big (1000000);
+        jace_shaper_send (shapers [index], link, (int64_t) index, "B", &msg);
+    }
+    got = s_arrivals (shapers, 2, inbox, 2, iterations, arrivals);
+    diag ("two 1 MB flows arrived after %" PRId64 " and %" PRId64 " ms",
+          got ? (arrivals [0] - sent) / 1000000 : -1,
+          got == 2 ? (arrivals [1] - sent) / 1000000 : -1);
+    ok (got == 2 && arrivals [0] - sent >= 3 * second / 2
+        && arrivals [1] - sent >= 2 * second, "two 1 MB flows on one "
+        "uplink share it: both take about its two seconds");
+    for (size_t index = 0; index < 2; index++)
+        jace_shaper_destroy (&shapers [index]);
+    jace_links_destroy (&links);
+    unlink (path);
+    rmdir (folder);
+}
+
+//  A task's connections are links of their own: a vector on its fresh
+//  link does not wait behind 1 MB on the ordinary one, but does behind
+//  1 MB on the same connection.
+static void
+s_test_connections (zsock_t *link, zsock_t *inbox)
+{
+    zsock_t *fresh = zsock_new_push (">inproc://shaper-test");
+    jace_shaper_t *shaper = jace_shaper_new ("A");
+    jace_shaper_set_link (shaper, "B", 0, 8);
+    int64_t iterations [2], arrivals [2];
+    jace_msg_t *msg = s_big (1000000);
+    jace_shaper_send (shaper, link, 0, "B", &msg);
+    msg = s_vector (1);
+    jace_shaper_send (shaper, fresh, 0, "B", &msg);
+    size_t got = s_arrivals (&shaper, 1, inbox, 2, iterations, arrivals);
+    ok (got == 2 && iterations [0] == 1 && iterations [1] == -1,
+        "a vector on a task's fresh link passes 1 MB on its ordinary link");
+    msg = s_big (1000000);
+    jace_shaper_send (shaper, link, 0, "B", &msg);
+    msg = s_vector (2);
+    jace_shaper_send (shaper, link, 0, "B", &msg);
+    got = s_arrivals (&shaper, 1, inbox, 2, iterations, arrivals);
+    ok (got == 2 && iterations [0] == -1 && iterations [1] == 2,
+        "on one connection, the vector follows the 1 MB sent before it");
+    jace_shaper_destroy (&shaper);
+    zsock_destroy (&fresh);
+}
+
 //  The delay formula every emulation shares (the shaper, super-nodes'
 //  and daemons' probes): latency plus bytes x 8 / bandwidth.
 static void
@@ -223,7 +351,7 @@ s_test_full_link (void)
 int
 main (void)
 {
-    tap_plan (19);
+    tap_plan (24);
     zsock_t *inbox = zsock_new_pull ("inproc://shaper-test");
     zsock_t *link = zsock_new_push (">inproc://shaper-test");
     jace_shaper_t *shaper = jace_shaper_new ("A");
@@ -318,6 +446,8 @@ main (void)
     s_test_shared (link);
     s_test_delay (link);
     s_test_full_link ();
+    s_test_turns (link, inbox);
+    s_test_connections (link, inbox);
     zsock_destroy (&link);
     zsock_destroy (&inbox);
     return tap_done ();
