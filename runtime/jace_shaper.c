@@ -260,7 +260,11 @@ s_reserve_slice (jace_shaper_t *self, pending_t *pending, int64_t now)
     size_t bytes = pending->unreserved < link->slice_bytes
                  ? pending->unreserved : link->slice_bytes;
     int64_t *busy = s_busy_until (self, pending->to, pending->socket);
-    int64_t earliest = *busy > now ? *busy : now;
+    //  A first slice starts no sooner than now; the next ones follow the
+    //  last, even in the past: a kernel sends while its process computes,
+    //  and a sender that flushed late must not slow its own link (a lone
+    //  1 MB over 1 s took 2.5 s, flushed every 500 ms).
+    int64_t earliest = pending->slices > 0 || *busy > now ? *busy : now;
     int64_t start = earliest, duration;
     if (link->shared)
         start = jace_links_reserve (link->shared, link->path, link->hops,

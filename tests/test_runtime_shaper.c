@@ -238,6 +238,37 @@ s_test_turns (zsock_t *link, zsock_t *inbox)
     ok (got == 2 && arrivals [0] - sent >= 3 * second / 2
         && arrivals [1] - sent >= 2 * second, "two 1 MB flows on one "
         "uplink share it: both take about its two seconds");
+
+    //  On one connection the slices keep the order: a vector sent after
+    //  1 MB arrives after it.
+    msg = s_big (1000000);
+    jace_shaper_send (shapers [0], link, 0, "B", &msg);
+    msg = s_vector (3);
+    jace_shaper_send (shapers [0], link, 0, "B", &msg);
+    got = s_arrivals (shapers, 1, inbox, 2, iterations, arrivals);
+    ok (got == 2 && iterations [0] == -1 && iterations [1] == 3,
+        "a vector after 1 MB on one connection arrives after it");
+
+    //  A sender that flushes late (every 500 ms, as one computing long
+    //  iterations) still gets the link's bandwidth: the slices it missed
+    //  follow on in the past, as a kernel keeps sending.
+    sent = jace_links_now ();
+    msg = s_big (1000000);
+    jace_shaper_send (shapers [0], link, 0, "B", &msg);
+    int64_t arrived = 0;
+    zsock_set_rcvtimeo (inbox, 0);
+    for (int flush = 0; flush < 20 && !arrived; flush++) {
+        zclock_sleep (500);
+        jace_shaper_flush (shapers [0]);
+        msg = jace_msg_recv (inbox, NULL, 0, NULL, 0);
+        if (msg)
+            arrived = jace_links_now ();
+        jace_msg_destroy (&msg);
+    }
+    diag ("1 MB flushed every 500 ms arrived after %" PRId64 " ms",
+          arrived ? (arrived - sent) / 1000000 : -1);
+    ok (arrived && arrived - sent < 2 * second, "a sender flushing every "
+        "500 ms gets its 1 MB across the 8 Mb/s uplink in about 1 s");
     for (size_t index = 0; index < 2; index++)
         jace_shaper_destroy (&shapers [index]);
     jace_links_destroy (&links);
@@ -351,7 +382,7 @@ s_test_full_link (void)
 int
 main (void)
 {
-    tap_plan (24);
+    tap_plan (26);
     zsock_t *inbox = zsock_new_pull ("inproc://shaper-test");
     zsock_t *link = zsock_new_push (">inproc://shaper-test");
     jace_shaper_t *shaper = jace_shaper_new ("A");
