@@ -107,10 +107,12 @@ for repeat in $(seq 1 "$repeats"); do
     big_pid=$!
     #  Small goes once every task of big has finished a round: big's
     #  pieces and copies are on the backbone then.
+    #  (Line by line: the file's last line may be half written.)
     for _ in $(seq 1 6000); do
-        [ "$(jq -s '[.[] | select(.event == "progress" and .iteration >= 1)
-                     | .task] | unique | length' "$events" 2>/dev/null ||
-             echo 0)" -ge 4 ] && break
+        started=$(grep '"event":"progress"' "$events" 2>/dev/null |
+                  jq -r 'select(.iteration >= 1) | .task' 2>/dev/null |
+                  sort -u | wc -l)
+        [ "$started" -ge 4 ] && break
         sleep 0.1
     done
     record small-beside-big "$repeat" \
