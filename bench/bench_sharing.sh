@@ -6,6 +6,9 @@
 #    BACKBONE_MBPS  the shared backbone's bandwidth (default 4)
 #    BIG_BYTES      the big job's pieces, bytes (default 400000)
 #    REPEATS        runs of each case (default 3); medians are printed
+#    GRID_ARGS      more arguments for `jace-grid start`, e.g. "--netns"
+#                   for the namespace testbed (the kernel's TCP through
+#                   tc tbf carries the backbone instead of the emulation)
 #    OUT            folder for runs.tsv and the events (default: a new
 #                   bench-sharing.XXXXXX under TMPDIR)
 #
@@ -74,8 +77,9 @@ EOF
 job_file 20 2000 >"$out/small.job"
 job_file 4 "$big_bytes" >"$out/big.job"
 
+# shellcheck disable=SC2086  # GRID_ARGS may be several arguments
 sn=$("$JACE_BUILDDIR/jace-grid" start --platform "$out/sharing.platform" \
-     --run "$run/grid")
+     --run "$run/grid" ${GRID_ARGS:-})
 
 #  submit NAME EVENTS: one job, quiet; its result's seconds on stdout
 submit () {
@@ -123,7 +127,8 @@ for repeat in $(seq 1 "$repeats"); do
 done
 
 echo
-echo "backbone $backbone Mb/s shared, big pieces $big_bytes bytes;" \
+echo "backbone $backbone Mb/s shared ${GRID_ARGS:-emulated}, big pieces" \
+     "$big_bytes bytes;" \
      "median seconds of $repeats run(s) (runs in $out/runs.tsv)"
 for case in small-alone big-alone small-beside-big big-beside-small; do
     printf '%-18s %s\n' "$case" \
