@@ -84,29 +84,59 @@ s_vector (int64_t iteration)
     return msg;
 }
 
+//  One shared pipe in a links file of its own, and daemons of cluster A
+//  whose shapers send to cluster B across it (a flow's own link as fast
+//  as the pipe).
+typedef struct {
+    char folder [64];
+    char path [256];
+    jace_links_t *links;        //  NULL if the file could not be made
+} pipe_t;
+
+static bool
+s_pipe_open (pipe_t *self, double mbps, jace_shaper_t **shapers,
+             size_t count)
+{
+    snprintf (self->folder, sizeof self->folder,
+              "/tmp/test_runtime_shaper.XXXXXX");
+    if (!mkdtemp (self->folder)) {
+        ok (false, "a folder for the links file");
+        return false;
+    }
+    snprintf (self->path, sizeof self->path, "%s/links", self->folder);
+    jace_links_resource_t resource = { mbps, 0 };
+    jace_links_create (self->path, &resource, 1, NULL, 0);
+    self->links = jace_links_open (self->path, NULL, 0);
+    size_t route [1] = { 0 };
+    for (size_t index = 0; index < count; index++) {
+        shapers [index] = jace_shaper_new ("A");
+        jace_shaper_set_link (shapers [index], "B", 0, mbps);
+        if (self->links)
+            jace_shaper_set_shared (shapers [index], "B", self->links,
+                                    route, 1);
+    }
+    return true;
+}
+
+static void
+s_pipe_close (pipe_t *self, jace_shaper_t **shapers, size_t count)
+{
+    for (size_t index = 0; index < count; index++)
+        jace_shaper_destroy (&shapers [index]);
+    jace_links_destroy (&self->links);
+    unlink (self->path);
+    rmdir (self->folder);
+}
+
 //  Three daemons of cluster A send to cluster B across a shared 0.08 Mb/s
 //  backbone: a 1000-byte vector takes 100 ms on it.
 static void
 s_test_shared (zsock_t *link)
 {
-    char folder [] = "/tmp/test_runtime_shaper.XXXXXX";
-    if (!mkdtemp (folder)) {
-        ok (false, "a folder for the links file");
-        return;
-    }
-    char path [256];
-    snprintf (path, sizeof path, "%s/links", folder);
-    jace_links_resource_t backbone = { 0.08, 0 };
-    jace_links_create (path, &backbone, 1, NULL, 0);
-    jace_links_t *links = jace_links_open (path, NULL, 0);
-    size_t route [1] = { 0 };
+    pipe_t backbone;
     jace_shaper_t *shapers [3];
-    for (size_t index = 0; index < 3; index++) {
-        shapers [index] = jace_shaper_new ("A");
-        jace_shaper_set_link (shapers [index], "B", 0, 0.08);
-        if (links)
-            jace_shaper_set_shared (shapers [index], "B", links, route, 1);
-    }
+    if (!s_pipe_open (&backbone, 0.08, shapers, 3))
+        return;
     int64_t transfer = 100000000;
     int64_t due [3], slack;
 
@@ -138,11 +168,7 @@ s_test_shared (zsock_t *link)
     s_due_times (shapers, 3, due, &slack);
     ok (llabs (due [2] - due [0]) <= slack + transfer / 2,
         "without shared links each daemon gets the whole backbone");
-    for (size_t index = 0; index < 3; index++)
-        jace_shaper_destroy (&shapers [index]);
-    jace_links_destroy (&links);
-    unlink (path);
-    rmdir (folder);
+    s_pipe_close (&backbone, shapers, 3);
 }
 
 //  A message of `bytes` on the wire that must arrive (not values): an
@@ -189,24 +215,10 @@ s_arrivals (jace_shaper_t **shapers, size_t count, zsock_t *inbox,
 static void
 s_test_turns (zsock_t *link, zsock_t *inbox)
 {
-    char folder [] = "/tmp/test_runtime_shaper.XXXXXX";
-    if (!mkdtemp (folder)) {
-        ok (false, "a folder for the links file");
-        return;
-    }
-    char path [256];
-    snprintf (path, sizeof path, "%s/links", folder);
-    jace_links_resource_t uplink = { 8, 0 };
-    jace_links_create (path, &uplink, 1, NULL, 0);
-    jace_links_t *links = jace_links_open (path, NULL, 0);
-    size_t route [1] = { 0 };
+    pipe_t backbone;
     jace_shaper_t *shapers [2];
-    for (size_t index = 0; index < 2; index++) {
-        shapers [index] = jace_shaper_new ("A");
-        jace_shaper_set_link (shapers [index], "B", 0, 8);
-        if (links)
-            jace_shaper_set_shared (shapers [index], "B", links, route, 1);
-    }
+    if (!s_pipe_open (&backbone, 8, shapers, 2))
+        return;
     int64_t second = 1000000000;
     int64_t sent = jace_links_now ();
     jace_msg_t *msg = s_big (1000000);
@@ -269,11 +281,7 @@ s_test_turns (zsock_t *link, zsock_t *inbox)
           arrived ? (arrived - sent) / 1000000 : -1);
     ok (arrived && arrived - sent < 2 * second, "a sender flushing every "
         "500 ms gets its 1 MB across the 8 Mb/s uplink in about 1 s");
-    for (size_t index = 0; index < 2; index++)
-        jace_shaper_destroy (&shapers [index]);
-    jace_links_destroy (&links);
-    unlink (path);
-    rmdir (folder);
+    s_pipe_close (&backbone, shapers, 2);
 }
 
 //  A task's connections are links of their own: a vector on its fresh
