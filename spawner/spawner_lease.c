@@ -572,6 +572,12 @@ spawner_lease_want_ids (spawner_lease_t *self, const jace_node_t *nodes,
             zhashx_update (self->wanted, nodes [i].id, (void *) &nodes [i]);
             added = true;
         }
+    //  With our last RESERVE answered, ask at the next tick: a replacement
+    //  waits on this.  One still unanswered is given GRANT_RETRY_MSEC
+    //  before the next asks for everything wanted again.
+    if (added && self->grant_heard)
+        self->next_request = 0;
+    else
     if (added && self->next_request > zclock_mono () + GRANT_RETRY_MSEC)
         self->next_request = zclock_mono () + GRANT_RETRY_MSEC;
 }

@@ -3127,6 +3127,19 @@ s_any_undecided (server_t *self)
     return false;
 }
 
+//  When the latest of the tasks waiting for a choice lost its daemon, or 0.
+static int64_t
+s_latest_undecided_loss (server_t *self)
+{
+    int64_t latest = 0;
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].phase == SPAWNER_TASK_WAITING
+        &&  !*self->tasks [i].wanted
+        &&  self->tasks [i].assigned_at > latest)
+            latest = self->tasks [i].assigned_at;
+    return latest;
+}
+
 //  Daemons we asked for by id and someone else took: a plan being leased
 //  is made again, a replacement chosen again.
 static void
@@ -3185,7 +3198,12 @@ s_refresh_listing (server_t *self, int64_t now)
     }
     bool needed = (self->state == JOB_LEASING && !self->planned)
                || s_any_undecided (self) || *self->draining;
-    if (!needed || now < self->next_listing)
+    //  A daemon lost since the last listing was asked waits for a newer
+    //  one (a replacement chooses on the grid as it is since the loss):
+    //  ask now.  Held to LISTING_RETRY_MSEC, the second of two daemons
+    //  lost 50 ms apart waited 250 ms for a spare the job already held.
+    bool news = s_latest_undecided_loss (self) > self->listing_asked_at;
+    if (!needed || (now < self->next_listing && !news))
         return;
     s_ask_listing (self, now);
 }
