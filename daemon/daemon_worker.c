@@ -52,6 +52,10 @@ typedef enum {
 
 //  Longest wait for every task's request list after START.
 #define EXCHANGE_TIMEOUT_MSEC 30000
+//  A set-up that waits this long says in the log what for, and again
+//  each time as long: one replacement sat 5 s before its first
+//  iteration, and nothing said why.
+#define EXCHANGE_REPORT_MSEC 2000
 //  Waits for the other tasks' answers to a replacement's FETCH; the dead
 //  never answer.  A holder answers between two of its own iterations, so
 //  a live one may take as long as an iteration: on a loaded machine
@@ -102,6 +106,7 @@ typedef struct {
     int64_t max_iterations;     //  Iteration cap, or 0
     bool synchronous;           //  job/mode = sync: wait for neighbours
     int64_t exchange_deadline;  //  Give up the request exchange then
+    int64_t exchange_reported;  //  Last said what it waits for
     int64_t quiet_iterations;   //  Consecutive iterations under tolerance
     bool verify_pause;          //  Pause before the next iteration: the
                                 //  job's residual just fell under the
@@ -899,6 +904,7 @@ s_on_start (worker_t *self, jace_msg_t *start)
     if (jace_task_epoch (self->task) > 1)
         s_begin_fetch (self);
     self->exchange_deadline = zclock_mono () + EXCHANGE_TIMEOUT_MSEC;
+    self->exchange_reported = zclock_mono ();
     self->state = WORKER_EXCHANGING;
 }
 
@@ -1563,6 +1569,15 @@ s_exchange (worker_t *self)
     if (jace_task_requests_complete (self->task) && !self->fetching) {
         self->state = WORKER_RUNNING;
         return;
+    }
+    int64_t now = zclock_mono ();
+    if (now >= self->exchange_reported + EXCHANGE_REPORT_MSEC) {
+        char missing [256];
+        jace_task_requests_missing (self->task, missing, sizeof missing);
+        zsys_info ("daemon %s: task %" PRId64 " waits to iterate: %s%s",
+                   self->sender, jace_task_rank (self->task), missing,
+                   self->fetching ? ", checkpoint copies" : "");
+        self->exchange_reported = now;
     }
     //  Another daemon may well get through: the set-up of a replacement
     //  goes the same way with fresh links.

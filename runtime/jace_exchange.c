@@ -666,6 +666,38 @@ s_done (const jace_exchange_t *self)
     return true;
 }
 
+void
+jace_exchange_missing (const jace_exchange_t *self, char *text, size_t size)
+{
+    assert (self && text && size > 0);
+    *text = 0;
+    if (!self->begun || s_done (self))
+        return;
+    size_t used = 0;
+    const char *heading = "pieces from";
+    for (int64_t source = 0; source < self->tasks && used < size; source++)
+        if (self->arrivals [source].expected
+        &&  !self->arrivals [source].present) {
+            used += (size_t) snprintf (text + used, size - used, "%s %"
+                                       PRId64, heading, source);
+            heading = "";
+        }
+    heading = used ? ", transfers from" : "transfers from";
+    for (size_t i = 0; i < self->in_count && used < size; i++)
+        if (!self->in_done [i]) {
+            used += (size_t) snprintf (text + used, size - used, "%s %"
+                                       PRId64 " (step %" PRId64 ")", heading,
+                                       self->ins [i].from, self->ins [i].step);
+            heading = "";
+        }
+    size_t unsent = 0;
+    for (size_t i = 0; i < self->out_count; i++)
+        unsent += !self->out_sent [i];
+    if (unsent && used < size)
+        snprintf (text + used, size - used, "%s%zu transfers to send",
+                  used ? ", " : "", unsent);
+}
+
 //  The first copy of a piece for us is kept; any other is a duplicate.
 static void
 s_deliver (jace_exchange_t *self, int64_t source, const void *bytes,

@@ -173,6 +173,12 @@ int64_t
 bool
     jace_exchange_done (const jace_exchange_t *self);
 
+//  What the round under way still waits for, in words ("pieces from 3 9,
+//  2 transfers to send"), for a log line; empty when done.
+void
+    jace_exchange_missing (const jace_exchange_t *self, char *text,
+                           size_t size);
+
 //  The piece of the round last begun from `source` (borrowed until the
 //  next begin), or NULL with size 0 when none came or it was empty;
 //  present says which.

@@ -1081,6 +1081,28 @@ jace_task_requests_complete (const jace_task_t *self)
     return true;
 }
 
+void
+jace_task_requests_missing (const jace_task_t *self, char *text,
+                            size_t size)
+{
+    assert (self && text && size > 0);
+    int64_t round = jace_exchange_round (self->exchange);
+    char missing [192];
+    jace_exchange_missing (self->exchange, missing, sizeof missing);
+    int used = snprintf (text, size, "exchange round %" PRId64 "%s%s%s",
+                         round, jace_exchange_done (self->exchange)
+                         ? " done" : " under way", *missing ? ": " : "",
+                         missing);
+    const char *heading = ", request lists of tasks";
+    for (int64_t i = 0; i < self->count && used > 0 && (size_t) used < size;
+         i++)
+        if (i != self->rank && !self->peers [i].requested.known) {
+            used += snprintf (text + used, size - (size_t) used,
+                              "%s %" PRId64, heading, i);
+            heading = "";
+        }
+}
+
 bool
 jace_task_sources_ready (const jace_task_t *self)
 {

@@ -139,6 +139,12 @@ int
 bool
     jace_task_requests_complete (const jace_task_t *self);
 
+//  What the set-up exchange still waits for, in words ("request lists of
+//  tasks 3 9", "the exchange's round 0"), for a log line.
+void
+    jace_task_requests_missing (const jace_task_t *self, char *text,
+                                size_t size);
+
 //  True when every task we asked for values has sent those of the
 //  previous iteration or newer (the synchronous mode's condition), or,
 //  for a task that resumes a job under way (jace_task_set_iteration: a
