@@ -791,9 +791,13 @@ s_degrade (jace_exchange_t *self, int64_t now)
 //  Behind what the others speak of, the pieces and transfers of our
 //  round will not come unless asked for: no task can be two rounds ahead
 //  of one still in a round, so two rounds behind we are a replacement
-//  running rounds again; a replacement one round behind is too (the
-//  others finished it, sending to its predecessor).  Then we do not wait
-//  on the schedule: we send what we hold and pull what we miss.
+//  running rounds again.  So is a replacement in a round the others have
+//  begun: they sent its transfers to its predecessor, on routes that may
+//  have changed since (it may run in another cluster), and a job's one
+//  set-up round has no next round to leave it behind.  Then we do not
+//  wait on the schedule: we send what we hold and pull what we miss.  (A
+//  replacement in the set-up round waited exchange/fallback_seconds, 5 s,
+//  for transfers its peers, done with the round, never sent.)
 //  A replacement has caught up once it heard from the others and is in a
 //  round none of them has begun, or done with one none of them is past.
 static void
@@ -812,7 +816,7 @@ s_catch_up (jace_exchange_t *self, int64_t now)
     if (!self->begun || now < self->next_pull || s_done (self))
         return;
     int64_t behind = self->newest_heard - self->round;
-    if (behind >= 2 || (self->recovering && behind >= 1))
+    if (behind >= 2 || (self->recovering && behind >= 0))
         s_degrade (self, now);
 }
 

@@ -13,8 +13,10 @@
     with its contents, and LG sends 2 max(n1, n2) messages across the
     backbone per round; lost messages are recovered by the fallback's
     pulls; a relay that dies mid-round and is replaced (running its rounds
-    again from the start) lets every task finish, each piece once; forged,
-    malformed or misrouted input is refused.
+    again from the start) lets every task finish, each piece once; two
+    exchange partners replaced at once, one in another cluster, run their
+    round again without waiting for the fallback; forged, malformed or
+    misrouted input is refused.
     =========================================================================
 */
 #include "jace_exchange.h"
@@ -511,6 +513,50 @@ s_test_reroute (void)
     s_net_destroy (&net);
 }
 
+//  Two tasks that exchange across the backbone both die after a round
+//  every task finished (as a job's one set-up round is); one replacement
+//  runs in a third cluster, so every task plans new routes.  The two
+//  replacements run the round again while the others, done with it,
+//  send them only their logged pieces: neither may wait on transfers of
+//  the new routes, which nobody sends, for the fallback.  (In a job a
+//  task moved to another site waited 5 s to iterate.)
+static void
+s_test_partners_replaced_across (void)
+{
+    int sizes [] = { 3, 5 };
+    net_t *net = s_net_new (sizes, 2, "lg");
+    int64_t first = 0, second = 1;  //  Clusters 0 and 1 (interleaved)
+    ok (s_job (net, 1), "a round every task finished before the crashes");
+    for (int64_t victim = first; victim <= second; victim++) {
+        net->epoch [victim] = 2;
+        jace_exchange_destroy (&net->task [victim].engine);
+    }
+    while (zlistx_size (net->flights))
+        s_deliver_one (net);
+    int64_t replaced = net->now;
+    net->cluster [first] = 2;       //  The first goes to another site
+    for (int64_t victim = first; victim <= second; victim++) {
+        s_start_task (net, victim, "lg");
+        for (int64_t rank = 0; rank < net->tasks; rank++)
+            if (rank != victim && net->task [rank].engine) {
+                jace_exchange_moved (net->task [rank].engine, victim,
+                                     net->now);
+                s_route (net, rank, "lg");
+            }
+    }
+    s_begin (net, first, 1);
+    s_begin (net, second, 1);
+    bool done = s_run (net, 1);
+    diag ("partners replaced, one across: done %" PRId64 " ms later, %"
+          PRIu64 " pulls", net->now - replaced,
+          s_total (net, jace_exchange_pulls));
+    ok (done && net->wrong == 0, "both replacements finish the round "
+        "again, each piece once and right");
+    s_ok (net->now - replaced < 1000, "without waiting for the fallback "
+        "(%" PRId64 " ms)", net->now - replaced);
+    s_net_destroy (&net);
+}
+
 //  Transfers that are forged, damaged or not ours are refused.
 static void
 s_test_hostile (void)
@@ -787,13 +833,14 @@ main (void)
     zsys_set_logstream (stderr);
     zsys_init ();
     srandom (14);
-    tap_plan (53);
+    tap_plan (56);
     s_test_plans ();
     s_test_loss ();
     s_test_relay_dies ("lg", 0);
     s_test_relay_dies ("lg", 4);
     s_test_relay_dies ("direct", 2);
     s_test_reroute ();
+    s_test_partners_replaced_across ();
     s_test_hostile ();
     s_test_nonsense ();
     s_test_gone ();
