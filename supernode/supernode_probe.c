@@ -658,7 +658,10 @@ s_write_link (jace_msg_t *msg, const char *from, const char *to,
     if (mbps <= 0)
         return 3;
     snprintf (key, sizeof key, "link/%.63s/%.63s/bandwidth_mbps", from, to);
-    snprintf (value, sizeof value, "%.1f", mbps);
+    //  Significant digits, not decimals: "%.1f" published a 0.02 Mb/s
+    //  link as 0.0, which readers take for unmeasured (and then plan on
+    //  the defaults, a hundred times too fast)
+    snprintf (value, sizeof value, "%.4g", mbps);
     jace_msg_set_param (msg, key, value);
     return 4;
 }
