@@ -227,6 +227,13 @@ spawner_mapper_live (spawner_mapper_t *self)
     return self->planned ? self->live : NULL;
 }
 
+tig_t *
+spawner_mapper_graph (spawner_mapper_t *self)
+{
+    assert (self);
+    return self->tig;
+}
+
 platform_t *
 spawner_mapper_platform (spawner_mapper_t *self)
 {

@@ -76,6 +76,10 @@ spawner_live_t *
 platform_t *
     spawner_mapper_platform (spawner_mapper_t *self);
 
+//  The job's task graph (borrowed).
+tig_t *
+    spawner_mapper_graph (spawner_mapper_t *self);
+
 //  The daemon the plan chose for task `rank` (borrowed).
 const jace_node_t *
     spawner_mapper_task_node (spawner_mapper_t *self, size_t rank);

@@ -30,6 +30,7 @@
 #include "spawner_resume.h"
 #include "spawner_scatter.h"
 #include "spawner_secret.h"
+#include "spawner_stall.h"
 #include "spawner_task.h"
 #include "spawner_verify.h"
 #include "jace_security.h"
@@ -3001,6 +3002,30 @@ s_begin_snapshot (server_t *self)
 
 //  A job whose verified residual stopped falling ends now, saying what
 //  was seen and what to try, rather than at its time cap.
+//  Whether a link between the clusters the tasks run on is too slow for
+//  them, on the platform as last measured; `why` says which.
+static bool
+s_stall_link (server_t *self, char *why, size_t why_size)
+{
+    platform_t *platform = spawner_mapper_platform (self->mapper);
+    tig_t *tig = spawner_mapper_graph (self->mapper);
+    if (!platform || !tig || tig_count (tig) != self->task_count)
+        return false;
+    size_t *cluster = (size_t *) zmalloc (self->task_count * sizeof (size_t));
+    double *usecs = (double *) zmalloc (self->task_count * sizeof (double));
+    for (size_t i = 0; i < self->task_count; i++) {
+        int index = platform_cluster_index (platform,
+                                            self->tasks [i].daemon.cluster);
+        cluster [i] = index < 0 ? SIZE_MAX : (size_t) index;
+        usecs [i] = self->tasks [i].usecs_per_iteration;
+    }
+    bool slow = spawner_stall_slow_link (platform, tig, cluster, usecs, why,
+                                         why_size);
+    free (cluster);
+    free (usecs);
+    return slow;
+}
+
 static void
 s_check_stall (server_t *self)
 {
@@ -3012,9 +3037,14 @@ s_check_stall (server_t *self)
     const jace_app_t *app = spawner_job_app (self->job);
     const char *advice = app->stall_advice
         ? app->stall_advice (spawner_job_problem (self->job)) : NULL;
-    s_fail (self, "%s: the verified residual %s over the last %" PRId64
+    //  A link too slow for the iteration stalls it as a matrix it does
+    //  not suit would: named first, the application's advice after it
+    char link [640];
+    bool slow = s_stall_link (self, link, sizeof link);
+    s_fail (self, "%s%s%s: the verified residual %s over the last %" PRId64
             " snapshots (now %.1e, %.1e before them; tolerance %.1e, "
-            "job/stall_snapshots = %" PRId64 ")",
+            "job/stall_snapshots = %" PRId64 ")", slow ? link : "",
+            slow ? "; if not that, " : "",
             advice ? advice : "the iteration does not converge on this "
             "problem", growing ? "grows" : "stopped falling", window,
             spawner_verify_residual (self->verify), mark,
