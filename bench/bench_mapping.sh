@@ -20,6 +20,10 @@
 #    DISTRIBUTION  scatter/distribution of every run (default: the job's;
 #               `uniform` gives every task the same rows, as the paper's
 #               JaceP2P did, instead of rows in proportion to power)
+#    KEEP_EVENTS=1  keep every run's event log in OUT (PLATFORM.MODE.
+#               MAPPING.REPEAT.events), not only failed runs': what each
+#               replacement waited ("replace" events' seconds), the
+#               verifications, the tasks' progress
 #    BENCH_QUICK=1  smoke test: the first platform, one repeat, two
 #               mappings (default and maheve, or the first two of MAPPINGS)
 #    BENCH_MAPPING_SET=0  do not pass --set job/mapping=NAME (to check the
@@ -124,6 +128,9 @@ timed () {
     fi
     if [ $status = ok ]; then
         rm -f "$out/$tag.err"
+        if [ "${KEEP_EVENTS:-0}" = 1 ]; then
+            cp "$run/last.events" "$out/$tag.events" 2>/dev/null || true
+        fi
     else
         cp "$run/last.events" "$out/$tag.events" 2>/dev/null || true
         seconds=NA
