@@ -35,21 +35,16 @@ s_iteration_seconds (size_t tasks, const size_t *cluster, const double *usecs,
     return median;
 }
 
-bool
-spawner_stall_slow_link (platform_t *platform, tig_t *tig,
-                         const size_t *cluster, const double *usecs,
-                         char *why, size_t why_size)
+//  The values a round of the job puts across each pair of clusters,
+//  lower index first (clusters x clusters, to free): every edge of the
+//  task graph once, its amount both directions' needs.
+static double *
+s_values_across (tig_t *tig, const size_t *cluster, size_t clusters)
 {
-    assert (platform && tig && cluster && usecs && why && why_size > 0);
-    *why = 0;
-    size_t clusters = platform_cluster_count (platform);
-    size_t tasks = tig_count (tig);
-    //  Values a round puts across each pair (lower index first): every
-    //  edge once, its amount both directions' needs
     double *values = (double *) calloc (clusters * clusters + 1,
                                         sizeof (double));
     assert (values);
-    for (size_t task = 0; task < tasks; task++)
+    for (size_t task = 0; task < tig_count (tig); task++)
         for (size_t index = 0; index < tig_degree (tig, task); index++) {
             size_t other = tig_neighbour (tig, task, index);
             size_t a = cluster [task], b = cluster [other];
@@ -58,18 +53,32 @@ spawner_stall_slow_link (platform_t *platform, tig_t *tig,
             values [(a < b ? a : b) * clusters + (a < b ? b : a)]
                 += tig_edge_amount (tig, task, index);
         }
+    return values;
+}
+
+bool
+spawner_stall_slow_link (platform_t *platform, tig_t *tig,
+                         const size_t *cluster, const double *usecs,
+                         char *why, size_t why_size)
+{
+    assert (platform && tig && cluster && usecs && why && why_size > 0);
+    *why = 0;
+    size_t clusters = platform_cluster_count (platform);
+    double *values = s_values_across (tig, cluster, clusters);
+    //  The pair whose values arrive the most iterations old
     double worst = 0, worst_link = 0, worst_period = 0;
-    size_t worst_a = SIZE_MAX, worst_b = SIZE_MAX;
+    size_t worst_a = 0, worst_b = 0;
     for (size_t a = 0; a < clusters; a++)
         for (size_t b = a + 1; b < clusters; b++) {
             double crossing = values [a * clusters + b];
-            double period = s_iteration_seconds (tasks, cluster, usecs, a, b);
             double bandwidth = platform_bandwidth_mbps (platform, a, b);
-            if (crossing <= 0 || period <= 0 || bandwidth <= 0)
+            if (crossing <= 0 || bandwidth <= 0)
                 continue;
+            double period = s_iteration_seconds (tig_count (tig), cluster,
+                                                 usecs, a, b);
             double link = 1e-6 * platform_latency_us (platform, a, b)
                         + 64 * crossing / (bandwidth * 1e6);
-            if (link / period > worst) {
+            if (period > 0 && link / period > worst) {
                 worst = link / period;
                 worst_link = link;
                 worst_period = period;
@@ -82,11 +91,11 @@ spawner_stall_slow_link (platform_t *platform, tig_t *tig,
         snprintf (why, why_size, "the link between clusters %s and %s is "
                   "the likely cause: a round of the values the tasks "
                   "exchange across it (%.0f values, both ways) takes %.3g s "
-                  "at its "
-                  "%.3g Mb/s and %.3g ms, and they compute an iteration in "
-                  "%.3g ms, so what crosses it is about %.0f iterations "
-                  "old; place the job on fewer clusters (job/mapping = "
-                  "maheve-locality weighs the links) or on faster links",
+                  "at its %.3g Mb/s and %.3g ms, and they compute an "
+                  "iteration in %.3g ms, so what crosses it is about %.0f "
+                  "iterations old; place the job on fewer clusters "
+                  "(job/mapping = maheve-locality weighs the links) or on "
+                  "faster links",
                   platform_cluster_name (platform, worst_a),
                   platform_cluster_name (platform, worst_b),
                   values [worst_a * clusters + worst_b], worst_link,
