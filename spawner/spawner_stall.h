@@ -24,7 +24,8 @@
 //  to be named.  Latency alone makes values a few iterations old on any
 //  grid (5 ms against a 1 ms iteration), and asynchronous iterations
 //  converge through that; a link that cannot carry the values makes them
-//  hundreds or thousands old (a 0.02 Mb/s link: 2,900).
+//  hundreds or thousands old (test_stall_link's 0.02 Mb/s link: 2,497
+//  and 3,941 in two runs).
 #define SPAWNER_STALL_LINK_ITERATIONS 50
 
 //  True when the values crossing some link between two clusters of the
