@@ -287,12 +287,11 @@ s_wait_free (const char *supernode, jace_security_t *security,
     return working;
 }
 
-//  The key of job_id's secret, or -1 with the reason on stderr.  Without
-//  a secret, the grid is asked first whether the job runs at all: a user
-//  asking to drain a job that had ended heard only that its secret was
-//  missing, and that only its submitter may control it.
-static int
-s_open_secret (const char *job_id, const char *supernode,
+//  Without a secret, the grid is asked whether the job runs at all: a
+//  user asking to drain a job that had ended heard only that its secret
+//  was missing, and that only its submitter may control it.
+int
+spawner_jobs_open_secret (const char *job_id, const char *supernode,
                const char *keys_dir, const char *cert,
                const char *secrets_dir, jace_key_t *job_key)
 {
@@ -322,7 +321,7 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
     //  Without the job's secret nothing is sent: no spawner nor daemon
     //  would obey, and the user should hear why from us.
     jace_key_t job_key;
-    if (s_open_secret (job_id, supernode, keys_dir, cert, secrets_dir,
+    if (spawner_jobs_open_secret (job_id, supernode, keys_dir, cert, secrets_dir,
                        &job_key))
         return 1;
     jace_security_t *security = spawner_nodes_security (keys_dir, cert);
@@ -401,7 +400,7 @@ s_request_owner (const char *job_id, jace_msg_t **request_p,
                  const char *cert, const char *secrets_dir, int timeout_msec)
 {
     jace_key_t job_key;
-    if (s_open_secret (job_id, supernode, keys_dir, cert, secrets_dir,
+    if (spawner_jobs_open_secret (job_id, supernode, keys_dir, cert, secrets_dir,
                        &job_key)) {
         jace_msg_destroy (request_p);
         return NULL;

@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "jace_auth.h"
 
 //  Print the grid's jobs (a table, or a JSON array with --json).  Returns
 //  0, or 1 with the reason on stderr.
@@ -78,5 +79,15 @@ bool
     spawner_jobs_owner_answers (const char *job_id, const char *supernode,
                                 const char *keys_dir, const char *cert,
                                 char *owner, size_t owner_size);
+
+//  The key of job_id's secret (from secrets_dir, NULL: the default
+//  folder) into job_key: 0, or -1 with the reason on stderr.  That reason
+//  is "no job runs" when the grid of supernode knows no such job (the
+//  spawner deletes a job's secret when the job ends), else why the secret
+//  could not be read.
+int
+    spawner_jobs_open_secret (const char *job_id, const char *supernode,
+                              const char *keys_dir, const char *cert,
+                              const char *secrets_dir, jace_key_t *job_key);
 
 #endif

@@ -4,6 +4,7 @@
 */
 #include "spawner_kill.h"
 #include "spawner_faults.h"
+#include "spawner_jobs.h"
 #include "spawner_nodes.h"
 #include "spawner_secret.h"
 #include "grid_run.h"
@@ -198,11 +199,10 @@ s_killer_init (killer_t *self, const spawner_kill_options_t *options)
     //  secret before touching anything.  SIGKILL by pid record needs it
     //  too, so a second user cannot use a shared run folder's records.
     if (!options->crash_supernode
-    &&  spawner_secret_open (options->secrets_dir, options->job,
-                             &self->job_key, reason, sizeof reason)) {
-        fprintf (stderr, "jace-spawner: %s\n", reason);
+    &&  spawner_jobs_open_secret (options->job, options->supernode,
+                                  options->keys_dir, options->cert,
+                                  options->secrets_dir, &self->job_key))
         return -1;
-    }
     self->security = jace_security_new (options->keys_dir,
         options->cert ? options->cert : "spawner", reason, sizeof reason);
     if (!self->security) {

@@ -17,7 +17,7 @@
 #  Exact inner solves keep the job running long enough for the drain.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 20
+plan 21
 
 trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
     EXIT
@@ -100,6 +100,10 @@ ok $? "with a verified residual ($residual)"
     >"$RUN/ended.out" 2>&1
 [ $? -ne 0 ] && grep -q "no job $id runs on the grid" "$RUN/ended.out"
 ok $? "a drain of the ended job says it runs no more, not that its secret is missing"
+"$BIN/jace-spawner" kill --job "$id" --task 0 --supernode "$sn" \
+    --run "$RUN/grid" >"$RUN/ended-kill.out" 2>&1
+[ $? -ne 0 ] && grep -q "no job $id runs on the grid" "$RUN/ended-kill.out"
+ok $? "so does a kill of it"
 
 grep -q "\"event\":\"drained\",.*\"cluster\":\"$busiest\"" \
     "$RUN/drain.events"
