@@ -21,10 +21,12 @@ fake="$work/fake-bin"
 run="$work/run"
 real_run="$work/real-run"
 keys_run="$work/keys-run"
+gone_run="$work/gone-run"
+kept_run="$work/kept-run"
 
 #  Stop every grid this test started, whatever happens.
 cleanup () {
-    for dir in "$run" "$real_run" "$keys_run"; do
+    for dir in "$run" "$real_run" "$keys_run" "$gone_run" "$kept_run"; do
         if [ -f "$dir/pids" ]; then
             timeout 30 "$grid" stop --run "$dir" --grace 2 >/dev/null 2>&1
         fi
@@ -150,7 +152,7 @@ platform
         power = 2
 EOF
 
-echo "1..37"
+echo "1..41"
 
 #  ---- Command line -------------------------------------------------------
 timeout 10 "$grid" --help > "$work/help" 2>&1
@@ -258,7 +260,7 @@ for name in jace-supernode jace-daemon jace-spawner; do
     [ -x "$builddir/$name" ] || real_bins=no
 done
 if [ $real_bins = no ]; then
-    for n in 1 2 3 4 5 6 7 8 9 10 11 12 13; do
+    for n in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17; do
         skip "real binaries not built yet"
     done
     exit $((failed > 0))
@@ -358,4 +360,36 @@ cp "$keys_run/pids" "$work/keys-pids.before"
 timeout 30 "$grid" stop --run "$keys_run" 2>/dev/null &&
     [ "$(count_alive "$work/keys-pids.before")" -eq 0 ]
 ok $? "the keyed grid stops and leaves nothing behind"
+
+#  Grids whose run folder is deleted before they are stopped: stop finds
+#  them by the folder's path all the same, and sweep finds every one.
+for dir in "$gone_run" "$kept_run"; do
+    timeout 90 "$grid" start --platform "$work/small.platform" --run "$dir" \
+        --bin "$builddir" --timeout 60 >/dev/null 2>"$work/err" ||
+        diag "start in $dir failed: $(cat "$work/err")"
+done
+cp "$gone_run/pids" "$work/gone-pids"
+cp "$kept_run/pids" "$work/kept-pids"
+[ "$(count_alive "$work/gone-pids")" -eq 6 ] &&
+    [ "$(count_alive "$work/kept-pids")" -eq 6 ]
+ok $? "two more grids of 6 processes start"
+rm -rf "$gone_run"
+timeout 60 "$grid" sweep --grace 2 >"$work/swept" 2>"$work/err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(count_alive "$work/gone-pids")" -eq 0 ] &&
+    [ "$(grep -c " $gone_run\$" "$work/swept")" -eq 6 ] &&
+    [ "$(wc -l <"$work/swept")" -eq 6 ]
+rc=$?
+[ $rc -ne 0 ] && diag "sweep: $(cat "$work/swept" "$work/err")"
+ok $rc "sweep stops the 6 processes of the grid whose run folder was deleted, naming each"
+[ "$(count_alive "$work/kept-pids")" -eq 6 ]
+ok $? "and leaves the grid whose run folder is there"
+rm -rf "$kept_run"
+timeout 30 "$grid" stop --run "$kept_run" --grace 2 2>"$work/err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(count_alive "$work/kept-pids")" -eq 0 ] &&
+    grep -q "stopped 6 processes of .*kept-run, deleted before" "$work/err"
+rc=$?
+[ $rc -ne 0 ] && diag "stop: $(cat "$work/err")"
+ok $rc "stop --run of a deleted run folder stops its grid all the same"
 exit $((failed > 0))

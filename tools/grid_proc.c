@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/stat.h>
 
 extern char **environ;
 
@@ -258,35 +259,90 @@ s_read_file (const char *path, char *buffer, size_t size)
     return length;
 }
 
+//  path made absolute against cwd (when relative) and cleared of "//",
+//  "/./" and "/../" by its text alone, into out: the path of something
+//  that may no longer exist, which realpath cannot resolve.  False if it
+//  does not fit.
+static bool
+s_lexical_path (const char *path, const char *cwd, char *out, size_t size)
+{
+    char joined [2 * PATH_MAX + 2];
+    int length = *path == '/'
+               ? snprintf (joined, sizeof joined, "%s", path)
+               : snprintf (joined, sizeof joined, "%s/%s", cwd, path);
+    if (length < 0 || (size_t) length >= sizeof joined || size < 2)
+        return false;
+    size_t used = 0;
+    out [used] = 0;
+    char *cursor = joined, *part;
+    while ((part = strsep (&cursor, "/"))) {
+        if (*part == 0 || streq (part, "."))
+            continue;
+        if (streq (part, "..")) {
+            char *slash = strrchr (out, '/');
+            used = slash ? (size_t) (slash - out) : 0;
+            out [used] = 0;
+            continue;
+        }
+        if (used + strlen (part) + 2 > size)
+            return false;
+        out [used++] = '/';
+        strcpy (out + used, part);
+        used += strlen (part);
+    }
+    if (used == 0)
+        strcpy (out, "/");
+    return true;
+}
+
+//  pid's working folder into cwd (size PATH_MAX), or false.  A folder
+//  since deleted reads "PATH (deleted)": PATH is where it was.
+static bool
+s_proc_cwd (pid_t pid, char *cwd)
+{
+    char link [64];
+    snprintf (link, sizeof link, "/proc/%d/cwd", (int) pid);
+    ssize_t length = readlink (link, cwd, PATH_MAX - 1);
+    if (length <= 0)
+        return false;
+    cwd [length] = 0;
+    const char *deleted = " (deleted)";
+    size_t tail = strlen (deleted);
+    if ((size_t) length > tail && streq (cwd + length - tail, deleted))
+        cwd [length - tail] = 0;
+    return true;
+}
+
 //  True if argument names something under folder (a real path ending in
 //  '/'), read from pid's working folder when it is relative.  A file not
-//  made yet is placed by the real path of its folder.
+//  made yet is placed by the real path of its folder; one whose folder is
+//  gone (a run folder deleted under its grid) by its text.
 static bool
 s_names_file_under (pid_t pid, const char *argument, const char *folder)
 {
+    char cwd [PATH_MAX] = "/";
+    if (*argument != '/' && !s_proc_cwd (pid, cwd))
+        return false;
     char path [2 * PATH_MAX + 2];
-    if (*argument == '/')
-        snprintf (path, sizeof path, "%s", argument);
-    else {
-        char link [64], cwd [PATH_MAX];
-        snprintf (link, sizeof link, "/proc/%d/cwd", (int) pid);
-        ssize_t length = readlink (link, cwd, sizeof cwd - 1);
-        if (length <= 0)
-            return false;
-        cwd [length] = 0;
-        snprintf (path, sizeof path, "%s/%s", cwd, argument);
-    }
+    snprintf (path, sizeof path, "%s%s%s", *argument == '/' ? "" : cwd,
+              *argument == '/' ? "" : "/", argument);
     char real [PATH_MAX];
     if (!realpath (path, real)) {
         char *slash = strrchr (path, '/');
         if (!slash || slash == path)
             return false;
         *slash = 0;
-        if (!realpath (path, real)
-        ||  strlen (real) + strlen (slash + 1) + 2 > sizeof real)
-            return false;
-        strcat (real, "/");
-        strcat (real, slash + 1);
+        if (!realpath (path, real)) {
+            *slash = '/';
+            if (!s_lexical_path (path, "/", real, sizeof real))
+                return false;
+        }
+        else {
+            if (strlen (real) + strlen (slash + 1) + 2 > sizeof real)
+                return false;
+            strcat (real, "/");
+            strcat (real, slash + 1);
+        }
     }
     size_t prefix = strlen (folder);
     return strncmp (real, folder, prefix) == 0 && real [prefix] != 0;
@@ -315,9 +371,13 @@ size_t
 grid_proc_find_members (const char *dir, pid_t *found, size_t capacity)
 {
     assert (dir);
-    char real [PATH_MAX];
+    char real [PATH_MAX], cwd [PATH_MAX];
     DIR *proc = opendir ("/proc");
-    if (!realpath (dir, real) || strlen (real) + 2 > sizeof real || !proc) {
+    //  A run folder deleted under its grid is found by its path's text
+    bool named = realpath (dir, real)
+              || (getcwd (cwd, sizeof cwd)
+                  && s_lexical_path (dir, cwd, real, sizeof real));
+    if (!named || strlen (real) + 2 > sizeof real || !proc) {
         if (proc)
             closedir (proc);
         return 0;
@@ -336,6 +396,66 @@ grid_proc_find_members (const char *dir, pid_t *found, size_t capacity)
             continue;
         if (s_is_grid_member ((pid_t) pid, real))
             found [count++] = (pid_t) pid;
+    }
+    closedir (proc);
+    return count;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Find the grid processes whose run folder is gone
+
+//  True if pid runs a daemon or super-node binary whose --platform file's
+//  folder no longer exists; that folder goes into folder (PATH_MAX).
+static bool
+s_is_orphan (pid_t pid, char *folder)
+{
+    char path [64], line [8192];
+    snprintf (path, sizeof path, "/proc/%d/cmdline", (int) pid);
+    size_t size = s_read_file (path, line, sizeof line);
+    if (size == 0 || size >= sizeof line - 1)
+        return false;
+    const char *name = strrchr (line, '/') ? strrchr (line, '/') + 1 : line;
+    if (!strstr (name, "jace-daemon") && !strstr (name, "jace-supernode"))
+        return false;
+    const char *platform = NULL;
+    for (size_t at = strlen (line) + 1; at < size; at += strlen (line + at) + 1)
+        if (streq (line + at, "--platform")
+        &&  at + strlen (line + at) + 1 < size)
+            platform = line + at + strlen (line + at) + 1;
+    char cwd [PATH_MAX] = "/";
+    if (!platform || (*platform != '/' && !s_proc_cwd (pid, cwd))
+    ||  !s_lexical_path (platform, cwd, folder, PATH_MAX))
+        return false;
+    char *slash = strrchr (folder, '/');
+    if (slash == folder)
+        return false;           //  A file at the root: no run folder
+    *slash = 0;
+    struct stat info;
+    return stat (folder, &info) != 0 && errno == ENOENT;
+}
+
+size_t
+grid_proc_find_orphans (grid_proc_orphan_t *found, size_t capacity)
+{
+    DIR *proc = opendir ("/proc");
+    if (!proc)
+        return 0;
+    size_t count = 0;
+    struct dirent *entry;
+    while ((entry = readdir (proc)) && count < capacity) {
+        char *end;
+        long pid = strtol (entry->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == (long) getpid ())
+            continue;
+        char state = s_proc_state ((pid_t) pid);
+        if (state == 0 || state == 'Z' || state == 'X' || state == 'x')
+            continue;
+        //  Only processes we may signal: another user's are not ours
+        if (kill ((pid_t) pid, 0) != 0)
+            continue;
+        if (s_is_orphan ((pid_t) pid, found [count].folder))
+            found [count++].pid = (pid_t) pid;
     }
     closedir (proc);
     return count;

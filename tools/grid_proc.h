@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <limits.h>
 #include <sys/types.h>
 
 //  Start argv (argv[0] a path, or a bare name looked up in PATH) in its own
@@ -45,6 +46,19 @@ bool
 //  leaves one that only this finds.  Empty without procfs.
 size_t
     grid_proc_find_members (const char *dir, pid_t *found, size_t capacity);
+
+//  A daemon or super-node whose run folder is gone
+typedef struct {
+    pid_t pid;
+    char folder [PATH_MAX];     //  The folder its --platform file was in
+} grid_proc_orphan_t;
+
+//  The live daemons and super-nodes of this user whose --platform file's
+//  folder no longer exists (jace-grid passes RUN/platform: a run folder
+//  deleted before `jace-grid stop`), at most capacity of them, into
+//  found.  Returns how many.  Empty without procfs.
+size_t
+    grid_proc_find_orphans (grid_proc_orphan_t *found, size_t capacity);
 
 //  Send a signal to pid's process group, and to pid itself if it has left
 //  it.  Returns 0, or -1 if the process is gone.
