@@ -2,8 +2,9 @@
 #
 #  TAP output, a private run folder, super-nodes and daemons started as
 #  real processes on loopback (free ports only), bounded waits, and a
-#  cleanup that stops every process, checks each exited cleanly and that no
-#  sanitizer reported anything.  Source it, then call lib_init.
+#  cleanup that stops every process and every grid started in the run
+#  folder, checks each exited cleanly and that no sanitizer reported
+#  anything.  Source it, then call lib_init.
 
 : "${JACE_BUILDDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${JACE_SRCDIR:=$JACE_BUILDDIR}"
@@ -173,10 +174,23 @@ sanitizers_quiet () {
         "$RUN"/*.log "$RUN"/*.err 2>/dev/null
 }
 
+#  Stop every virtual grid a test started in the run folder (RUN/NAME),
+#  however the test ended: a grid's idle daemons outlive the test and its
+#  deleted folder otherwise.
+stop_grids () {
+    for pids in "$RUN"/*/pids; do
+        if [ -f "$pids" ]; then
+            timeout 60 "$BIN/jace-grid" stop --run "${pids%/pids}" \
+                >/dev/null 2>&1
+        fi
+    done
+}
+
 lib_cleanup () {
     for pid in $lib_pids; do
         kill -KILL "$pid" 2>/dev/null
     done
+    stop_grids
     if [ "$lib_failed" -ne 0 ] || [ -n "${KEEP_RUN:-}" ]; then
         diag "logs kept in $RUN"
     else

@@ -27,14 +27,6 @@
 lib_init
 plan 22
 
-grids=""
-stop_grids () {
-    for run in $grids; do
-        "$BIN/jace-grid" stop --run "$run" >/dev/null 2>&1
-    done
-}
-trap 'stop_grids; lib_cleanup' EXIT
-
 ROUNDS=6
 #  platform LATENCY_US NAME:NODES...: clusters behind a shared backbone
 platform () {
@@ -72,7 +64,6 @@ EOF
 start_grid () {     #  start_grid NAME PLATFORM-ARGS...
     name=$1; shift
     platform "$@" >"$RUN/$name.platform"
-    grids="$grids $RUN/$name"
     "$BIN/jace-grid" start --platform "$RUN/$name.platform" \
         --run "$RUN/$name" --daemon-arg=-v --daemon-arg=--heartbeat \
         --daemon-arg=200 >"$RUN/$name.endpoint" 2>"$RUN/$name.grid.err"
@@ -197,7 +188,6 @@ ok $? "and fails within seconds, not at its time limit"
 ok $? "no daemon dropped an exchange message as malformed"
 
 stop_grids
-grids=""
 ! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
     "$RUN"/*/logs/*.log >/dev/null 2>&1
 ok $? "no sanitizer report in any daemon log"

@@ -19,9 +19,6 @@ EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
 plan 21
 
-trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
-    EXIT
-
 #  Nodes at 0.3 of this machine's speed: what the test does between
 #  seeing the tasks iterate and its crash (a drain, a rebalance, a kill:
 #  processes that each ask the super-node) takes about as long as the job

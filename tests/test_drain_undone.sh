@@ -16,9 +16,6 @@
 lib_init
 plan 9
 
-trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
-    EXIT
-
 cat >"$RUN/two.platform" <<EOF
 platform
     name = "two"

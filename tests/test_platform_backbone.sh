@@ -16,14 +16,6 @@
 lib_init
 plan 12
 
-grids=""
-stop_grids () {
-    for run in $grids; do
-        "$BIN/jace-grid" stop --run "$run" >/dev/null 2>&1
-    done
-}
-trap 'stop_grids; lib_cleanup' EXIT
-
 #  The platform, with the backbone shared or not
 platform () {       #  platform SHARED
     cat <<EOF
@@ -43,7 +35,6 @@ EOF
 }
 
 start_grid () {     #  start_grid RUN PLATFORM [JACE-GRID ARGS...]
-    grids="$grids $1"
     grid_run=$1 grid_platform=$2
     shift 2
     "$BIN/jace-grid" start --platform "$grid_platform" --run "$grid_run" \

@@ -15,9 +15,6 @@
 lib_init
 plan 13
 
-trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
-    EXIT
-
 #  Slow nodes keep the job running well past the drain on any machine.
 cat >"$RUN/two.platform" <<EOF
 platform

@@ -15,9 +15,6 @@
 lib_init
 plan 7
 
-trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
-    EXIT
-
 cat >"$RUN/two.platform" <<PLATFORM
 platform
     name = "two"

@@ -17,9 +17,6 @@
 lib_init
 plan 16
 
-trap '"$BIN/jace-grid" stop --run "$RUN/grid" >/dev/null 2>&1; lib_cleanup' \
-    EXIT
-
 cat >"$RUN/far.platform" <<EOF
 platform
     name = "far"

@@ -14,8 +14,6 @@ lib_init
 plan 7
 
 GRID=$RUN/wan
-stop_grid () { "$BIN/jace-grid" stop --run "$GRID" >/dev/null 2>&1; }
-trap 'stop_grid; lib_cleanup' EXIT
 "$BIN/jace-grid" start --platform "$JACE_SRCDIR/examples/platforms/wan.platform" \
     --run "$GRID" >"$RUN/wan.endpoint" 2>"$RUN/wan.grid.err"
 ok $? "the 8 nodes of wan.platform start"

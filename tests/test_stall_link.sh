@@ -14,14 +14,6 @@
 lib_init
 plan 6
 
-grids=""
-stop_grids () {
-    for run in $grids; do
-        "$BIN/jace-grid" stop --run "$run" >/dev/null 2>&1
-    done
-}
-trap 'stop_grids; lib_cleanup' EXIT
-
 platform () {       #  platform BANDWIDTH_MBPS
     cat <<EOF
 platform
@@ -44,7 +36,6 @@ EOF
 #  measured ("? Mb/s" until then)
 start_grid () {
     platform "$2" >"$RUN/$1.platform"
-    grids="$grids $RUN/$1"
     "$BIN/jace-grid" start --platform "$RUN/$1.platform" --run "$RUN/$1" \
         >"$RUN/$1.endpoint" 2>"$RUN/$1.err" || return 1
     wait_for $((30 * SLOW)) sh -c "\"$BIN/jace-spawner\" nodes \
