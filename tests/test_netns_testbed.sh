@@ -34,7 +34,7 @@ ip netns del "$probe"
 [ $tbf -eq 0 ] || skip_all "tc tbf is not available in this kernel"
 
 lib_init
-plan 22
+plan 23
 
 RATE=20                         #  Backbone, Mb/s
 BYTES=4000000                   #  One bulk transfer: 1.6 s at RATE
@@ -251,6 +251,28 @@ for pid in $(pgrep -f "jace-(daemon|supernode) .*$K/"); do
 done
 [ -z "$left" ]
 ok $? "stop removes all of them${left:+: $left}"
+
+#  A run folder deleted before its grid was stopped: nothing records the
+#  grid any more but the owner record in /run/jace-grid, and the
+#  processes' own arguments.  sweep finds both.
+L=$RUN/lost
+grids="$grids $L"
+start_grid "$L" "$RUN/two.platform"
+cp "$L/netns" "$L.netns-copy"     #  cleanup removes by hand what is left
+pids=$(awk '!/^#/ { print $3 }' "$L/pids")
+rm -rf "$L"
+timeout 60 "$BIN/jace-grid" sweep --grace 2 >"$RUN/sweep.out" \
+    2>"$RUN/sweep.err"
+rc=$?
+left=$(left_behind "$L.netns-copy")
+for pid in $pids; do
+    running "$pid" && left="$left process $pid"
+done
+[ $rc -eq 0 ] && [ -z "$left" ] && [ -n "$pids" ] &&
+    grep -q "^netns jace-[a-z0-9]* .*/lost$" "$RUN/sweep.out"
+rc=$?
+[ $rc -ne 0 ] && diag "sweep: $(cat "$RUN/sweep.out" "$RUN/sweep.err")"
+ok $rc "sweep removes the processes and namespaces of a grid whose run folder was deleted${left:+: $left}"
 
 #  What the kernel cannot build is refused before anything is made
 cat >"$RUN/linked.platform" <<EOF

@@ -16,6 +16,8 @@
 #include <arpa/inet.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <sys/stat.h>
+#include <dirent.h>
 
 //  Names of a run: jace-TAG for the backbone namespace and the host link,
 //  jace-TAG-CLUSTER for the clusters; TAG is this many [a-z0-9]
@@ -23,6 +25,11 @@
 #define GRID_NETNS_PREFIX "jace-"
 //  Where `ip netns` keeps named namespaces
 #define GRID_NETNS_RUN_DIR "/run/netns"
+//  Each testbed's owner: OWNERS_DIR/TAG holds the real path of its run
+//  folder, so that `jace-grid sweep` tells the namespaces of a run folder
+//  deleted before `stop` (nothing else knows them any more) from a live
+//  run's.  A tmpfs, as /run/netns: both are gone after a reboot.
+#define GRID_NETNS_OWNERS_DIR "/run/jace-grid"
 //  Held while a run picks its subnet and routes it from the root namespace
 #define GRID_NETNS_LOCK_PATH "/run/jace-grid-netns.lock"
 #define GRID_NETNS_LOCK_MSEC 10000
@@ -419,6 +426,37 @@ s_pick_tag (grid_netns_t *self)
 
 
 //  --------------------------------------------------------------------------
+//  The owner record of a tag: OWNERS_DIR/TAG, the run folder's real path
+
+static char *
+s_owner_path (const char *tag)
+{
+    return zsys_sprintf ("%s/%s", GRID_NETNS_OWNERS_DIR, tag);
+}
+
+static int
+s_write_owner (grid_netns_t *self)
+{
+    char folder [PATH_MAX];
+    if (!realpath (grid_run_dir (self->run), folder))
+        return s_fail (&self->runner, "cannot resolve %s: %s",
+                       grid_run_dir (self->run), strerror (errno));
+    if (mkdir (GRID_NETNS_OWNERS_DIR, 0755) != 0 && errno != EEXIST)
+        return s_fail (&self->runner, "cannot make %s: %s",
+                       GRID_NETNS_OWNERS_DIR, strerror (errno));
+    char *path = s_owner_path (self->tag);
+    FILE *file = fopen (path, "w");
+    bool written = file && fprintf (file, "%s\n", folder) > 0;
+    if (file && fclose (file) != 0)
+        written = false;
+    int rc = written ? 0 : s_fail (&self->runner, "cannot write %s: %s",
+                                   path, strerror (errno));
+    free (path);
+    return rc;
+}
+
+
+//  --------------------------------------------------------------------------
 //  Make the backbone namespace.  It forwards between clusters and never
 //  sends redirects: a packet from A to B goes in and out of the same
 //  bridge, and must keep doing so to cross the backbone's tbf.
@@ -685,6 +723,8 @@ grid_netns_create (grid_netns_t *self, char *error, size_t error_size)
                        " jace-grid stop removes it");
     if (rc == 0)
         rc = s_pick_tag (self);
+    if (rc == 0)
+        rc = s_write_owner (self);
     if (rc == 0)
         rc = s_make_backbone_namespace (self);
     if (rc == 0)
@@ -1005,6 +1045,13 @@ grid_netns_remove (grid_run_t *run, char *error, size_t error_size)
             rc = -1;
     if (count >= 0 && rc)
         snprintf (error, error_size, "%s", runner.error);
+    for (int index = 0; rc == 0 && index < count; index++)
+        if (streq (records [index].kind, "backbone")) {
+            char *owner = s_owner_path (records [index].fields [0]
+                                        + strlen (GRID_NETNS_PREFIX));
+            unlink (owner);
+            free (owner);
+        }
     if (rc == 0) {
         char *path = grid_run_path (run, "netns");
         if (unlink (path) != 0 && errno != ENOENT) {
@@ -1017,6 +1064,78 @@ grid_netns_remove (grid_run_t *run, char *error, size_t error_size)
     free (runner.log_path);
     free (records);
     return rc;
+}
+
+
+//  --------------------------------------------------------------------------
+//  Remove the testbeds whose run folder is gone
+
+//  Remove what testbed jace-TAG made: the host link, every jace-TAG-*
+//  namespace, then jace-TAG.  Returns 0 or -1 (the reason in runner).
+static int
+s_remove_tag (runner_t *runner, const char *tag)
+{
+    char backbone [GRID_NETNS_NAME_MAX];
+    snprintf (backbone, sizeof backbone, "%s%s", GRID_NETNS_PREFIX, tag);
+    int rc = 0;
+    if (s_link_exists (backbone)
+    &&  s_run (runner, "ip", "link", "del", backbone, NULL))
+        rc = -1;
+    DIR *names = opendir (GRID_NETNS_RUN_DIR);
+    struct dirent *entry;
+    size_t prefix = strlen (backbone);
+    while (names && (entry = readdir (names)))
+        if (strncmp (entry->d_name, backbone, prefix) == 0
+        &&  entry->d_name [prefix] == '-'
+        &&  s_delete_namespace (runner, entry->d_name))
+            rc = -1;
+    if (names)
+        closedir (names);
+    if (s_delete_namespace (runner, backbone))
+        rc = -1;
+    return rc;
+}
+
+zlist_t *
+grid_netns_sweep (char *error, size_t error_size)
+{
+    zlist_t *swept = zlist_new ();
+    zlist_autofree (swept);
+    DIR *owners = opendir (GRID_NETNS_OWNERS_DIR);
+    if (!owners)
+        return swept;           //  No testbed was ever made here
+    runner_t runner = { strdup ("/dev/null"), "" };
+    struct dirent *entry;
+    while ((entry = readdir (owners))) {
+        char backbone [GRID_NETNS_NAME_MAX];
+        snprintf (backbone, sizeof backbone, "%s%.*s", GRID_NETNS_PREFIX,
+                  GRID_NETNS_TAG_LENGTH, entry->d_name);
+        if (strlen (entry->d_name) != GRID_NETNS_TAG_LENGTH
+        ||  !s_is_backbone_name (backbone))
+            continue;
+        char *path = s_owner_path (entry->d_name);
+        char folder [PATH_MAX] = "";
+        FILE *file = fopen (path, "r");
+        bool read = file && fgets (folder, sizeof folder, file);
+        if (file)
+            fclose (file);
+        folder [strcspn (folder, "\n")] = 0;
+        struct stat info;
+        if (read && *folder == '/' && stat (folder, &info) != 0
+        &&  errno == ENOENT) {
+            if (s_remove_tag (&runner, entry->d_name) == 0) {
+                unlink (path);
+                zlist_append (swept, zsys_sprintf ("%s %s", backbone,
+                                                   folder));
+            }
+            else
+                snprintf (error, error_size, "%s", runner.error);
+        }
+        free (path);
+    }
+    closedir (owners);
+    free (runner.log_path);
+    return swept;
 }
 
 

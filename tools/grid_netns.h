@@ -45,11 +45,15 @@
         link NAME                       (the root side of the host veth)
         subnet 10.S.0.0/16 HOST-ADDRESS
         cluster NAME NAMESPACE ADDRESS
+
+    and /run/jace-grid/TAG names the run folder, for `jace-grid sweep`
+    once that folder is deleted with its records.
     =========================================================================
 */
 #ifndef JACE_GRID_NETNS_H_INCLUDED
 #define JACE_GRID_NETNS_H_INCLUDED
 
+#include <czmq.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -118,6 +122,13 @@ bool
 //  a reason in error (the file then stays).
 int
     grid_netns_remove (grid_run_t *run, char *error, size_t error_size);
+
+//  Remove the testbeds whose run folder no longer exists (deleted before
+//  `jace-grid stop`), known by the owner record each start writes in
+//  /run/jace-grid.  Returns a list of "jace-TAG FOLDER" strings, one per
+//  testbed removed (caller destroys); error says why one could not be.
+zlist_t *
+    grid_netns_sweep (char *error, size_t error_size);
 
 //  Find a cluster of a recorded testbed: its namespace and address, into
 //  buffers of GRID_NETNS_NAME_MAX and GRID_NETNS_ADDRESS_MAX bytes.

@@ -65,7 +65,8 @@ static const char *s_usage =
 "      Stop (as stop does) every daemon and super-node of this user whose\n"
 "      --platform file's folder no longer exists: grids whose run folder\n"
 "      was deleted before they were stopped.  Prints \"PID FOLDER\" for\n"
-"      each.  The namespaces of such a --netns grid stay (ip netns del).\n"
+"      each; then, as root, removes the namespaces and links of --netns\n"
+"      grids whose run folder is gone, printing \"netns jace-TAG FOLDER\".\n"
 "  status --run DIR\n"
 "      List the recorded processes and whether each is alive.  Exits 0\n"
 "      only if all are.\n"
@@ -484,13 +485,33 @@ s_command_sweep (grid_options_t *options)
                 grid_proc_signal (orphans [index].pid, SIGKILL);
     }
     free (orphans);
-    if (alive > 0)
+    int rc = 0;
+    if (alive > 0) {
         fprintf (stderr, "jace-grid: %zu of the %zu processes swept would "
                  "not die\n", alive, count);
+        rc = 1;
+    }
     else
         fprintf (stderr, "jace-grid: swept %zu processes of grids whose run "
                  "folder is gone\n", count);
-    return alive > 0 ? 1 : 0;
+    //  Then their namespaces (only root makes them)
+    if (geteuid () == 0) {
+        char reason [1024] = "";
+        zlist_t *swept = grid_netns_sweep (reason, sizeof reason);
+        for (char *line = (char *) zlist_first (swept); line;
+             line = (char *) zlist_next (swept))
+            printf ("netns %s\n", line);
+        if (*reason) {
+            fprintf (stderr, "jace-grid: %s\n", reason);
+            rc = 1;
+        }
+        if (zlist_size (swept))
+            fprintf (stderr, "jace-grid: removed the namespaces of %zu "
+                     "testbeds whose run folder is gone\n",
+                     zlist_size (swept));
+        zlist_destroy (&swept);
+    }
+    return rc;
 }
 
 
