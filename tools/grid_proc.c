@@ -374,8 +374,9 @@ grid_proc_find_members (const char *dir, pid_t *found, size_t capacity)
     char real [PATH_MAX], cwd [PATH_MAX];
     DIR *proc = opendir ("/proc");
     //  A run folder deleted under its grid is found by its path's text
+    //  (not an empty one: that would name every grid under our folder)
     bool named = realpath (dir, real)
-              || (getcwd (cwd, sizeof cwd)
+              || (*dir && errno == ENOENT && getcwd (cwd, sizeof cwd)
                   && s_lexical_path (dir, cwd, real, sizeof real));
     if (!named || strlen (real) + 2 > sizeof real || !proc) {
         if (proc)
