@@ -139,7 +139,8 @@ typedef struct {
     bool collective;            //  Reading the pipe from a collective
     bool interrupted;           //  A command in deferred ends the task
     bool preloaded;             //  Restored from the iterate a rebalance
-                                //  sent with the ASSIGN: no FETCH
+                                //  sent with the ASSIGN (a replacement
+                                //  still fetches: copies may be newer)
     int64_t preload_iteration;  //  ... the iteration it went on from, or
                                 //  -1 if the application refused it
     daemon_handoff_t *handoff;  //  A rebalance's slices: the block we
@@ -898,7 +899,14 @@ s_on_start (worker_t *self, jace_msg_t *start)
     if (failed)
         zsys_warning ("daemon %s: request lists to %zu tasks not sent",
                       self->sender, failed);
-    if (self->preloaded)
+    //  A task replaced after the rebalance's own ASSIGN (its epoch is
+    //  past the partition's) gets the rebalance's iterate too, until every
+    //  task has checkpointed on its new rows; but its own copies of those
+    //  rows may be far newer.  Under crashes every few seconds the
+    //  rebalance never settled, and every replacement went back to the
+    //  rebalance's iteration (1, on table1-hd072), a whole job's work.
+    bool replaced = jace_task_epoch (self->task) > self->generation_epoch;
+    if (self->preloaded && !replaced)
         s_report_preload (self);
     else
     if (jace_task_epoch (self->task) > 1)
@@ -1493,6 +1501,17 @@ s_finish_fetch (worker_t *self)
     char reason [256] = "";
     int64_t iteration = 0;
     int64_t holder = -1;
+    //  A replacement given a rebalance's iterate keeps it unless a copy is
+    //  newer
+    if (self->preloaded && self->preload_iteration >= 0 && self->best_copy
+    &&  jace_msg_iteration (self->best_copy) <= self->preload_iteration)
+        jace_msg_destroy (&self->best_copy);
+    if (self->preloaded && self->preload_iteration >= 0
+    &&  !self->best_copy) {
+        self->fetching = false;
+        s_report_preload (self);
+        return;
+    }
     if (self->best_copy && self->app->restore) {
         size_t size = 0;
         const void *bytes = jace_checkpoint_bytes (self->best_copy, &size);
