@@ -181,11 +181,11 @@ typedef struct {
     size_t drain_moved;         //  Tasks moved off it so far
     spawner_drain_t *drain;     //  Its steps, while draining
     size_t drain_step;          //  Next step to take
-    int64_t drain_settled;      //  When every task ran again after the
-                                //  last step (msec), or 0
+    int64_t *drain_mark_at;     //  When each task was seen running
+                                //  since the last step (msec), or 0
     int64_t *drain_marks;       //  Each task's iteration then
-    bool drain_period_over;     //  A checkpoint period has gone by since
-    int64_t *drain_period_marks;    //  Each task's iteration at that
+    int64_t *drain_period_marks;    //  Each task's iteration a checkpoint
+                                //  period later, or -1 before
     double data_bytes_per_row;  //  Of the data we send with the rows
                                 //  (a file matrix's), or 0
     bool scattering;            //  Its single port is busy: one stream
@@ -398,6 +398,8 @@ s_server_new (zsock_t *pipe, spawner_server_config_t *config)
                                            * sizeof (int64_t));
     self->rebalance_first = (int64_t *) zmalloc ((self->task_count + 1)
                                                  * sizeof (int64_t));
+    self->drain_mark_at = (int64_t *) zmalloc (self->task_count
+                                               * sizeof (int64_t));
     self->drain_marks = (int64_t *) zmalloc (self->task_count
                                              * sizeof (int64_t));
     self->drain_period_marks = (int64_t *) zmalloc (self->task_count
@@ -460,6 +462,7 @@ s_server_destroy (server_t **self_p)
         s_refuse_request (self, self->drain_request, "DRAIN refused: job %s "
                           "ended before the drain could start", self->id);
     jace_msg_destroy (&self->drain_request);
+    free (self->drain_mark_at);
     free (self->drain_marks);
     free (self->drain_period_marks);
     spawner_scatter_destroy (&self->scatter);
@@ -1923,6 +1926,8 @@ s_backbone_out (server_t *self, const char *cluster, size_t *k,
     return *mbps > 0;
 }
 
+static void s_drain_settle_again (server_t *self);
+
 //  Plan the drain of `cluster`: each task's state (its iterate) over the
 //  backbone out of it, grouped by the job's drain/schedule
 static void
@@ -1950,7 +1955,7 @@ s_plan_drain (server_t *self, const char *cluster)
                                      self);
     assert (self->drain);       //  The job file's check knew the schedule
     self->drain_step = 0;
-    self->drain_settled = 0;
+    s_drain_settle_again (self);
     //  Unmeasured, the moves are weighed in bytes: no seconds to predict
     double scheduled, at_once;
     spawner_drain_predicted (self->drain, &scheduled, &at_once);
@@ -2159,9 +2164,18 @@ s_drain_move (server_t *self, size_t rank)
     self->drain_moves++;
 }
 
-//  True once the tasks still to move have checkpointed since every task
-//  ran again after the last step (or since the drain began: a job just
-//  started may have no copies yet).  A moved task's new daemon holds no
+//  True if the task runs on its daemon and has reported iterating
+static bool
+s_task_iterating (const spawner_task_t *task)
+{
+    return task->phase == SPAWNER_TASK_RUNNING && task->state >= 0
+        && !task->restoring;
+}
+
+//  True once the tasks still to move have each checkpointed since it ran
+//  after the last step (or since the drain began: a job just started may
+//  have no copies yet); a task's count starts when it is seen iterating,
+//  and again after it stopped (replaced).  A moved task's new daemon holds no
 //  copies yet: the tasks of later steps whose copies its old daemon held
 //  must send their next checkpoint to it first, or they would restart
 //  from scratch.  A task checkpoints at the end of an iteration, once
@@ -2179,31 +2193,41 @@ s_drain_settled (server_t *self, int64_t now, const char *cluster)
     if (spawner_job_checkpoint_copies (self->job) == 0
     ||  (iterations == 0 && seconds == 0))
         return true;
-    if (!self->drain_settled) {
-        self->drain_settled = now;
-        self->drain_period_over = false;
-        for (size_t i = 0; i < self->task_count; i++)
-            self->drain_marks [i] = self->tasks [i].iteration;
-        return false;
-    }
-    if (seconds > 0 && !self->drain_period_over
-    &&  now - self->drain_settled >= (int64_t) (1000 * seconds)) {
-        self->drain_period_over = true;
-        for (size_t i = 0; i < self->task_count; i++)
-            self->drain_period_marks [i] = self->tasks [i].iteration;
-    }
+    bool settled = true;
     for (size_t i = 0; i < self->task_count; i++) {
         const spawner_task_t *task = &self->tasks [i];
         if (cluster && !streq (task->daemon.cluster, cluster))
             continue;
-        bool by_iterations = iterations > 0
+        //  A task replaced since its mark counts again from when it runs
+        if (!s_task_iterating (task))
+            self->drain_mark_at [i] = 0;
+        else
+        if (!self->drain_mark_at [i]) {
+            self->drain_mark_at [i] = now;
+            self->drain_marks [i] = task->iteration;
+            self->drain_period_marks [i] = -1;
+        }
+        else
+        if (seconds > 0 && self->drain_period_marks [i] < 0
+        &&  now - self->drain_mark_at [i] >= (int64_t) (1000 * seconds))
+            self->drain_period_marks [i] = task->iteration;
+        bool by_iterations = self->drain_mark_at [i] && iterations > 0
             && task->iteration > self->drain_marks [i] + iterations;
-        bool by_time = self->drain_period_over
+        bool by_time = self->drain_mark_at [i]
+            && self->drain_period_marks [i] >= 0
             && task->iteration >= self->drain_period_marks [i] + 2;
         if (!by_iterations && !by_time)
-            return false;
+            settled = false;
     }
-    return true;
+    return settled;
+}
+
+//  Every task counts again from its next report (a step was taken, or
+//  some task stopped running).
+static void
+s_drain_settle_again (server_t *self)
+{
+    memset (self->drain_mark_at, 0, self->task_count * sizeof (int64_t));
 }
 
 static void s_drain_moves (server_t *self, const size_t *ranks,
@@ -2226,7 +2250,7 @@ s_drain_step (server_t *self, int64_t now)
     for (size_t i = 0; i < self->task_count; i++)
         if (self->tasks [i].phase != SPAWNER_TASK_RUNNING
         ||  self->tasks [i].restoring) {
-            self->drain_settled = 0;
+            s_drain_settle_again (self);
             return;
         }
     //  Between steps the tasks still to move must have sent copies to the
@@ -2239,7 +2263,7 @@ s_drain_step (server_t *self, int64_t now)
         s_drained (self, now);
     if (!s_drain_settled (self, now, remaining ? self->draining : NULL))
         return;
-    self->drain_settled = 0;
+    s_drain_settle_again (self);
     size_t *ranks = (size_t *) zmalloc ((self->task_count + 1)
                                         * sizeof (size_t));
     size_t count = 0;
@@ -2657,7 +2681,7 @@ s_start_generation (server_t *self)
         s_announce_move (self, i);
     for (size_t i = 0; i < self->task_count; i++)
         s_send_start (self, i);
-    self->drain_settled = 0;
+    s_drain_settle_again (self);
     self->rebalance = REBALANCE_SETTLING;
     self->rebalance_pause = zclock_mono () - self->rebalance_assigned;
 }
@@ -2745,9 +2769,8 @@ s_rebalance_step (server_t *self, int64_t now)
                 s_start_generation (self);
             break;
         case REBALANCE_SETTLING:
-            if (!s_all_iterating (self))
-                self->drain_settled = 0;
-            else
+            //  Task by task: under crashes every few seconds, a count
+            //  that every loss restarted never ended
             if (s_drain_settled (self, now, NULL))
                 s_end_rebalance (self);
             break;
@@ -2987,8 +3010,7 @@ static bool
 s_all_iterating (server_t *self)
 {
     for (size_t i = 0; i < self->task_count; i++)
-        if (self->tasks [i].phase != SPAWNER_TASK_RUNNING
-        ||  self->tasks [i].state < 0 || self->tasks [i].restoring)
+        if (!s_task_iterating (&self->tasks [i]))
             return false;
     return true;
 }
