@@ -20,6 +20,8 @@
 #    DISTRIBUTION  scatter/distribution of every run (default: the job's;
 #               `uniform` gives every task the same rows, as the paper's
 #               JaceP2P did, instead of rows in proportion to power)
+#    SETTINGS   job keys for every run, as KEY=VALUE words (e.g.
+#               SETTINGS="job/rebalance=auto"), passed as --set
 #    KEEP_EVENTS=1  keep every run's event log in OUT (PLATFORM.MODE.
 #               MAPPING.REPEAT.events), not only failed runs': what each
 #               replacement waited ("replace" events' seconds), the
@@ -97,6 +99,9 @@ timed () {
     [ "${BENCH_MAPPING_SET:-1}" = 0 ] && set_mapping=""
     [ -n "${DISTRIBUTION:-}" ] &&
         set_mapping="$set_mapping --set scatter/distribution=$DISTRIBUTION"
+    for setting in ${SETTINGS:-}; do
+        set_mapping="$set_mapping --set $setting"
+    done
     "$JACE_BUILDDIR/jace-grid" stop --run "$run/grid" >/dev/null 2>&1 || true
     rm -f "$run/last.events"
     status=ok seconds=NA crashes=NA
