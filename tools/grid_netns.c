@@ -1125,8 +1125,9 @@ grid_netns_sweep (char *error, size_t error_size)
         &&  errno == ENOENT) {
             if (s_remove_tag (&runner, entry->d_name) == 0) {
                 unlink (path);
-                zlist_append (swept, zsys_sprintf ("%s %s", backbone,
-                                                   folder));
+                char *line = zsys_sprintf ("%s %s", backbone, folder);
+                zlist_append (swept, line);     //  Copied: autofree
+                zstr_free (&line);
             }
             else
                 snprintf (error, error_size, "%s", runner.error);

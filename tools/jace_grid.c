@@ -507,8 +507,8 @@ s_command_sweep (grid_options_t *options)
         }
         if (zlist_size (swept))
             fprintf (stderr, "jace-grid: removed the namespaces of %zu "
-                     "testbeds whose run folder is gone\n",
-                     zlist_size (swept));
+                     "testbed%s whose run folder is gone\n",
+                     zlist_size (swept), zlist_size (swept) == 1 ? "" : "s");
         zlist_destroy (&swept);
     }
     return rc;
