@@ -18,7 +18,7 @@
 //  the meaning of its callbacks.  An application plugin sets .abi to it;
 //  a daemon or spawner loads only plugins of its own ABI.  Raised with
 //  every incompatible change of jace_app_t or of the task API.
-#define JACE_APP_ABI 2
+#define JACE_APP_ABI 3
 
 //  The one symbol an application plugin exports (docs/WRITING-APPS.md).
 //  dlsym finds it by this name: keep the C linkage.

@@ -137,6 +137,12 @@ typedef struct {
     //  silently ignored setting.  NULL: the application declares nothing,
     //  and keys outside the runtime's sections are not checked.
     const char *const *keys;
+
+    //  What `residual` measures, for the job's summary, e.g. "relative,
+    //  true ||b - Ax|| / ||b||" (multisplitting).  NULL: "the
+    //  application's residual".  A non-linear application's or a
+    //  benchmark's is not ||b - Ax||, and the summary said it was.
+    const char *residual_meaning;
 } jace_app_t;
 
 //  This task's number, 0 .. jace_task_count () - 1.

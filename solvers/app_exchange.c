@@ -488,5 +488,7 @@ const jace_app_t app_exchange = {
     .destroy = s_destroy,
     .checkpoint = s_checkpoint,
     .restore = s_restore,
-    .keys = s_keys
+    .keys = s_keys,
+    .residual_meaning = "0 once every piece of every round came once and "
+                        "intact, else 1.01 to the rounds left"
 };

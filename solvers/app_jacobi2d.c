@@ -300,5 +300,6 @@ const jace_app_t app_jacobi2d = {
     .checkpoint = s_checkpoint,
     .restore = s_restore,
     .describe = s_describe,
-    .keys = s_keys
+    .keys = s_keys,
+    .residual_meaning = "relative, true ||b - Ax|| / ||b||"
 };

@@ -1628,5 +1628,6 @@ const jace_app_t app_multisplit = {
     //  Each iteration solves the local block (to the inner tolerance):
     //  without a newer neighbour vector it would find the same answer.
     .idle_without_news = true,
-    .keys = s_keys
+    .keys = s_keys,
+    .residual_meaning = "relative, true ||b - Ax|| / ||b||"
 };

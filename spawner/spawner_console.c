@@ -303,8 +303,10 @@ spawner_console_summary (const spawner_summary_t *summary,
         printf (" %s@%s", tasks [i].daemon.id, tasks [i].daemon.cluster);
     printf ("\n  time           %.3f s\n", summary->seconds);
     printf ("  iterations     %" PRId64 "..%" PRId64 " per task\n", min, max);
-    printf ("  residual       %.3e (relative, true ||b - Ax|| / ||b||; "
-            "tolerance %.1e)\n", summary->residual, summary->tolerance);
+    printf ("  residual       %.3e (%s; tolerance %.1e)\n", summary->residual,
+            summary->residual_meaning ? summary->residual_meaning
+                                      : "the application's residual",
+            summary->tolerance);
     if (!isnan (summary->error))
         printf ("  error          %.3e (max-norm, against the known "
                 "solution)\n", summary->error);

@@ -20,6 +20,7 @@ typedef struct _spawner_console_t spawner_console_t;
 typedef struct {
     const char *job;            //  Job id
     const char *application;    //  Its name
+    const char *residual_meaning;   //  What its residual measures, or NULL
     int64_t unknowns;           //  Length of the answer
     double seconds;             //  Submission to verified answer
     double residual;            //  Verified relative residual

@@ -3475,7 +3475,8 @@ s_write_result (server_t *self, double seconds)
         self->from_initial, self->rebalances, self->from_rebalance, error_field,
         spawner_job_tolerance (self->job), residual, s_peak_rss_mib ());
     spawner_summary_t summary = {
-        .job = self->id, .application = app->name, .unknowns = unknowns,
+        .job = self->id, .application = app->name,
+        .residual_meaning = app->residual_meaning, .unknowns = unknowns,
         .seconds = seconds, .residual = residual,
         .tolerance = spawner_job_tolerance (self->job), .error = error,
         .crashes = self->crashes, .replacements = self->replacements,

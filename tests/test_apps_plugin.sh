@@ -14,7 +14,7 @@
 #  a plugin of another ABI, are refused with what was wrong.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 20
+plan 21
 
 trap '[ -n "${inst_bin:-}" ] && "$inst_bin/jace-grid" stop --run "$RUN/grid" \
     >/dev/null 2>&1; lib_cleanup' EXIT
@@ -173,6 +173,10 @@ residual=$(job_residual advdiff)
 verified=$?
 ok $verified "with a verified residual ($residual) after the crash"
 [ $verified -eq 0 ] || tail -n 5 "$RUN/advdiff.err" >&2
+#  Its residual is not ||b - Ax||: the summary says what the plugin says
+grep -q "^  residual .* (relative, ||b - G(x)|| / ||b||; tolerance" \
+    "$RUN/advdiff.out"
+ok $? "the summary names what the plugin's residual measures"
 #  The discrete solution is known: the answer is it, to the tolerance.
 error=$(jq -e 'select(.event == "result" and .error < 1e-6) | .error' \
         "$RUN/advdiff.events")

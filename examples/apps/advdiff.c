@@ -395,7 +395,8 @@ static const jace_app_t s_advdiff = {
     .checkpoint = s_checkpoint,
     .restore = s_restore,
     .idle_without_news = false,
-    .keys = s_keys
+    .keys = s_keys,
+    .residual_meaning = "relative, ||b - G(x)|| / ||b||"
 };
 
 const jace_app_t *
