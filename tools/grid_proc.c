@@ -452,8 +452,12 @@ grid_proc_find_orphans (grid_proc_orphan_t *found, size_t capacity)
         char state = s_proc_state ((pid_t) pid);
         if (state == 0 || state == 'Z' || state == 'X' || state == 'x')
             continue;
-        //  Only processes we may signal: another user's are not ours
-        if (kill ((pid_t) pid, 0) != 0)
+        //  Only our own user's: root may signal anyone's, and another
+        //  user's grid is not ours to sweep
+        char path [64];
+        struct stat info;
+        snprintf (path, sizeof path, "/proc/%ld", pid);
+        if (stat (path, &info) != 0 || info.st_uid != geteuid ())
             continue;
         if (s_is_orphan ((pid_t) pid, found [count].folder))
             found [count++].pid = (pid_t) pid;
