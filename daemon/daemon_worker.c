@@ -905,7 +905,10 @@ s_on_start (worker_t *self, jace_msg_t *start)
     //  rows may be far newer.  Under crashes every few seconds the
     //  rebalance never settled, and every replacement went back to the
     //  rebalance's iteration (1, on table1-hd072), a whole job's work.
-    bool replaced = jace_task_epoch (self->task) > self->generation_epoch;
+    //  (A rebalance's ASSIGN without block/generation_epoch, from an
+    //  older spawner, is taken as the rebalance's own.)
+    bool replaced = self->generation_epoch > 0
+                 && jace_task_epoch (self->task) > self->generation_epoch;
     if (self->preloaded && !replaced)
         s_report_preload (self);
     else
