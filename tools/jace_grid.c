@@ -457,8 +457,10 @@ s_command_stop (grid_options_t *options)
 //  (stop needs the folder's pids file), and idle, they still beat and
 //  probe: some 250 of them once held a 2-core machine's load near 8.
 
+//  Stop the daemons and super-nodes whose run folder is gone, printing
+//  each.  Returns 0, or 1 when some would not die.
 static int
-s_command_sweep (grid_options_t *options)
+s_sweep_processes (int grace_sec)
 {
     grid_proc_orphan_t *orphans = (grid_proc_orphan_t *)
         zmalloc (GRID_MEMBERS_MAX * sizeof (grid_proc_orphan_t));
@@ -470,7 +472,7 @@ s_command_sweep (grid_options_t *options)
     size_t alive = count;
     for (int signum = SIGTERM; alive > 0; signum = SIGKILL) {
         int64_t deadline = zclock_mono ()
-                         + (signum == SIGTERM ? options->grace_sec * 1000
+                         + (signum == SIGTERM ? grace_sec * 1000
                                               : GRID_KILL_WAIT_MSEC);
         do {
             zclock_sleep (50);
@@ -485,33 +487,44 @@ s_command_sweep (grid_options_t *options)
                 grid_proc_signal (orphans [index].pid, SIGKILL);
     }
     free (orphans);
-    int rc = 0;
-    if (alive > 0) {
+    if (alive > 0)
         fprintf (stderr, "jace-grid: %zu of the %zu processes swept would "
                  "not die\n", alive, count);
-        rc = 1;
-    }
     else
         fprintf (stderr, "jace-grid: swept %zu processes of grids whose run "
                  "folder is gone\n", count);
-    //  Then their namespaces (only root makes them)
-    if (geteuid () == 0) {
-        char reason [1024] = "";
-        zlist_t *swept = grid_netns_sweep (reason, sizeof reason);
-        for (char *line = (char *) zlist_first (swept); line;
-             line = (char *) zlist_next (swept))
-            printf ("netns %s\n", line);
-        if (*reason) {
-            fprintf (stderr, "jace-grid: %s\n", reason);
-            rc = 1;
-        }
-        if (zlist_size (swept))
-            fprintf (stderr, "jace-grid: removed the namespaces of %zu "
-                     "testbed%s whose run folder is gone\n",
-                     zlist_size (swept), zlist_size (swept) == 1 ? "" : "s");
-        zlist_destroy (&swept);
-    }
-    return rc;
+    return alive > 0 ? 1 : 0;
+}
+
+//  Remove the namespaces of --netns grids whose run folder is gone (only
+//  root makes them), printing each.  Returns 0, or 1 if one would not go.
+static int
+s_sweep_namespaces (void)
+{
+    if (geteuid () != 0)
+        return 0;
+    char reason [1024] = "";
+    zlist_t *swept = grid_netns_sweep (reason, sizeof reason);
+    for (char *line = (char *) zlist_first (swept); line;
+         line = (char *) zlist_next (swept))
+        printf ("netns %s\n", line);
+    if (*reason)
+        fprintf (stderr, "jace-grid: %s\n", reason);
+    if (zlist_size (swept))
+        fprintf (stderr, "jace-grid: removed the namespaces of %zu "
+                 "testbed%s whose run folder is gone\n",
+                 zlist_size (swept), zlist_size (swept) == 1 ? "" : "s");
+    zlist_destroy (&swept);
+    return *reason ? 1 : 0;
+}
+
+//  The processes first: a namespace's name removed while a process runs
+//  in it lives on until that process ends.
+static int
+s_command_sweep (grid_options_t *options)
+{
+    int rc = s_sweep_processes (options->grace_sec);
+    return s_sweep_namespaces () | rc;
 }
 
 
