@@ -94,10 +94,13 @@ echo "$victim is gone: $before daemons before, $after now"
 #  Kill working daemons once the job has started, if asked to.
 if [ "$crashes" -gt 0 ]; then
     (
-        #  On progress, not on the clock: once a task has done 10
-        #  iterations (hundreds remain), whatever the machine's speed.
+        #  On progress, not on the clock: once a task has done 120
+        #  iterations (hundreds remain), so two checkpoints (every 50) are
+        #  kept by its neighbours and the crashed tasks go on from them,
+        #  whatever the machine's speed.  At 10 they restarted from
+        #  scratch: the demo never showed a checkpoint restored.
         for attempt in $(seq 1 1200); do
-            grep -q '"event":"progress".*"iteration":[0-9][0-9]' \
+            grep -q -E '"event":"progress".*"iteration":(1[2-9][0-9]|[2-9][0-9][0-9]|[0-9]{4,})[,}]' \
                 "$run/events.jsonl" 2>/dev/null && break
             sleep 0.1
         done
@@ -116,6 +119,7 @@ say "Submitting ${job#"$srcdir"/}"
 timeout 600 "$spawner" submit "$job" --supernode "$sn" \
     --set job/tasks=6 --set problem/n=48 --set job/heartbeat_timeout=1000 \
     --set job/tolerance=1e-10 --set report/sample_seconds=1 \
+    --set checkpoint/every_iterations=50 \
     --events "$run/events.jsonl" --out "$run/solution" \
     --report "$run/report.txt"
 job_status=$?
