@@ -124,6 +124,27 @@ submit () {         #  submit NAME JOBFILE SUPERNODE [ARGS...]
         --events "$RUN/$name.events" "$@" >"$RUN/$name.out" 2>"$RUN/$name.err"
 }
 
+#  Events of the job submitted as NAME, one JSON object a line
+event () {          #  event NAME EVENT
+    jq -c "select(.event == \"$2\")" "$RUN/$1.events" 2>/dev/null
+}
+has_event () {      #  has_event NAME EVENT
+    [ -n "$(event "$1" "$2")" ]
+}
+#  The daemon task T of job NAME ran on last
+daemon_of () {      #  daemon_of NAME T
+    jq -r "select((.event == \"assign\" or .event == \"replace\")
+                  and .task == $2) | .daemon" "$RUN/$1.events" | tail -n 1
+}
+#  True once task T of job NAME reported iteration N or more, on the
+#  daemon it runs on now
+iterated () {       #  iterated NAME T N
+    d=$(daemon_of "$1" "$2")
+    [ -n "$(jq -c "select(.event == \"progress\" and .task == $2
+                          and .daemon == \"$d\" and .iteration >= $3)" \
+            "$RUN/$1.events" 2>/dev/null)" ]
+}
+
 #  True once TASKS tasks have reported iteration 3 or more in the event
 #  log FILE: the job certainly runs, whatever the machine's speed.
 all_iterate () {    #  all_iterate FILE TASKS

@@ -27,26 +27,6 @@ plan 32
 #  measured are the nodes' speeds.
 EXACT="--set solver/inner_tolerance=1e-12"
 
-#  Events of NAME's job, one JSON object a line
-event () {          #  event NAME EVENT
-    jq -c "select(.event == \"$2\")" "$RUN/$1.events" 2>/dev/null
-}
-has_event () {      #  has_event NAME EVENT
-    [ -n "$(event "$1" "$2")" ]
-}
-#  The daemon task T of job NAME ran on last
-daemon_of () {      #  daemon_of NAME T
-    jq -r "select((.event == \"assign\" or .event == \"replace\")
-                  and .task == $2) | .daemon" "$RUN/$1.events" | tail -n 1
-}
-#  True once task T of job NAME reported iteration N or more, on the
-#  daemon it runs on now
-iterated () {       #  iterated NAME T N
-    d=$(daemon_of "$1" "$2")
-    [ -n "$(jq -c "select(.event == \"progress\" and .task == $2
-                          and .daemon == \"$d\" and .iteration >= $3)" \
-            "$RUN/$1.events" 2>/dev/null)" ]
-}
 pid_of () {         #  pid_of DAEMON-ID
     eval "echo \$PID_$1"
 }

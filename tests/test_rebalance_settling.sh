@@ -21,26 +21,9 @@
 lib_init
 plan 9
 
-event () {          #  event NAME EVENT
-    jq -c "select(.event == \"$2\")" "$RUN/$1.events" 2>/dev/null
-}
-has_event () {      #  has_event NAME EVENT
-    [ -n "$(event "$1" "$2")" ]
-}
-daemon_of () {      #  daemon_of NAME T
-    jq -r "select((.event == \"assign\" or .event == \"replace\")
-                  and .task == $2) | .daemon" "$RUN/$1.events" | tail -n 1
-}
 restored_count () { #  restored_count NAME: RESTORED events after a rebalance
     jq -s '[.[] | select(.event == "restored" and .from == "rebalance")]
            | length' "$RUN/$1.events" 2>/dev/null
-}
-#  True once task T reported iteration N or more on its present daemon
-iterated () {       #  iterated NAME T N
-    d=$(daemon_of "$1" "$2")
-    [ -n "$(jq -c "select(.event == \"progress\" and .task == $2
-                          and .daemon == \"$d\" and .iteration >= $3)" \
-            "$RUN/$1.events" 2>/dev/null)" ]
 }
 
 start_supernode sn

@@ -68,9 +68,6 @@ verified () {       #  verified NAME
     residual=$(job_residual "$1")
     [ -n "$residual" ] && awk "BEGIN { exit !($residual <= 1e-8) }"
 }
-event () {          #  event NAME EVENT
-    jq -c "select(.event == \"$2\")" "$RUN/$1.events"
-}
 #  Clusters of the tasks in send order, e.g. "AAABBB"
 send_clusters () {  #  send_clusters NAME
     jq -r -s '
