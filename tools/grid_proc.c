@@ -348,18 +348,49 @@ s_names_file_under (pid_t pid, const char *argument, const char *folder)
     return strncmp (real, folder, prefix) == 0 && real [prefix] != 0;
 }
 
+//  The command line of pid (arguments separated by NULs) into line, and
+//  its length, if pid runs a daemon or super-node binary; 0 otherwise, or
+//  when it does not fit.
+static size_t
+s_grid_cmdline (pid_t pid, char *line, size_t line_size)
+{
+    char path [64];
+    snprintf (path, sizeof path, "/proc/%d/cmdline", (int) pid);
+    size_t size = s_read_file (path, line, line_size);
+    if (size == 0 || size >= line_size - 1)
+        return 0;
+    const char *name = strrchr (line, '/') ? strrchr (line, '/') + 1 : line;
+    if (!strstr (name, "jace-daemon") && !strstr (name, "jace-supernode"))
+        return 0;
+    return size;
+}
+
+//  The next process of an opendir ("/proc") walk that is alive (not a
+//  zombie) and not us, or 0 when the walk is over.
+static pid_t
+s_next_live_pid (DIR *proc)
+{
+    struct dirent *entry;
+    while ((entry = readdir (proc))) {
+        char *end;
+        long pid = strtol (entry->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == (long) getpid ())
+            continue;
+        char state = s_proc_state ((pid_t) pid);
+        if (state != 0 && state != 'Z' && state != 'X' && state != 'x')
+            return (pid_t) pid;
+    }
+    return 0;
+}
+
 //  True if pid runs a daemon or super-node binary with an argument under
 //  folder.
 static bool
 s_is_grid_member (pid_t pid, const char *folder)
 {
-    char path [64], line [8192];
-    snprintf (path, sizeof path, "/proc/%d/cmdline", (int) pid);
-    size_t size = s_read_file (path, line, sizeof line);
+    char line [8192];
+    size_t size = s_grid_cmdline (pid, line, sizeof line);
     if (size == 0)
-        return false;
-    const char *name = strrchr (line, '/') ? strrchr (line, '/') + 1 : line;
-    if (!strstr (name, "jace-daemon") && !strstr (name, "jace-supernode"))
         return false;
     for (size_t at = strlen (line) + 1; at < size; at += strlen (line + at) + 1)
         if (s_names_file_under (pid, line + at, folder))
@@ -386,18 +417,10 @@ grid_proc_find_members (const char *dir, pid_t *found, size_t capacity)
     if (!streq (real, "/"))
         strcat (real, "/");
     size_t count = 0;
-    struct dirent *entry;
-    while ((entry = readdir (proc)) && count < capacity) {
-        char *end;
-        long pid = strtol (entry->d_name, &end, 10);
-        if (*end || pid <= 0 || pid == (long) getpid ())
-            continue;
-        char state = s_proc_state ((pid_t) pid);
-        if (state == 0 || state == 'Z' || state == 'X' || state == 'x')
-            continue;
-        if (s_is_grid_member ((pid_t) pid, real))
-            found [count++] = (pid_t) pid;
-    }
+    pid_t pid;
+    while (count < capacity && (pid = s_next_live_pid (proc)))
+        if (s_is_grid_member (pid, real))
+            found [count++] = pid;
     closedir (proc);
     return count;
 }
@@ -411,13 +434,9 @@ grid_proc_find_members (const char *dir, pid_t *found, size_t capacity)
 static bool
 s_is_orphan (pid_t pid, char *folder)
 {
-    char path [64], line [8192];
-    snprintf (path, sizeof path, "/proc/%d/cmdline", (int) pid);
-    size_t size = s_read_file (path, line, sizeof line);
-    if (size == 0 || size >= sizeof line - 1)
-        return false;
-    const char *name = strrchr (line, '/') ? strrchr (line, '/') + 1 : line;
-    if (!strstr (name, "jace-daemon") && !strstr (name, "jace-supernode"))
+    char line [8192];
+    size_t size = s_grid_cmdline (pid, line, sizeof line);
+    if (size == 0)
         return false;
     const char *platform = NULL;
     for (size_t at = strlen (line) + 1; at < size; at += strlen (line + at) + 1)
@@ -443,24 +462,16 @@ grid_proc_find_orphans (grid_proc_orphan_t *found, size_t capacity)
     if (!proc)
         return 0;
     size_t count = 0;
-    struct dirent *entry;
-    while ((entry = readdir (proc)) && count < capacity) {
-        char *end;
-        long pid = strtol (entry->d_name, &end, 10);
-        if (*end || pid <= 0 || pid == (long) getpid ())
-            continue;
-        char state = s_proc_state ((pid_t) pid);
-        if (state == 0 || state == 'Z' || state == 'X' || state == 'x')
-            continue;
+    pid_t pid;
+    while (count < capacity && (pid = s_next_live_pid (proc))) {
         //  Only our own user's: root may signal anyone's, and another
         //  user's grid is not ours to sweep
         char path [64];
         struct stat info;
-        snprintf (path, sizeof path, "/proc/%ld", pid);
-        if (stat (path, &info) != 0 || info.st_uid != geteuid ())
-            continue;
-        if (s_is_orphan ((pid_t) pid, found [count].folder))
-            found [count++].pid = (pid_t) pid;
+        snprintf (path, sizeof path, "/proc/%d", (int) pid);
+        if (stat (path, &info) == 0 && info.st_uid == geteuid ()
+        &&  s_is_orphan (pid, found [count].folder))
+            found [count++].pid = pid;
     }
     closedir (proc);
     return count;
