@@ -292,8 +292,8 @@ s_wait_free (const char *supernode, jace_security_t *security,
 //  was missing, and that only its submitter may control it.
 int
 spawner_jobs_open_secret (const char *job_id, const char *supernode,
-               const char *keys_dir, const char *cert,
-               const char *secrets_dir, jace_key_t *job_key)
+                          const char *keys_dir, const char *cert,
+                          const char *secrets_dir, jace_key_t *job_key)
 {
     char reason [2048] = "";
     if (spawner_secret_open (secrets_dir, job_id, job_key, reason,
@@ -321,8 +321,8 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
     //  Without the job's secret nothing is sent: no spawner nor daemon
     //  would obey, and the user should hear why from us.
     jace_key_t job_key;
-    if (spawner_jobs_open_secret (job_id, supernode, keys_dir, cert, secrets_dir,
-                       &job_key))
+    if (spawner_jobs_open_secret (job_id, supernode, keys_dir, cert,
+                                  secrets_dir, &job_key))
         return 1;
     jace_security_t *security = spawner_nodes_security (keys_dir, cert);
     jace_msg_t *registry = NULL;
@@ -400,8 +400,8 @@ s_request_owner (const char *job_id, jace_msg_t **request_p,
                  const char *cert, const char *secrets_dir, int timeout_msec)
 {
     jace_key_t job_key;
-    if (spawner_jobs_open_secret (job_id, supernode, keys_dir, cert, secrets_dir,
-                       &job_key)) {
+    if (spawner_jobs_open_secret (job_id, supernode, keys_dir, cert,
+                                  secrets_dir, &job_key)) {
         jace_msg_destroy (request_p);
         return NULL;
     }

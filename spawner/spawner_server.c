@@ -1926,7 +1926,13 @@ s_backbone_out (server_t *self, const char *cluster, size_t *k,
     return *mbps > 0;
 }
 
-static void s_drain_settle_again (server_t *self);
+//  Every task counts again from its next report (a step was taken, or
+//  some task stopped running).
+static void
+s_drain_settle_again (server_t *self)
+{
+    memset (self->drain_mark_at, 0, self->task_count * sizeof (int64_t));
+}
 
 //  Plan the drain of `cluster`: each task's state (its iterate) over the
 //  backbone out of it, grouped by the job's drain/schedule
@@ -2175,10 +2181,10 @@ s_task_iterating (const spawner_task_t *task)
 //  True once the tasks still to move have each checkpointed since it ran
 //  after the last step (or since the drain began: a job just started may
 //  have no copies yet); a task's count starts when it is seen iterating,
-//  and again after it stopped (replaced).  A moved task's new daemon holds no
-//  copies yet: the tasks of later steps whose copies its old daemon held
-//  must send their next checkpoint to it first, or they would restart
-//  from scratch.  A task checkpoints at the end of an iteration, once
+//  and again after it stopped (replaced).  A moved task's new daemon
+//  holds no copies yet: the tasks of later steps whose copies its old
+//  daemon held must send their next checkpoint to it first, or they would
+//  restart from scratch.  A task checkpoints at the end of an iteration, once
 //  checkpoint/every_iterations iterations or checkpoint/every_seconds
 //  have gone by: so each must have done more than that many iterations,
 //  or two more iterations once that long has gone by (one that ends due,
@@ -2220,14 +2226,6 @@ s_drain_settled (server_t *self, int64_t now, const char *cluster)
             settled = false;
     }
     return settled;
-}
-
-//  Every task counts again from its next report (a step was taken, or
-//  some task stopped running).
-static void
-s_drain_settle_again (server_t *self)
-{
-    memset (self->drain_mark_at, 0, self->task_count * sizeof (int64_t));
 }
 
 static void s_drain_moves (server_t *self, const size_t *ranks,
