@@ -37,8 +37,8 @@ s_usage (FILE *out)
 "       " PROGRAM " jobs --supernode EP [--json] [--keys DIR]\n"
 "       " PROGRAM " status JOBID --supernode EP [--json] [--keys DIR]\n"
 "       " PROGRAM " cancel JOBID --supernode EP [--keys DIR] [--secrets DIR]\n"
-"       " PROGRAM " drain JOBID --cluster NAME --supernode EP [--keys DIR]\n"
-"                    [--secrets DIR]\n"
+"       " PROGRAM " drain JOBID (--cluster NAME | --stop) --supernode EP\n"
+"                    [--keys DIR] [--secrets DIR]\n"
 "       " PROGRAM " rebalance JOBID --supernode EP [--keys DIR]\n"
 "                    [--secrets DIR]\n"
 "       " PROGRAM " kill --job JOBID --supernode EP (--task K | --random N)\n"
@@ -64,7 +64,8 @@ s_usage (FILE *out)
 "         site going away): in steps (drain/schedule), never two tasks\n"
 "         that exchange values at once, each to the daemon the job's\n"
 "         mapping chooses elsewhere, restarting from its checkpoint; the\n"
-"         job goes on to its verified answer\n"
+"         job goes on to its verified answer.  --stop ends the drain under\n"
+"         way: the tasks moved stay, the others stay on the cluster\n"
 "rebalance  cut a running job's rows again in proportion to the rates its\n"
 "         tasks measured (a slower replacement, a node that slowed down),\n"
 "         if they drift from the cut by more than job/rebalance_threshold;\n"
@@ -114,6 +115,7 @@ s_usage (FILE *out)
 "      --run DIR          (kill) jace-grid run folder: SIGKILL by pid\n"
 "      --crash-supernode  (kill) crash the super-node --supernode names\n"
 "      --cluster NAME     (drain) the cluster to move the tasks off\n"
+"      --stop             (drain) stop the job's drain under way\n"
 "  -h, --help             this help (also after a command)\n"
 "  -V, --version          print the version and exit\n");
 }
@@ -125,6 +127,7 @@ typedef struct {
     zlist_t *overrides;         //  --set items (borrowed strings)
     bool json;                  //  nodes --json
     const char *cluster;        //  drain --cluster
+    bool stop_drain;            //  drain --stop
     long timeout_msec;          //  nodes --timeout
 } arguments_t;
 
@@ -195,6 +198,7 @@ s_parse (int argc, char *argv [], arguments_t *args)
         { "run", required_argument, 0, 'U' },
         { "crash-supernode", no_argument, 0, 'X' },
         { "cluster", required_argument, 0, 'L' },
+        { "stop", no_argument, 0, 'P' },
         { "apps", required_argument, 0, 'a' },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 }
@@ -229,6 +233,7 @@ s_parse (int argc, char *argv [], arguments_t *args)
             case 'q': args->run.quiet = true; break;
             case 'J': args->json = true; break;
             case 'L': args->cluster = optarg; break;
+            case 'P': args->stop_drain = true; break;
             case 'a':
                 if (s_apps_dir_count == APPS_DIRS_MAX) {
                     fprintf (stderr, PROGRAM ": at most %d --apps\n",
@@ -271,8 +276,9 @@ s_check (const char *command, arguments_t *args)
         missing = "kill needs --job JOBID and one of --task K or --random N "
                   "(or --crash-supernode)";
     else
-    if (streq (command, "drain") && (!args->cluster || !*args->cluster))
-        missing = "drain needs --cluster NAME";
+    if (streq (command, "drain")
+    &&  (!args->cluster || !*args->cluster) == !args->stop_drain)
+        missing = "drain needs one of --cluster NAME or --stop";
     if (missing) {
         fprintf (stderr, PROGRAM ": %s\n", missing);
         return 2;
@@ -379,7 +385,8 @@ s_dispatch (const char *command, const char *operand, arguments_t *args)
                                     args->run.secrets_dir,
                                     (int) args->timeout_msec);
     if (streq (command, "drain"))
-        return spawner_jobs_drain (operand, args->cluster,
+        return spawner_jobs_drain (operand, args->stop_drain ? NULL
+                                                     : args->cluster,
                                    args->run.supernode, args->run.keys_dir,
                                    args->run.cert, args->run.secrets_dir,
                                    (int) args->timeout_msec);

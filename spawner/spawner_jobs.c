@@ -454,13 +454,24 @@ spawner_jobs_drain (const char *job_id, const char *cluster,
 {
     jace_msg_t *drain = jace_msg_new (JACE_MSG_DRAIN);
     jace_msg_set_sender (drain, "jace-spawner-drain");
-    jace_msg_set_cluster (drain, cluster);
+    jace_msg_set_cluster (drain, cluster ? cluster : "");
     jace_msg_t *reply = s_request_owner (job_id, &drain, supernode, keys_dir,
                                      cert, secrets_dir, timeout_msec);
     if (!reply)
         return 1;
-    printf ("job %s: cluster %s is being drained by its spawner\n", job_id,
-            cluster);
+    if (cluster)
+        printf ("job %s: cluster %s is being drained by its spawner\n",
+                job_id, cluster);
+    else {
+        const char *stopped = jace_msg_param (reply, "drain/stopped");
+        const char *moved = jace_msg_param (reply, "drain/moved");
+        const char *left = jace_msg_param (reply, "drain/left");
+        char name [256];
+        spawner_events_escape (name, sizeof name, stopped ? stopped : "?");
+        printf ("job %s: the drain of cluster %s stopped: %lld tasks moved, "
+                "%lld left on it\n", job_id, name,
+                moved ? atoll (moved) : 0, left ? atoll (left) : 0);
+    }
     jace_msg_destroy (&reply);
     return 0;
 }
@@ -485,6 +496,33 @@ spawner_jobs_rebalance (const char *job_id, const char *supernode,
 
 //  --------------------------------------------------------------------------
 //  `jace-spawner status JOBID`
+
+//  A drain under way, as a STATUS_REPLY says it: after the table, or the
+//  JSON's "drain" member (null when none)
+static void
+s_print_drain (jace_msg_t *reply, bool json)
+{
+    const char *cluster = jace_msg_param (reply, "drain/cluster");
+    const char *moved = jace_msg_param (reply, "drain/moved");
+    const char *left = jace_msg_param (reply, "drain/left");
+    const char *waiting = jace_msg_param (reply, "drain/waiting");
+    char name [256], why [1024];
+    spawner_events_escape (name, sizeof name, cluster ? cluster : "");
+    spawner_events_escape (why, sizeof why, waiting ? waiting : "");
+    long long moved_count = moved ? atoll (moved) : 0;
+    long long left_count = left ? atoll (left) : 0;
+    if (json && !cluster)
+        printf ("],\"drain\":null");
+    else
+    if (json)
+        printf ("],\"drain\":{\"cluster\":\"%s\",\"moved\":%lld,"
+                "\"left\":%lld,\"waiting\":\"%s\"}", name, moved_count,
+                left_count, why);
+    else
+    if (cluster)
+        printf ("draining %s: %lld tasks moved, %lld left on it%s%s\n", name,
+                moved_count, left_count, waiting ? "; waiting: " : "", why);
+}
 
 //  Print the task table a spawner's STATUS_REPLY carries
 static void
@@ -550,8 +588,9 @@ s_print_status (jace_msg_t *reply, bool json)
                     node->task, *id ? id : "-", *cluster ? cluster : "-",
                     rows, iteration, change, word);
     }
+    s_print_drain (reply, json);
     if (json)
-        printf ("]}\n");
+        printf ("}\n");
 }
 
 int

@@ -41,9 +41,10 @@ int
 
 //  Ask the spawner that owns job_id (found through the super-node) to
 //  move every task of the job off `cluster`, with a DRAIN sealed with the
-//  job key.  Returns 0 when it took the request (the drain goes on while
-//  the job runs: events drain, drain_move, drained), 1 otherwise (the
-//  reason on stderr).
+//  job key; `cluster` NULL stops the drain under way (a DRAIN naming no
+//  cluster).  Returns 0 when it took the request (the drain goes on while
+//  the job runs: events drain, drain_move, drained; or drain_stopped), 1
+//  otherwise (the reason on stderr).
 int
     spawner_jobs_drain (const char *job_id, const char *cluster,
                         const char *supernode, const char *keys_dir,

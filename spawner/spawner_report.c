@@ -509,6 +509,27 @@ s_on_drained (report_t *self, cJSON *event, double time)
                     seconds);
 }
 
+//  A drain ended before it was done, or refused before it began
+static void
+s_on_drain_stopped (report_t *self, cJSON *event, double time)
+{
+    int64_t moved = s_integer (self, event, "moved", -1);
+    int64_t left = s_integer (self, event, "left", -1);
+    const char *why = s_string (self, event, "why", false);
+    if (!self->failed)
+        s_move_end (self, ", stopped at %.3f s with %" PRId64 " moved and %"
+                    PRId64 " left (%s)", time, moved, left, why ? why : "?");
+}
+
+static void
+s_on_drain_refused (report_t *self, cJSON *event, double time)
+{
+    (void) time;
+    const char *why = s_string (self, event, "why", false);
+    if (!self->failed)
+        s_move_end (self, ", refused (%s)", why ? why : "?");
+}
+
 static void
 s_on_resume (report_t *self, cJSON *event, double time)
 {
@@ -542,6 +563,8 @@ static const struct {
     { "rebalance_done", s_on_rebalance_done },
     { "drain", s_on_drain },
     { "drained", s_on_drained },
+    { "drain_stopped", s_on_drain_stopped },
+    { "drain_refused", s_on_drain_refused },
     { "result", s_on_ending },
     { "failure", s_on_ending },
 };

@@ -436,6 +436,7 @@ s_server_new (zsock_t *pipe, spawner_server_config_t *config)
 
 static void s_refuse_request (server_t *self, jace_msg_t *request,
                               const char *format, ...);
+static void s_stop_drain (server_t *self, const char *why);
 
 static void
 s_server_destroy (server_t **self_p)
@@ -1311,9 +1312,18 @@ s_readmit_drained (server_t *self, size_t rank, int64_t now)
     char names [256];
     spawner_mapper_excluded_names (self->mapper, names, sizeof names);
     double limit = spawner_job_reserve_timeout (self->job);
-    if (*self->draining || !*names
+    if (!*names
     ||  now - self->tasks [rank].assigned_at < (int64_t) (limit * 500))
         return;
+    //  A drain under way gives way too: the job would fail for want of
+    //  daemons while the drained cluster's sat free (a drain whose steps
+    //  waited for room, crashes using up the daemons elsewhere).
+    if (*self->draining) {
+        char why [128];
+        snprintf (why, sizeof why, "task %zu found no daemon off it in "
+                  "%.0f s", rank, limit / 2);
+        s_stop_drain (self, why);
+    }
     zsys_warning ("spawner: task %zu found no daemon off drained %s in "
                   "%.0f s: their daemons may take tasks again, rather than "
                   "the job fail", rank, names, limit / 2);
@@ -1791,6 +1801,16 @@ s_recv_fenced (server_t *self, size_t index)
 //  --------------------------------------------------------------------------
 //  The status endpoint: STATUS and CANCEL
 
+//  Tasks of the job whose daemon is in `cluster`
+static size_t
+s_tasks_in (server_t *self, const char *cluster)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < self->task_count; i++)
+        count += streq (self->tasks [i].daemon.cluster, cluster);
+    return count;
+}
+
 //  Where the job stands, as STATUS_REPLY answers `request`.
 static jace_msg_t *
 s_status_msg (server_t *self, jace_msg_t *request)
@@ -1826,6 +1846,16 @@ s_status_msg (server_t *self, jace_msg_t *request)
     snprintf (residual, sizeof residual, "%.6e",
               spawner_verify_residual (self->verify));
     jace_msg_set_param (reply, "residual", residual);
+    //  A drain under way, for `status`: which cluster, how far, and why it
+    //  waits when it does
+    if (*self->draining) {
+        jace_msg_set_param (reply, "drain/cluster", self->draining);
+        s_set_number (reply, "drain/moved", (int64_t) self->drain_moved);
+        s_set_number (reply, "drain/left",
+                      (int64_t) s_tasks_in (self, self->draining));
+        if (*self->drain_waiting)
+            jace_msg_set_param (reply, "drain/waiting", self->drain_waiting);
+    }
     s_set_number (reply, "audit/unauthorised", (int64_t)
                   jace_security_unauthorised_count (self->security));
     s_set_number (reply, "audit/refused_connections", (int64_t)
@@ -1857,16 +1887,6 @@ s_refuse_request (server_t *self, jace_msg_t *request, const char *format,
     jace_msg_set_reason (error, reason);
     jace_msg_set_routing_id (error, jace_msg_routing_id (request));
     jace_msg_send (&error, self->status);
-}
-
-//  Tasks of the job whose daemon is in `cluster`
-static size_t
-s_tasks_in (server_t *self, const char *cluster)
-{
-    size_t count = 0;
-    for (size_t i = 0; i < self->task_count; i++)
-        count += streq (self->tasks [i].daemon.cluster, cluster);
-    return count;
 }
 
 //  --------------------------------------------------------------------------
@@ -2102,6 +2122,28 @@ s_begin_drain (server_t *self, const char *cluster, const char *asker)
     s_note_drain (self, cluster);
 }
 
+//  DRAIN naming no cluster: stop the drain under way, and answer with the
+//  job's status and what the drain did (drain/stopped, moved, left).
+static void
+s_stop_drain_request (server_t *self, jace_msg_t *request)
+{
+    if (!*self->draining) {
+        s_refuse_request (self, request, "DRAIN stop refused: no drain of "
+                          "job %s is under way", self->id);
+        return;
+    }
+    char cluster [JACE_ID_MAX], why [JACE_ID_MAX + 32];
+    snprintf (cluster, sizeof cluster, "%s", self->draining);
+    size_t moved = self->drain_moved;
+    snprintf (why, sizeof why, "asked by %s", jace_msg_sender (request));
+    s_stop_drain (self, why);
+    jace_msg_t *reply = s_status_msg (self, request);
+    jace_msg_set_param (reply, "drain/stopped", cluster);
+    s_set_number (reply, "drain/moved", (int64_t) moved);
+    s_set_number (reply, "drain/left", (int64_t) s_tasks_in (self, cluster));
+    jace_msg_send (&reply, self->status);
+}
+
 //  DRAIN: move every task off a cluster, through the job's mapping
 //  (s_drain_step), the job going on.
 static void
@@ -2110,6 +2152,9 @@ s_start_drain (server_t *self, jace_msg_t **request_p)
     jace_msg_t *request = *request_p;
     const char *cluster = jace_msg_cluster (request);
     size_t tasks = *cluster ? s_tasks_in (self, cluster) : 0;
+    if (!*cluster)
+        s_stop_drain_request (self, request);
+    else
     if (streq (spawner_job_mapping (self->job), "simple"))
         s_refuse_request (self, request, "DRAIN refused: job %s maps with "
                           "'simple', whose replacement policy cannot keep "
@@ -2124,8 +2169,9 @@ s_start_drain (server_t *self, jace_msg_t **request_p)
     else
     if (*self->draining && !streq (self->draining, cluster))
         s_refuse_request (self, request, "DRAIN refused: cluster %s is "
-                          "being drained; wait until it is done",
-                          self->draining);
+                          "being drained; wait until it is done, or stop it "
+                          "(jace-spawner drain %s --stop)", self->draining,
+                          self->id);
     else
     if (self->rebalance != REBALANCE_NONE)
         s_refuse_request (self, request, "DRAIN refused: job %s is being "
@@ -2337,6 +2383,35 @@ s_end_drain (server_t *self)
     spawner_drain_destroy (&self->drain);
 }
 
+//  End the drain under way before it is done (`jace-spawner drain --stop`,
+//  or a task that found no daemon elsewhere): the tasks moved stay where
+//  they run, the others stay on the cluster, which takes tasks again.
+//  A DRAIN still being decided is refused, saying why.
+static void
+s_stop_drain (server_t *self, const char *why)
+{
+    size_t left = s_tasks_in (self, self->draining);
+    zsys_notice ("spawner: drain of cluster %s stopped (%zu tasks moved, "
+                 "%zu left on it): %s", self->draining, self->drain_moved,
+                 left, why);
+    char text [512];
+    spawner_events_escape (text, sizeof text, why);
+    spawner_events_write (self->events, "drain_stopped", ",\"cluster\":"
+                          "\"%s\",\"moved\":%zu,\"left\":%zu,"
+                          "\"why\":\"%s\"", self->draining,
+                          self->drain_moved, left, text);
+    if (self->drain_request)
+        s_refuse_request (self, self->drain_request, "DRAIN of cluster %s "
+                          "stopped before it began: %s", self->draining, why);
+    jace_msg_destroy (&self->drain_request);
+    spawner_mapper_readmit_cluster (self->mapper, self->draining);
+    *self->draining = 0;
+    *self->drain_waiting = 0;
+    self->drain_deciding = false;
+    spawner_drain_destroy (&self->drain);
+    s_note_drain (self, NULL);
+}
+
 //  --------------------------------------------------------------------------
 //  Rebalance
 //
@@ -2479,8 +2554,9 @@ s_start_rebalance (server_t *self, jace_msg_t *request)
     else
     if (*self->draining)
         s_refuse_request (self, request, "REBALANCE refused: cluster %s is "
-                          "being drained; wait until it is done",
-                          self->draining);
+                          "being drained; wait until it is done, or stop "
+                          "it (jace-spawner drain %s --stop)",
+                          self->draining, self->id);
     else
     if (self->rebalance != REBALANCE_NONE)
         s_refuse_request (self, request, "REBALANCE refused: job %s is "
