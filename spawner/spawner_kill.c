@@ -12,6 +12,7 @@
 #include "jace_msg.h"
 #include "jace_security.h"
 
+#include <errno.h>
 #include <signal.h>
 
 #define QUERY_MSEC 5000
@@ -27,8 +28,8 @@ typedef struct {
 } killer_t;
 
 //  SIGKILL the process recorded under `name` (daemons) or `endpoint`
-//  (super-nodes).  Returns 0, 1 if there is no such record, -1 if the
-//  kill failed.
+//  (super-nodes).  Returns 0, 1 if there is no such record, 2 if the
+//  process is gone already, -1 if the kill failed.
 static int
 s_kill_recorded (killer_t *self, const char *role, const char *name,
                  const char *endpoint)
@@ -41,7 +42,9 @@ s_kill_recorded (killer_t *self, const char *role, const char *name,
         ||  !(name ? streq (record->name, name)
                    : streq (record->endpoint, endpoint)))
             continue;
-        return grid_proc_signal (record->pid, SIGKILL) ? -1 : 0;
+        if (grid_proc_signal (record->pid, SIGKILL) == 0)
+            return 0;
+        return errno == ESRCH ? 2 : -1;
     }
     return 1;
 }
@@ -83,6 +86,12 @@ s_crash_daemon (killer_t *self, const jace_node_t *node)
     if (rc == 1) {
         rc = s_send_crash (self, node->endpoint, node->pubkey, node->job);
         how = "CRASH message";
+    }
+    if (rc == 2) {
+        //  Crashed by an earlier round: the super-node has not seen it yet
+        fprintf (stderr, "jace-spawner: daemon %s (task %" PRId64 ") is "
+                 "down already\n", node->id, node->task);
+        return -1;
     }
     if (rc) {
         fprintf (stderr, "jace-spawner: cannot crash daemon %s (task %"
