@@ -214,7 +214,7 @@ s_draw_table (spawner_console_t *self, const char *heading,
 
 static void
 s_print_line (spawner_console_t *self, int64_t now,
-              const spawner_task_t *tasks, size_t count)
+              const spawner_task_t *tasks, size_t count, const char *note)
 {
     int64_t min, max;
     spawner_console_iteration_range (tasks, count, &min, &max);
@@ -225,32 +225,34 @@ s_print_line (spawner_console_t *self, int64_t now,
         converged += tasks [i].state == JACE_TASK_CONVERGED;
     }
     fprintf (stderr, "%s: %.1f s, iterations %" PRId64 "..%" PRId64
-             ", max change %.2e, locally converged %zu/%zu\n", self->job,
-             now / 1000.0, min, max, change, converged, count);
+             ", max change %.2e, locally converged %zu/%zu%s%s\n", self->job,
+             now / 1000.0, min, max, change, converged, count,
+             note ? "; " : "", note ? note : "");
 }
 
 int64_t
 spawner_console_update (spawner_console_t *self, int64_t now,
                         const spawner_task_t *tasks, size_t count,
                         const int64_t *first_row, int64_t snapshots,
-                        double residual)
+                        double residual, const char *note)
 {
     assert (self);
     if (self->quiet)
         return INT64_MAX / 4;
     if (now >= self->next_print) {
         //  A table taller than the terminal: progress lines instead
-        char heading [256], last [64] = "no residual verified yet";
+        char heading [512], last [64] = "no residual verified yet";
         if (snapshots > 0 && isfinite (residual))
             snprintf (last, sizeof last, "last residual %.2e", residual);
         snprintf (heading, sizeof heading, "%s  %.1f s  snapshots %" PRId64
-                  "  %s", self->job, now / 1000.0, snapshots, last);
+                  "  %s%s%s", self->job, now / 1000.0, snapshots, last,
+                  note ? "  " : "", note ? note : "");
         if (self->live_table
         &&  s_draw_table (self, heading, tasks, count, first_row))
             self->next_print = now + LIVE_TABLE_MSEC;
         else {
             s_release_screen (self);
-            s_print_line (self, now, tasks, count);
+            s_print_line (self, now, tasks, count, note);
             self->next_print = now + PROGRESS_PRINT_MSEC;
         }
     }

@@ -47,12 +47,14 @@ void
 //  Refresh the table or print a progress line if one is due at `now`
 //  (msec since submission).  `first_row` holds the tasks' block starts
 //  (count + 1; task i has rows first_row [i] to first_row [i + 1]), for
-//  the table's ROWS column.  Returns msec until the next one is due.
+//  the table's ROWS column.  `note`, when not NULL, is what the job is
+//  doing besides (a drain), shown after the heading or the line.
+//  Returns msec until the next one is due.
 int64_t
     spawner_console_update (spawner_console_t *self, int64_t now,
                             const spawner_task_t *tasks, size_t count,
                             const int64_t *first_row, int64_t snapshots,
-                            double residual);
+                            double residual, const char *note);
 
 //  The job is over: the live table's last frame shows how it ended (the
 //  verified residual, or failure), every task done or stopped, and gives

@@ -3773,6 +3773,24 @@ s_resume (server_t *self, zlist_t *answers)
 
 //  --------------------------------------------------------------------------
 
+//  What the live table says the job does besides iterating: why it is
+//  not placed yet, or a drain under way (NULL when neither)
+static const char *
+s_console_note (server_t *self, char *note, size_t size)
+{
+    if (!self->planned && *self->plan_failure) {
+        snprintf (note, size, "waiting: %s", self->plan_failure);
+        return note;
+    }
+    if (!*self->draining || self->drain_ran)
+        return NULL;
+    snprintf (note, size, "draining %s: %zu moved, %zu left%s",
+              self->draining, self->drain_moved,
+              s_tasks_in (self, self->draining),
+              *self->drain_waiting ? ", waiting for a daemon" : "");
+    return note;
+}
+
 //  How long the next pass may wait: until the next timer, at most
 //  PASS_MAX_MSEC.
 static int64_t
@@ -3792,10 +3810,12 @@ s_next_wait (server_t *self, int64_t now)
         int64_t verify = spawner_verify_wait (self->verify, now);
         wait = verify >= 0 && verify < wait ? verify : wait;
     }
+    char note [320];
     int64_t console = spawner_console_update (self->console,
         now - self->started, self->tasks, self->task_count, self->first_row,
         spawner_verify_count (self->verify),
-        spawner_verify_residual (self->verify));
+        spawner_verify_residual (self->verify),
+        s_console_note (self, note, sizeof note));
     return console < wait ? console : wait;
 }
 
