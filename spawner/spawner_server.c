@@ -2029,6 +2029,30 @@ s_drain_has_room (server_t *self, const size_t *ranks, size_t count,
     return room;
 }
 
+//  How many of the tasks still on the drained cluster the mapping finds
+//  daemons off it for, now, each choice made unavailable to the next
+static size_t
+s_drain_room (server_t *self)
+{
+    zlist_t *unavailable = s_unavailable (self);
+    size_t placed = 0;
+    for (size_t i = 0; i < self->task_count; i++) {
+        if (!streq (self->tasks [i].daemon.cluster, self->draining))
+            continue;
+        jace_node_t chosen;
+        char reason [192];
+        if (spawner_mapper_replace (self->mapper, self->lease, self->tasks,
+                                    self->task_count, i, self->dead,
+                                    unavailable, true, &chosen, reason,
+                                    sizeof reason) == 0) {
+            zlist_append (unavailable, chosen.id);
+            placed++;
+        }
+    }
+    zlist_destroy (&unavailable);
+    return placed;
+}
+
 //  The tasks of drain step `step` still on the drained cluster, into
 //  ranks (room for every task); returns their number.
 static size_t
@@ -2083,17 +2107,25 @@ s_drain_answer (server_t *self)
     else {
         char cluster [JACE_ID_MAX];
         snprintf (cluster, sizeof cluster, "%s", self->draining);
+        //  Say how far off the grid is: the first task found no daemon,
+        //  but a user has to know how many daemons to start
+        char reason [sizeof why + 128];
+        snprintf (reason, sizeof reason, "%s; the grid has daemons off "
+                  "%s for %zu of its %zu tasks", why, cluster,
+                  s_drain_room (self), s_tasks_in (self, cluster));
         spawner_mapper_readmit_cluster (self->mapper, cluster);
         *self->draining = 0;
         spawner_drain_destroy (&self->drain);
         zsys_notice ("spawner: drain of cluster %s refused: %s", cluster,
-                     why);
+                     reason);
+        char escaped [2 * sizeof reason];
+        spawner_events_escape (escaped, sizeof escaped, reason);
         spawner_events_write (self->events, "drain_refused", ",\"cluster\":"
-                              "\"%s\",\"why\":\"%s\"", cluster, why);
+                              "\"%s\",\"why\":\"%s\"", cluster, escaped);
         s_note_drain (self, NULL);
         if (self->drain_request)
             s_refuse_request (self, self->drain_request, "DRAIN refused: "
-                              "%s; start daemons elsewhere first", why);
+                              "%s; start daemons elsewhere first", reason);
     }
     jace_msg_destroy (&self->drain_request);
     return true;

@@ -161,7 +161,7 @@ wait_for 60 all_iterate "$RUN/full.events" 12
 id=$(jq -r 'select(.event == "start") | .job' "$RUN/full.events")
 "$BIN/jace-spawner" drain "$id" --cluster A --supernode "$sn" \
     >"$RUN/full-drain.out" 2>&1
-[ $? -ne 0 ] && grep -q "DRAIN refused: no daemon off cluster A for task [0-9]*: .*; start daemons elsewhere first" \
+[ $? -ne 0 ] && grep -q "DRAIN refused: no daemon off cluster A for task [0-9]*: .*; the grid has daemons off A for 0 of its 4 tasks; start daemons elsewhere first" \
     "$RUN/full-drain.out"
 ok $? "a drain with no daemon off the cluster is refused, saying why"
 wait $job
