@@ -1855,6 +1855,10 @@ s_status_msg (server_t *self, jace_msg_t *request)
                       (int64_t) s_tasks_in (self, self->draining));
         if (*self->drain_waiting)
             jace_msg_set_param (reply, "drain/waiting", self->drain_waiting);
+        else
+        if (self->drain_ran)
+            jace_msg_set_param (reply, "drain/waiting", "every task to "
+                                "checkpoint where it runs now");
     }
     s_set_number (reply, "audit/unauthorised", (int64_t)
                   jace_security_unauthorised_count (self->security));
