@@ -16,7 +16,7 @@
 #  job outlasts all this on any machine.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 14
+plan 15
 
 cat >"$RUN/three.platform" <<EOF
 platform
@@ -130,6 +130,12 @@ jq -e -s --argjson t "$victim" --arg c $Y '
     and (map(select(.event == "replace" and .task == $t)) | last
          | .cluster == $c)' "$RUN/job.events" >/dev/null
 ok $? "the drain of $Y gave way, and task $victim went on $Y"
+"$BIN/jace-spawner" report "$RUN/job.events" >"$RUN/report.out" 2>&1
+grep -q "drain of cluster $X at .*, stopped at .* with 1 moved and 2 left (asked by jace-spawner-drain)" \
+    "$RUN/report.out" \
+&& grep -q "drain of cluster $Y at .*, stopped at .* (task $victim found no daemon off it" \
+    "$RUN/report.out"
+ok $? "the report lists both drains and why each stopped"
 ! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
     "$RUN"/grid/logs/*.log "$RUN"/*.err >/dev/null 2>&1
 ok $? "no sanitizer report in any log"
