@@ -536,23 +536,29 @@ s_print_status (jace_msg_t *reply, bool json)
     char job [256];
     spawner_events_escape (job, sizeof job, jace_msg_param (reply, "job"));
     //  (the caller checked that "job" is there)
+    //  Numbers are printed from what they parse to: a reply is a peer's
+    //  text, and must not write into our JSON
+    char state_text [256], residual_text [32] = "null";
+    spawner_events_escape (state_text, sizeof state_text, state ? state : "");
+    if (residual && isfinite (atof (residual)))
+        snprintf (residual_text, sizeof residual_text, "%.6e",
+                  atof (residual));
     if (json)
         printf ("{\"job\":\"%s\",\"state\":\"%s\",\"tasks\":%zu,"
-                "\"age_seconds\":%.1f,\"snapshots\":%s,\"residual\":%s,"
-                "\"table\":[", job, state ? state : "", count,
+                "\"age_seconds\":%.1f,\"snapshots\":%lld,\"residual\":%s,"
+                "\"table\":[", job, state_text, count,
                 age ? atoll (age) / 1000.0 : 0.0,
-                snapshots ? snapshots : "0",
-                residual && isfinite (atof (residual)) ? residual : "null");
+                snapshots ? atoll (snapshots) : 0LL, residual_text);
     else {
         //  As the live table says it (spawner_console)
         char last [64] = "no residual verified yet";
         if (residual && isfinite (atof (residual))
         &&  snapshots && atoll (snapshots) > 0)
-            snprintf (last, sizeof last, "last residual %s", residual);
-        printf ("%s  %s  %.1f s  snapshots %s  %s\n"
+            snprintf (last, sizeof last, "last residual %s", residual_text);
+        printf ("%s  %s  %.1f s  snapshots %lld  %s\n"
                 "%5s  %-16s %-10s %10s %12s %12s  %s\n", job,
-                state ? state : "", age ? atoll (age) / 1000.0 : 0.0,
-                snapshots ? snapshots : "0", last,
+                state_text, age ? atoll (age) / 1000.0 : 0.0,
+                snapshots ? atoll (snapshots) : 0LL, last,
                 "TASK", "DAEMON", "CLUSTER", "ROWS", "ITERATION", "CHANGE",
                 "STATE");
     }
@@ -573,6 +579,8 @@ s_print_status (jace_msg_t *reply, bool json)
         spawner_events_escape (id, sizeof id, node->id);
         spawner_events_escape (cluster, sizeof cluster, node->cluster);
         spawner_events_escape (endpoint, sizeof endpoint, node->endpoint);
+        char state_word [2 * sizeof word];
+        spawner_events_escape (state_word, sizeof state_word, word);
         if (json) {
             char changed [32] = "null";
             if (isfinite (change))
@@ -581,12 +589,12 @@ s_print_status (jace_msg_t *reply, bool json)
                     "\"cluster\":\"%s\",\"endpoint\":\"%s\","
                     "\"rows\":%lld,\"iteration\":%lld,\"change\":%s,"
                     "\"state\":\"%s\"}", i ? "," : "", node->task, id,
-                    cluster, endpoint, rows, iteration, changed, word);
+                    cluster, endpoint, rows, iteration, changed, state_word);
         }
         else
             printf ("%5" PRId64 "  %-16s %-10s %10lld %12lld %12.3e  %s\n",
                     node->task, *id ? id : "-", *cluster ? cluster : "-",
-                    rows, iteration, change, word);
+                    rows, iteration, change, state_word);
     }
     s_print_drain (reply, json);
     if (json)
