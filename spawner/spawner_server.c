@@ -2004,56 +2004,59 @@ s_plan_drain (server_t *self, const char *cluster)
     free (seconds);
 }
 
-//  True if the mapping finds a daemon off the drained cluster for each of
-//  the `count` tasks `ranks`, now, each choice made unavailable to the
-//  next.  A drain moves tasks only then: a moved task's daemon is fenced
-//  at once, and with no successor the job used to fail 30 s later.
-//  Writes why not.
-static bool
-s_drain_has_room (server_t *self, const size_t *ranks, size_t count,
-                  char *why, size_t why_size)
-{
-    zlist_t *unavailable = s_unavailable (self);
-    bool room = true;
-    for (size_t i = 0; i < count && room; i++) {
-        jace_node_t chosen;
-        char reason [192];
-        room = spawner_mapper_replace (self->mapper, self->lease,
-                                       self->tasks, self->task_count,
-                                       ranks [i], self->dead, unavailable,
-                                       true, &chosen, reason,
-                                       sizeof reason) == 0;
-        if (room)
-            zlist_append (unavailable, chosen.id);
-        else
-            snprintf (why, why_size, "no daemon off cluster %s for task "
-                      "%zu: %s", self->draining, ranks [i], reason);
-    }
-    zlist_destroy (&unavailable);
-    return room;
-}
-
-//  How many of the tasks still on the drained cluster the mapping finds
-//  daemons off it for, now, each choice made unavailable to the next
+//  How many of the `count` tasks `ranks` the mapping finds a daemon off
+//  the drained cluster for, now, each choice made unavailable to the
+//  next; writes why into `why` for the first that finds none.
 static size_t
-s_drain_room (server_t *self)
+s_drain_fit (server_t *self, const size_t *ranks, size_t count, char *why,
+             size_t why_size)
 {
     zlist_t *unavailable = s_unavailable (self);
     size_t placed = 0;
-    for (size_t i = 0; i < self->task_count; i++) {
-        if (!streq (self->tasks [i].daemon.cluster, self->draining))
-            continue;
+    for (size_t i = 0; i < count; i++) {
         jace_node_t chosen;
         char reason [192];
         if (spawner_mapper_replace (self->mapper, self->lease, self->tasks,
-                                    self->task_count, i, self->dead,
+                                    self->task_count, ranks [i], self->dead,
                                     unavailable, true, &chosen, reason,
                                     sizeof reason) == 0) {
             zlist_append (unavailable, chosen.id);
             placed++;
         }
+        else
+        if (placed == i)
+            snprintf (why, why_size, "no daemon off cluster %s for task "
+                      "%zu: %s", self->draining, ranks [i], reason);
     }
     zlist_destroy (&unavailable);
+    return placed;
+}
+
+//  True if the mapping finds a daemon off the drained cluster for each of
+//  the `count` tasks `ranks`.  A drain moves tasks only then: a moved
+//  task's daemon is fenced at once, and with no successor the job used to
+//  fail 30 s later.  Writes why not.
+static bool
+s_drain_has_room (server_t *self, const size_t *ranks, size_t count,
+                  char *why, size_t why_size)
+{
+    return s_drain_fit (self, ranks, count, why, why_size) == count;
+}
+
+//  How many of the tasks still on the drained cluster the mapping finds
+//  daemons off it for
+static size_t
+s_drain_room (server_t *self)
+{
+    size_t *ranks = (size_t *) zmalloc ((self->task_count + 1)
+                                        * sizeof (size_t));
+    size_t count = 0;
+    for (size_t i = 0; i < self->task_count; i++)
+        if (streq (self->tasks [i].daemon.cluster, self->draining))
+            ranks [count++] = i;
+    char why [512];
+    size_t placed = s_drain_fit (self, ranks, count, why, sizeof why);
+    free (ranks);
     return placed;
 }
 

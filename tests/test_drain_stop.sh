@@ -56,6 +56,13 @@ checkpoint
     every_iterations = 3
 EOF
 
+#  True once the drain of cluster $1 waits for room.  (jq -e over many
+#  inputs answers by the last one only: 4 unless it matched.)
+drain_waits () {
+    [ -n "$(jq -c "select(.event == \"drain_wait\" and .cluster == \"$1\")" \
+              "$RUN/job.events" 2>/dev/null)" ]
+}
+
 "$BIN/jace-grid" start --platform "$RUN/three.platform" --run "$RUN/grid" \
     >"$RUN/grid.endpoint" 2>"$RUN/grid.err"
 ok $? "a grid of clusters of 3, 3 and 1 daemons starts"
@@ -77,7 +84,7 @@ diag "job $id: $on_a tasks on A; draining $X, then $Y"
 "$BIN/jace-spawner" drain "$id" --cluster $X --supernode "$sn" \
     >"$RUN/drainX.out" 2>&1
 ok $? "jace-spawner drain --cluster $X is taken"
-wait_for 120 grep -q '"event":"drain_wait"' "$RUN/job.events"
+wait_for 120 drain_waits "$X"
 "$BIN/jace-spawner" status "$id" --supernode "$sn" >"$RUN/status.out" 2>&1
 grep -q "^draining $X: 1 tasks moved, 2 left on it; waiting: no daemon off" \
     "$RUN/status.out"
@@ -111,8 +118,7 @@ ok $? "status no longer shows a drain"
 "$BIN/jace-spawner" drain "$id" --cluster $Y --supernode "$sn" \
     >"$RUN/drainY.out" 2>&1
 ok $? "jace-spawner drain --cluster $Y is taken"
-wait_for 120 sh -c "jq -e 'select(.event == \"drain_wait\"
-                            and .cluster == \"$Y\")' '$RUN/job.events'"
+wait_for 120 drain_waits "$Y"
 victim=$(jq -r "select(.event == \"drain_move\" and .cluster == \"$Y\")
                 | .task" "$RUN/job.events" | head -n 1)
 daemon=$(daemon_of job "$victim")
