@@ -147,8 +147,13 @@ spawner_nodes_query (const char *supernode, jace_security_t *security,
                  "unusable\n", program_invocation_short_name, supernode);
     else
     if (!reply)
-        fprintf (stderr, "%s: no answer from super-node %s within %d ms\n",
-                 program_invocation_short_name, supernode, timeout_msec);
+        //  A super-node with keys answers nothing to a client without:
+        //  the silence looks like a dead one, so say it may be that
+        fprintf (stderr, "%s: no answer from super-node %s within %d ms%s\n",
+                 program_invocation_short_name, supernode, timeout_msec,
+                 jace_security_enabled (security) ? ""
+                 : " (a grid started with --keys answers only clients "
+                   "given --keys DIR)");
     else
     if (jace_msg_type (reply) == JACE_MSG_ERROR) {
         fprintf (stderr, "%s: super-node %s refused: %s\n",
