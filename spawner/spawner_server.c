@@ -2318,30 +2318,80 @@ static void s_drain_moves (server_t *self, const size_t *ranks,
 static void s_drained (server_t *self, int64_t now);
 static void s_end_drain (server_t *self);
 
-//  A drain takes its steps in order, each once every task runs again and
-//  has checkpointed since: a moved task restarts from its neighbours'
-//  copies of its checkpoint, and no step moves two neighbours, so those
-//  copies are on running daemons.  The mapping chooses each new daemon,
-//  the drained cluster counted dead.  A task of the cluster the plan did
-//  not know moves last, on its own.
+//  True if task `task` has no neighbour (as its ACCEPT said): its copies
+//  then sit on the nearest other tasks, whichever they are
+static bool
+s_isolated (server_t *self, size_t task)
+{
+    for (size_t other = 0; other < self->task_count; other++)
+        if (other != task && s_exchange_values (task, other, self))
+            return false;
+    return true;
+}
+
+//  A task not iterating (crashed, moved, restoring) lost the copies its
+//  daemon held: its neighbours, which checkpoint to it, count again from
+//  when it runs.  So do tasks without neighbours, whose holders it may be.
+static void
+s_drain_forget_lost (server_t *self)
+{
+    bool *isolated = NULL;      //  Found once, when some task is lost
+    for (size_t lost = 0; lost < self->task_count; lost++) {
+        if (s_task_iterating (&self->tasks [lost]))
+            continue;
+        if (!isolated) {
+            isolated = (bool *) zmalloc (self->task_count * sizeof (bool));
+            for (size_t i = 0; i < self->task_count; i++)
+                isolated [i] = s_isolated (self, i);
+        }
+        for (size_t i = 0; i < self->task_count; i++)
+            if (i == lost || isolated [i]
+            ||  s_exchange_values (lost, i, self))
+                self->drain_mark_at [i] = 0;
+    }
+    free (isolated);
+}
+
+//  True if every task runs on its daemon and has restored
+static bool
+s_all_running (server_t *self)
+{
+    for (size_t i = 0; i < self->task_count; i++)
+        if (self->tasks [i].phase != SPAWNER_TASK_RUNNING
+        ||  self->tasks [i].restoring)
+            return false;
+    return true;
+}
+
+//  A drain takes its steps in order, each once the tasks still to move
+//  and their neighbours run, and those tasks have checkpointed since
+//  their neighbours last started: a moved task restarts from its
+//  neighbours' copies of its checkpoint, and no step moves two
+//  neighbours, so those copies are on running daemons.  A loss elsewhere
+//  in the job holds nothing up (every task had to run: under two crashes
+//  every three seconds, a drain once waited 19 s for its first step).
+//  The mapping chooses each new daemon, the drained cluster counted
+//  dead.  A task of the cluster the plan did not know moves
+//  last, on its own.
 static void
 s_drain_step (server_t *self, int64_t now)
 {
     //  Answering a new DRAIN may refuse it, and end the draining
     if (!*self->draining || !s_drain_answer (self) || !*self->draining)
         return;
-    for (size_t i = 0; i < self->task_count; i++)
-        if (self->tasks [i].phase != SPAWNER_TASK_RUNNING
-        ||  self->tasks [i].restoring) {
-            s_drain_settle_again (self);
-            return;
-        }
     //  Between steps the tasks still to move must have sent copies to the
     //  moved ones' new daemons.  After the last step (drained), every task
-    //  must checkpoint once more before the drain is over, so that each
-    //  has copies on the daemons that run now: a moved task killed right
-    //  after its holders moved restarted from scratch.
+    //  must run and checkpoint once more before the drain is over, so that
+    //  each has copies on the daemons that run now: a moved task killed
+    //  right after its holders moved restarted from scratch.
     bool remaining = s_tasks_in (self, self->draining) > 0;
+    if (remaining)
+        s_drain_forget_lost (self);
+    else
+    if (!s_all_running (self)) {
+        s_drain_settle_again (self);
+        return;
+    }
     if (!remaining && !self->drain_ran)
         s_drained (self, now);
     if (!s_drain_settled (self, now, remaining ? self->draining : NULL))
