@@ -497,8 +497,8 @@ spawner_jobs_rebalance (const char *job_id, const char *supernode,
 //  --------------------------------------------------------------------------
 //  `jace-spawner status JOBID`
 
-//  A drain under way, as a STATUS_REPLY says it: after the table, or the
-//  JSON's "drain" member (null when none)
+//  A drain under way, as a STATUS_REPLY says it: a line after the table,
+//  or the JSON's "drain" member (null when none)
 static void
 s_print_drain (jace_msg_t *reply, bool json)
 {
@@ -512,10 +512,10 @@ s_print_drain (jace_msg_t *reply, bool json)
     long long moved_count = moved ? atoll (moved) : 0;
     long long left_count = left ? atoll (left) : 0;
     if (json && !cluster)
-        printf ("],\"drain\":null");
+        printf (",\"drain\":null");
     else
     if (json)
-        printf ("],\"drain\":{\"cluster\":\"%s\",\"moved\":%lld,"
+        printf (",\"drain\":{\"cluster\":\"%s\",\"moved\":%lld,"
                 "\"left\":%lld,\"waiting\":\"%s\"}", name, moved_count,
                 left_count, why);
     else
@@ -596,6 +596,8 @@ s_print_status (jace_msg_t *reply, bool json)
                     node->task, *id ? id : "-", *cluster ? cluster : "-",
                     rows, iteration, change, state_word);
     }
+    if (json)
+        printf ("]");
     s_print_drain (reply, json);
     if (json)
         printf ("}\n");

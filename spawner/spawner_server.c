@@ -437,6 +437,7 @@ s_server_new (zsock_t *pipe, spawner_server_config_t *config)
 static void s_refuse_request (server_t *self, jace_msg_t *request,
                               const char *format, ...);
 static void s_stop_drain (server_t *self, const char *why);
+static bool s_all_iterating (server_t *self);
 
 static void
 s_server_destroy (server_t **self_p)
@@ -2352,17 +2353,6 @@ s_drain_forget_lost (server_t *self)
     free (isolated);
 }
 
-//  True if every task runs on its daemon and has restored
-static bool
-s_all_running (server_t *self)
-{
-    for (size_t i = 0; i < self->task_count; i++)
-        if (self->tasks [i].phase != SPAWNER_TASK_RUNNING
-        ||  self->tasks [i].restoring)
-            return false;
-    return true;
-}
-
 //  A drain takes its steps in order, each once the tasks still to move
 //  and their neighbours run, and those tasks have checkpointed since
 //  their neighbours last started: a moved task restarts from its
@@ -2391,7 +2381,7 @@ s_drain_step (server_t *self, int64_t now)
     if (remaining)
         s_drain_forget_lost (self);
     else
-    if (!self->drain_ran && s_all_running (self))
+    if (!self->drain_ran && s_all_iterating (self))
         s_drained (self, now);
     if (!remaining && !self->drain_ran)
         return;                 //  Moved tasks still restore
@@ -2516,7 +2506,6 @@ s_stop_drain (server_t *self, const char *why)
 //  the iterate, and a task whose daemon dies meanwhile is replaced with
 //  it: nothing restores from the old partition, and nothing is lost.
 
-static bool s_all_iterating (server_t *self);
 static bool s_all_accepted (server_t *self);
 static void s_begin_snapshot (server_t *self);
 

@@ -56,11 +56,10 @@ checkpoint
     every_iterations = 3
 EOF
 
-#  True once the drain of cluster $1 waits for room.  (jq -e over many
-#  inputs answers by the last one only: 4 unless it matched.)
+#  True once the drain of cluster $1 waits for room.  (Not jq -e: over
+#  many inputs it answers by the last one only.)
 drain_waits () {
-    [ -n "$(jq -c "select(.event == \"drain_wait\" and .cluster == \"$1\")" \
-              "$RUN/job.events" 2>/dev/null)" ]
+    event job drain_wait | grep -q "\"cluster\":\"$1\""
 }
 
 "$BIN/jace-grid" start --platform "$RUN/three.platform" --run "$RUN/grid" \
