@@ -1409,11 +1409,12 @@ s_checkpoint (worker_t *self)
 }
 
 //  The application's iteration gave up: an exchange that cannot complete
-//  fails the job with its reason; anything else is divergence.
+//  fails the job with its reason; anything else with the application's
+//  reason, or as divergence.
 static void
 s_iteration_failed (worker_t *self)
 {
-    char reason [320];
+    char reason [400];
     const char *failure = jace_task_exchange_failure (self->task);
     if (failure) {
         snprintf (reason, sizeof reason, "exchange %" PRId64 " cannot "
@@ -1422,10 +1423,12 @@ s_iteration_failed (worker_t *self)
         s_give_up (self, JACE_REFUSE_FAILED, reason);
         return;
     }
-    snprintf (reason, sizeof reason, "iteration %" PRId64 " failed: "
-              "values no longer finite or the inner solver broke down "
-              "(the method diverges on this system)",
-              jace_task_iteration (self->task) + 1);
+    //  The application may know which solver broke down, and why
+    const char *why = jace_task_failure (self->task);
+    snprintf (reason, sizeof reason, "iteration %" PRId64 " failed: %s",
+              jace_task_iteration (self->task) + 1, why ? why
+              : "values no longer finite or the inner solver broke down "
+                "(the method diverges on this system)");
     s_give_up (self, JACE_REFUSE_DIVERGED, reason);
 }
 

@@ -90,6 +90,7 @@ struct _jace_task_t {
     double work;                //  Work reported since last taken
     bool converged;             //  The application says the job's answer
                                 //  meets its tolerance (this iteration)
+    char failure [320];         //  Why iterate gave up, if it said ("")
     int source_wait_msec;       //  Async: longest wait for every source
     int64_t first_row;          //  First row we own
     int64_t row_count;          //  Rows we own
@@ -508,6 +509,13 @@ jace_task_set_converged (jace_task_t *self)
 }
 
 void
+jace_task_set_failure (jace_task_t *self, const char *reason)
+{
+    assert (self && reason);
+    snprintf (self->failure, sizeof self->failure, "%s", reason);
+}
+
+void
 jace_task_set_source_wait (jace_task_t *self, int msec)
 {
     assert (self && msec >= 0);
@@ -728,6 +736,13 @@ jace_task_take_converged (jace_task_t *self)
     bool converged = self->converged;
     self->converged = false;
     return converged;
+}
+
+const char *
+jace_task_failure (const jace_task_t *self)
+{
+    assert (self);
+    return *self->failure ? self->failure : NULL;
 }
 
 void

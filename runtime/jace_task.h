@@ -70,7 +70,8 @@ typedef struct {
     //  Daemon side.  One iteration: read neighbours' newest values, compute,
     //  send, and report the local change with jace_task_set_change.
     //  Returns 0, or -1 if the task cannot go on (the values are no longer
-    //  finite, the inner solver broke down).
+    //  finite, the inner solver broke down; jace_task_set_failure says
+    //  why).
     int (*iterate) (jace_task_t *task, void *state);
 
     //  Daemon side.  The local block of the answer: `count` values from
@@ -237,6 +238,13 @@ void
 //  ends.
 void
     jace_task_set_converged (jace_task_t *self);
+
+//  Report, from iterate, why it cannot go on, just before it returns -1
+//  (which solver broke down on which rows, and what to try): the job's
+//  failure then gives this reason, not the runtime's guess that the
+//  method diverges.  Optional.
+void
+    jace_task_set_failure (jace_task_t *self, const char *reason);
 
 //  Set-up only, asynchronous mode: before each iteration, wait up to msec
 //  for every task asked for values (jace_task_request) to have sent those

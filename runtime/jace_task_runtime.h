@@ -54,6 +54,11 @@ double
 bool
     jace_task_take_converged (jace_task_t *self);
 
+//  Why the application's iterate gave up (jace_task_set_failure), or NULL
+//  if it did not say.
+const char *
+    jace_task_failure (const jace_task_t *self);
+
 //  The application's jace_task_set_source_wait, in msec (0: none).
 int
     jace_task_source_wait (const jace_task_t *self);

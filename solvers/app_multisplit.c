@@ -1288,6 +1288,19 @@ s_minimise (task_state_t *self, jace_task_t *task, double *change)
     return isfinite (*change) ? 0 : -1;
 }
 
+//  One multisplitting iteration of the block; a failure says why.
+static int
+s_iterate_block (task_state_t *self, jace_task_t *task,
+                 multisplit_step_t *step)
+{
+    if (multisplit_iterate (self->split, self->x_ext, step) == 0)
+        return 0;
+    char why [320];
+    multisplit_explain_failure (self->split, why, sizeof why);
+    jace_task_set_failure (task, why);
+    return -1;
+}
+
 //  One iteration of TSIRM: a multisplitting iteration kept in the window,
 //  and at its end the step.
 static int
@@ -1301,7 +1314,7 @@ s_iterate_tsirm (task_state_t *self, jace_task_t *task, double *change)
         s_window_open (window, multisplit_solution (self->split), position);
     s_take_newest (self, task, window->accept_from);
     multisplit_step_t step;
-    if (multisplit_iterate (self->split, self->x_ext, &step))
+    if (s_iterate_block (self, task, &step))
         return -1;
     memcpy (window->columns + (size_t) (position + 1) * window->rows,
             multisplit_solution (self->split),
@@ -1387,7 +1400,7 @@ s_iterate (jace_task_t *task, void *state)
     else {
         s_take_newest (self, task, 0);
         multisplit_step_t step;
-        if (multisplit_iterate (self->split, self->x_ext, &step))
+        if (s_iterate_block (self, task, &step))
             return -1;
         change = step.change;
         //  The residual of our rows at the iterate we started from: when

@@ -46,6 +46,10 @@ struct _multisplit_t {
     double *rhs;                //  b_local - A_ext x_ext, workspace
     double work;                //  Matrix entries touched since taken
     double lu_entries;          //  Entries of the LU's band
+    int32_t weak_row;           //  First extended row (global) with no
+                                //  nonzero diagonal entry, or -1
+    bool ilu_refused;           //  ILU(0) asked for, the diagonal kept
+    multisplit_failure_t failure;   //  Why the last iteration failed
 };
 
 //  Entries a block solve touches: the LU's band once forward and back;
@@ -303,8 +307,13 @@ s_setup_inner (multisplit_t *self, const multisplit_options_t *options,
         //  solve gains at least a digit.
         krylov_set_reduction (self->krylov, MULTISPLIT_INNER_REDUCTION);
         //  A block ILU(0) cannot factor keeps the diagonal.
-        if (options->preconditioner == MULTISPLIT_PC_ILU0)
-            krylov_set_ilu0 (self->krylov);
+        self->ilu_refused = options->preconditioner == MULTISPLIT_PC_ILU0
+                         && krylov_set_ilu0 (self->krylov) != 0;
+        //  A zero on the diagonal is what Krylov blocks break down on
+        //  where a pivoting LU does not: a failure names the row.
+        for (int32_t i = 0; i < self->local_size && self->weak_row < 0; i++)
+            if (csr_value (self->local, i, i) == 0.0)
+                self->weak_row = self->extended_begin + i;
         return 0;
     }
     int rc = banded_lu_factor (self->local, options->banded_lu_max_bytes,
@@ -373,6 +382,7 @@ multisplit_new (const csr_t *rows, const double *b_rows,
     multisplit_t *self = solvers_calloc (1, sizeof (multisplit_t));
     self->tasks = tasks;
     self->task = task;
+    self->weak_row = -1;
     int32_t extended_end;
     multisplit_extended_range (boundaries, tasks, task, overlap,
                                &self->extended_begin, &extended_end);
@@ -613,13 +623,44 @@ multisplit_iterate (multisplit_t *self, const double *x_ext,
     bool solved = s_inner_solve (self, step);
     self->work += (double) self->external->nnz
                 + s_solve_work (self, step->inner_iterations);
-    if (!solved || !s_measure_change (self, step)) {
+    self->failure = !solved ? MULTISPLIT_BROKE_DOWN
+                  : !s_measure_change (self, step) ? MULTISPLIT_NOT_FINITE
+                  : MULTISPLIT_FINE;
+    if (self->failure != MULTISPLIT_FINE) {
         memcpy (self->x, self->x_previous, vector_bytes);
         if (step->inner_status == KRYLOV_CONVERGED)
             step->inner_status = KRYLOV_BREAKDOWN;
         return -1;
     }
     return 0;
+}
+
+void
+multisplit_explain_failure (const multisplit_t *self, char *text,
+                            size_t size)
+{
+    assert (self && text);
+    const char *solver = self->lu ? "banded LU"
+                       : self->inner == MULTISPLIT_INNER_CG ? "CG"
+                       : "BiCGStab";
+    int32_t first = self->extended_begin + 1;   //  Rows as users count
+    int32_t last = self->extended_begin + self->local_size;
+    int length = self->failure == MULTISPLIT_BROKE_DOWN
+        ? snprintf (text, size, "the inner %s solve of rows %" PRId32 "-%"
+                    PRId32 " broke down", solver, first, last)
+        : snprintf (text, size, "rows %" PRId32 "-%" PRId32 " are no longer "
+                    "finite after the inner %s solve (the method diverges "
+                    "on this system)", first, last, solver);
+    if (length < 0 || (size_t) length >= size)
+        return;
+    if (self->weak_row >= 0)
+        length += snprintf (text + length, size - (size_t) length, "; row %"
+                            PRId32 " has no nonzero diagonal entry, which "
+                            "Krylov blocks need (solver/inner = lu-banded "
+                            "pivots)", self->weak_row + 1);
+    if (length >= 0 && (size_t) length < size && self->ilu_refused)
+        snprintf (text + length, size - (size_t) length, "; ILU(0) could "
+                  "not factor the block, so the diagonal preconditioned it");
 }
 
 //  --------------------------------------------------------------------------

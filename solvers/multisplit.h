@@ -85,6 +85,13 @@ typedef struct {
     int inner_status;           //  krylov_status_t of the solve (0 for LU)
 } multisplit_step_t;
 
+//  Why an iteration failed
+typedef enum {
+    MULTISPLIT_FINE,            //  It did not
+    MULTISPLIT_BROKE_DOWN,      //  The inner Krylov solver broke down
+    MULTISPLIT_NOT_FINITE       //  The block's new values are not finite
+} multisplit_failure_t;
+
 //  The local state of one task
 typedef struct _multisplit_t multisplit_t;
 
@@ -196,6 +203,14 @@ void
 int
     multisplit_iterate (multisplit_t *self, const double *x_ext,
                         multisplit_step_t *step);
+
+//  After multisplit_iterate failed: why, in words for the job's failure
+//  (the inner solver, the block's rows counted from 1, and a row without
+//  a nonzero diagonal entry, which a Krylov block breaks down on where a
+//  pivoting LU does not).
+void
+    multisplit_explain_failure (const multisplit_t *self, char *text,
+                                size_t size);
 
 //  z = M^-1 v on the core rows, M the block A_local as this task solves
 //  it: for an outer Krylov method that uses the multisplitting as its

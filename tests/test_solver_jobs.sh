@@ -9,7 +9,7 @@
 #  and never report success.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 78
+plan 80
 
 JOB=$RUN/system.job
 cat >"$JOB" <<JOBFILE
@@ -115,6 +115,25 @@ submit diverge "$JOB" "$SN_sn" --set job/tasks=3 \
 ok $? "a diverging iteration ends non-zero, saying it diverges"
 ! grep -q '"event":"result"' "$RUN/diverge.events"
 ok $? "and never reports a result"
+#  A zero on the diagonal (not singular): Krylov blocks break down on it,
+#  and the failure says where and what pivots; the banded LU solves it.
+awk 'BEGIN { N = 30; print "%%MatrixMarket matrix coordinate real general"
+             print N * N, N * N, 5 * N * N - 4 * N
+             for (i = 0; i < N; i++) for (j = 0; j < N; j++) {
+                 k = i * N + j + 1
+                 print k, k, (k == 101 ? 0 : 4)
+                 if (i > 0) print k, k - N, -1
+                 if (i < N - 1) print k, k + N, -1
+                 if (j > 0) print k, k - 1, -1
+                 if (j < N - 1) print k, k + 1, -1 } }' >"$RUN/zero.mtx"
+submit zero "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
+    --set problem/matrix="$RUN/zero.mtx" --set solver/inner=krylov
+[ $? -eq 1 ] && grep -q "broke down; row 101 has no nonzero diagonal entry.*lu-banded" "$RUN/zero.err"
+ok $? "a Krylov block that breaks down on a zero diagonal names the row and lu-banded"
+diag "$(tail -n 1 "$RUN/zero.err")"
+submit zero-lu "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
+    --set problem/matrix="$RUN/zero.mtx" --set solver/inner=lu-banded
+ok $? "and the banded LU solves it"
 check "10 s after the failed jobs every daemon is free" \
     wait_for 10 count_is 8 "$SN_sn" '.state == "free"'
 lib_finish

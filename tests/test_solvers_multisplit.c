@@ -640,11 +640,59 @@ s_test_precondition (void)
     csr_destroy (&grid);
 }
 
+//  A block with a zero on its diagonal: a Krylov inner solve breaks down
+//  where the pivoting LU does not, and the failure names the row.
+static void
+s_test_zero_diagonal (void)
+{
+    csr_t *A = NULL;
+    problems_poisson2d (30, 0, 900, &A, NULL, 0);
+    for (int64_t e = A->row_ptr [100]; e < A->row_ptr [101]; e++)
+        if (A->col_idx [e] == 100)
+            A->values [e] = 0.0;
+    int32_t boundaries [3] = { 0, 450, 900 };
+    csr_t *rows = csr_row_block (A, 0, 450);
+    double *b = malloc (450 * sizeof (double));
+    for (int32_t i = 0; i < 450; i++)
+        b [i] = 1.0;
+    multisplit_options_t options;
+    multisplit_options_defaults (&options);
+    multisplit_t *state = NULL;
+    char text [320] = "";
+    ok (multisplit_new (rows, b, boundaries, 2, 0, 0, &options, &state,
+                        text, sizeof text) == 0, "a zero diagonal entry "
+        "still sets up");
+    double *x_ext = calloc ((size_t) multisplit_external_size (state) + 1,
+                            sizeof (double));
+    multisplit_step_t step;
+    bool failed = false;
+    for (int i = 0; i < 20 && !failed; i++)
+        failed = multisplit_iterate (state, x_ext, &step) != 0;
+    ok (failed, "the Krylov block breaks down on it");
+    multisplit_explain_failure (state, text, sizeof text);
+    diag ("%s", text);
+    ok (strstr (text, "rows 1-450") && strstr (text, "row 101 has no "
+        "nonzero diagonal entry") && strstr (text, "lu-banded"),
+        "the failure names the block, the row (counted from 1) and the "
+        "pivoting solver");
+    multisplit_destroy (&state);
+    options.inner = MULTISPLIT_INNER_BANDED_LU;
+    ok (multisplit_new (rows, b, boundaries, 2, 0, 0, &options, &state,
+                        text, sizeof text) == 0
+        && multisplit_iterate (state, x_ext, &step) == 0,
+        "the banded LU solves the same block");
+    multisplit_destroy (&state);
+    free (x_ext);
+    free (b);
+    csr_destroy (&rows);
+    csr_destroy (&A);
+}
+
 int
 main (void)
 {
     openblas_set_num_threads (1);
-    tap_plan (11 + 14 + 10 + 5 + 6 + 50 + 3 + 9 + 5 + 2);
+    tap_plan (11 + 14 + 10 + 5 + 6 + 50 + 3 + 9 + 5 + 2 + 4);
     s_test_work ();
     s_test_partition ();
     s_test_dependencies ();
@@ -654,5 +702,6 @@ main (void)
     s_test_driver ();
     s_test_failures ();
     s_test_precondition ();
+    s_test_zero_diagonal ();
     return tap_done ();
 }
