@@ -1288,6 +1288,15 @@ s_minimise (task_state_t *self, jace_task_t *task, double *change)
     return isfinite (*change) ? 0 : -1;
 }
 
+//  An iteration failed: say why, if the block's solve knows.
+static void
+s_tell_failure (task_state_t *self, jace_task_t *task)
+{
+    char why [320];
+    if (multisplit_explain_failure (self->split, why, sizeof why))
+        jace_task_set_failure (task, why);
+}
+
 //  One multisplitting iteration of the block; a failure says why.
 static int
 s_iterate_block (task_state_t *self, jace_task_t *task,
@@ -1295,9 +1304,7 @@ s_iterate_block (task_state_t *self, jace_task_t *task,
 {
     if (multisplit_iterate (self->split, self->x_ext, step) == 0)
         return 0;
-    char why [320];
-    multisplit_explain_failure (self->split, why, sizeof why);
-    jace_task_set_failure (task, why);
+    s_tell_failure (self, task);
     return -1;
 }
 
@@ -1357,8 +1364,10 @@ s_iterate_krylov (task_state_t *self, jace_task_t *task, double *change,
     outer_krylov_readers_t readers = { self->tasks, self->rank,
         self->requested, self->requested_count };
     outer_krylov_step_t step;
-    if (outer_krylov_iterate (self->krylov, task, &readers, &step))
+    if (outer_krylov_iterate (self->krylov, task, &readers, &step)) {
+        s_tell_failure (self, task);    //  A block solve, or a collective
         return -1;
+    }
     *change = step.estimate;
     *converged = step.converged;
     if (!window || !step.cycle_ended || step.converged)

@@ -635,11 +635,13 @@ multisplit_iterate (multisplit_t *self, const double *x_ext,
     return 0;
 }
 
-void
+bool
 multisplit_explain_failure (const multisplit_t *self, char *text,
                             size_t size)
 {
     assert (self && text);
+    if (self->failure == MULTISPLIT_FINE)
+        return false;
     const char *solver = self->lu ? "banded LU"
                        : self->inner == MULTISPLIT_INNER_CG ? "CG"
                        : "BiCGStab";
@@ -652,7 +654,7 @@ multisplit_explain_failure (const multisplit_t *self, char *text,
                     "finite after the inner %s solve (the method diverges "
                     "on this system)", first, last, solver);
     if (length < 0 || (size_t) length >= size)
-        return;
+        return true;
     if (self->weak_row >= 0)
         length += snprintf (text + length, size - (size_t) length, "; row %"
                             PRId32 " has no nonzero diagonal entry, which "
@@ -661,6 +663,7 @@ multisplit_explain_failure (const multisplit_t *self, char *text,
     if (length >= 0 && (size_t) length < size && self->ilu_refused)
         snprintf (text + length, size - (size_t) length, "; ILU(0) could "
                   "not factor the block, so the diagonal preconditioned it");
+    return true;
 }
 
 //  --------------------------------------------------------------------------
@@ -673,6 +676,7 @@ multisplit_precondition (multisplit_t *self, const double *v, double *z,
     assert (self && v && z && iterations >= 0);
     //  With overlap the block's rows are not the core's: no such operator
     assert (self->local_size == self->core_end - self->core_begin);
+    self->failure = MULTISPLIT_FINE;
     if (self->lu) {
         banded_lu_solve (self->lu, v, z);
         self->work += s_solve_work (self, 0);
@@ -688,12 +692,16 @@ multisplit_precondition (multisplit_t *self, const double *v, double *z,
         krylov_solve (self->krylov, v, z, self->inner_tolerance, iterations,
                       &result);
         self->work += s_solve_work (self, result.iterations);
-        if (result.status == KRYLOV_BREAKDOWN)
+        if (result.status == KRYLOV_BREAKDOWN) {
+            self->failure = MULTISPLIT_BROKE_DOWN;
             return -1;
+        }
     }
     for (int32_t i = 0; i < self->local_size; i++)
-        if (!isfinite (z [i]))
+        if (!isfinite (z [i])) {
+            self->failure = MULTISPLIT_NOT_FINITE;
             return -1;
+        }
     return 0;
 }
 

@@ -204,11 +204,12 @@ int
     multisplit_iterate (multisplit_t *self, const double *x_ext,
                         multisplit_step_t *step);
 
-//  After multisplit_iterate failed: why, in words for the job's failure
-//  (the inner solver, the block's rows counted from 1, and a row without
-//  a nonzero diagonal entry, which a Krylov block breaks down on where a
-//  pivoting LU does not).
-void
+//  After multisplit_iterate or multisplit_precondition failed: why, in
+//  words for the job's failure (the inner solver, the block's rows
+//  counted from 1, and a row without a nonzero diagonal entry, which a
+//  Krylov block breaks down on where a pivoting LU does not).  Returns
+//  false, text untouched, if the block's last solve did not fail.
+bool
     multisplit_explain_failure (const multisplit_t *self, char *text,
                                 size_t size);
 
