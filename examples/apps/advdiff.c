@@ -35,6 +35,8 @@
     =========================================================================
 */
 #include <jace.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <math.h>
 
 //  Largest grid side accepted: N^2 unknowns must fit in one spawner.
@@ -323,8 +325,15 @@ s_iterate (jace_task_t *task, void *state)
             row [c] = u;
         }
     }
-    if (!isfinite (change))
+    if (!isfinite (change)) {
+        //  Said in the job's failure, rather than the runtime's guess
+        char why [160];
+        snprintf (why, sizeof why, "the sweep of grid rows %" PRId64 "-%"
+                  PRId64 " gave values that are not finite",
+                  self->first_row + 1, self->first_row + self->rows);
+        jace_task_set_failure (task, why);
         return -1;
+    }
     jace_task_set_change (task, change);
     if (has_below)
         jace_task_send (task, rank - 1, self->x, (size_t) n,
