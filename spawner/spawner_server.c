@@ -172,7 +172,11 @@ typedef struct {
     int64_t stream_bytes;       //  Task data prepared and not yet acked
     spawner_scatter_t *scatter; //  How the data went out, or NULL
     char draining [JACE_ID_MAX];    //  Cluster being drained, or ""
-    char drain_waiting [512];   //  Why the drain waits for room, or ""
+    char drain_waiting [512];   //  Why the drain waits (room, a silent
+                                //  holder), or ""
+    char drain_wait_note [64];  //  ... in a few words, for the table
+    int64_t drain_ready_at;     //  When the next step was first ready to
+                                //  go (settled, room), or 0
     jace_msg_t *drain_request;  //  The DRAIN to answer, or NULL
     bool drain_deciding;        //  Begun, not yet decided on a listing
     bool total_exchanges;       //  The tasks have run jace_task_alltoallv
@@ -2149,6 +2153,7 @@ s_begin_drain (server_t *self, const char *cluster, const char *asker)
     self->drain_started = zclock_mono ();
     self->drain_ran = 0;
     self->drain_moved = 0;
+    self->drain_ready_at = 0;
     self->drain_deciding = true;
     spawner_mapper_exclude_cluster (self->mapper, cluster);
     size_t tasks = s_tasks_in (self, cluster);
@@ -2385,9 +2390,10 @@ s_drain_step (server_t *self, int64_t now)
         s_drained (self, now);
     if (!remaining && !self->drain_ran)
         return;                 //  Moved tasks still restore
-    if (!s_drain_settled (self, now, remaining ? self->draining : NULL))
+    if (!s_drain_settled (self, now, remaining ? self->draining : NULL)) {
+        self->drain_ready_at = 0;   //  Ready again later, heard again
         return;
-    s_drain_settle_again (self);
+    }
     size_t *ranks = (size_t *) zmalloc ((self->task_count + 1)
                                         * sizeof (size_t));
     size_t count = 0;
@@ -2409,27 +2415,84 @@ s_drain_step (server_t *self, int64_t now)
         s_end_drain (self);
 }
 
-//  Move the tasks of a drain step once the grid has room for them all;
-//  until then the drain waits, saying so once per reason.  Only part of
-//  the step (not `whole`): the next pass takes it again for the rest.
+//  A wait for a holder to speak this long is told (drain_wait)
+#define DRAIN_QUIET_HOLDER_MSEC 500
+
+//  True if a task whose copies the daemons of `ranks` hold has not been
+//  heard from since the step was ready to go (at drain_ready_at), with
+//  why.  Moving them would drop those copies; were it dead and not yet
+//  declared so, its replacement would find none left and restart from
+//  scratch.  Seen under crashes: a step moved both neighbours of a task
+//  killed 1.6 s before, and its replacement restarted from iteration 0
+//  after 18 s of work.  A live task speaks within one of its gaps; a
+//  dead one is declared so within the detector's bound, and restores
+//  from the copies still there.  No silence threshold: a slow task is
+//  not a dead one, and the step only waits for it to speak.
+static bool
+s_drain_holder_unheard (server_t *self, const size_t *ranks, size_t count,
+                        int64_t now, char *why, size_t why_size)
+{
+    for (size_t i = 0; i < count; i++)
+        for (size_t other = 0; other < self->task_count; other++) {
+            bool moves = false;
+            for (size_t j = 0; j < count && !moves; j++)
+                moves = ranks [j] == other;
+            if (moves || !s_task_iterating (&self->tasks [other])
+            ||  !(s_exchange_values (ranks [i], other, self)
+                  || s_isolated (self, other)))
+                continue;
+            if (s_silence (self, other, now) < now - self->drain_ready_at)
+                continue;       //  Heard since
+            snprintf (why, why_size, "task %zu (daemon %s) has not been "
+                      "heard from since the step was ready, and task %zu's "
+                      "daemon holds its copies: waiting to hear from it, or "
+                      "to replace it", other, self->tasks [other].daemon.id,
+                      ranks [i]);
+            return true;
+        }
+    return false;
+}
+
+//  The drain waits, saying why once per reason (`note`: in a few words)
+static void
+s_drain_wait (server_t *self, const char *why, const char *note)
+{
+    snprintf (self->drain_wait_note, sizeof self->drain_wait_note, "%s",
+              note);
+    if (streq (why, self->drain_waiting))
+        return;
+    zsys_notice ("spawner: the drain of %s waits: %s", self->draining, why);
+    char escaped [1024];
+    spawner_events_escape (escaped, sizeof escaped, why);
+    spawner_events_write (self->events, "drain_wait", ",\"cluster\":\"%s\","
+                          "\"why\":\"%s\"", self->draining, escaped);
+    snprintf (self->drain_waiting, sizeof self->drain_waiting, "%s", why);
+}
+
+//  Move the tasks of a drain step once the grid has room for them all
+//  and every task whose copies they hold has spoken since; until then
+//  the drain waits.  Only part of the step (not `whole`): the next pass
+//  takes it again for the rest.
 static void
 s_drain_moves (server_t *self, const size_t *ranks, size_t count,
                int64_t now, bool whole)
 {
     char why [512];
     if (!s_drain_has_room (self, ranks, count, why, sizeof why)) {
-        if (!streq (why, self->drain_waiting)) {
-            zsys_notice ("spawner: the drain of %s waits: %s",
-                         self->draining, why);
-            spawner_events_write (self->events, "drain_wait",
-                                  ",\"cluster\":\"%s\",\"why\":\"%s\"",
-                                  self->draining, why);
-            snprintf (self->drain_waiting, sizeof self->drain_waiting, "%s",
-                      why);
-        }
+        self->drain_ready_at = 0;
+        s_drain_wait (self, why, "for a daemon");
         return;                 //  A drain asks for listings meanwhile
     }
+    if (!self->drain_ready_at)
+        self->drain_ready_at = now;
+    if (s_drain_holder_unheard (self, ranks, count, now, why, sizeof why)) {
+        if (now - self->drain_ready_at > DRAIN_QUIET_HOLDER_MSEC)
+            s_drain_wait (self, why, "for a silent task");
+        return;
+    }
+    self->drain_ready_at = 0;
     *self->drain_waiting = 0;
+    s_drain_settle_again (self);    //  The next step counts from now
     for (size_t i = 0; i < count; i++)
         s_drain_move (self, ranks [i]);
     if (whole && self->drain_step < spawner_drain_step_count (self->drain))
@@ -3863,10 +3926,11 @@ s_console_note (server_t *self, char *note, size_t size)
     }
     if (!*self->draining || self->drain_ran)
         return NULL;
-    snprintf (note, size, "draining %s: %zu moved, %zu left%s",
+    snprintf (note, size, "draining %s: %zu moved, %zu left%s%s",
               self->draining, self->drain_moved,
               s_tasks_in (self, self->draining),
-              *self->drain_waiting ? ", waiting for a daemon" : "");
+              *self->drain_waiting ? ", waiting " : "",
+              *self->drain_waiting ? self->drain_wait_note : "");
     return note;
 }
 
