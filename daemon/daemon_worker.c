@@ -1088,6 +1088,32 @@ s_on_checkpoint (worker_t *self, jace_msg_t **msg_p, char *reason,
     *reason = 0;
 }
 
+static void s_send_checkpoint (worker_t *self, const int64_t *holders,
+                               size_t count);
+
+//  A new daemon of task `task` (a replacement, a moved task) holds none
+//  of the copies its predecessor held.  If it is one of our holders, it
+//  gets a copy of our state now, not at our next checkpoint: a drain step
+//  moves both neighbours of a task at once, and until its next
+//  checkpoint reached them a crash of that task found no copy anywhere.
+static void
+s_copy_to_new_holder (worker_t *self, int64_t task)
+{
+    if ((self->state != WORKER_RUNNING && self->state != WORKER_HALTED)
+    ||  !self->checkpoint_copies || !self->app->checkpoint)
+        return;
+    int64_t *targets = (int64_t *) zmalloc (
+        (size_t) jace_task_count (self->task) * sizeof (int64_t));
+    size_t count = jace_task_fetch_targets (self->task,
+                                            self->checkpoint_copies, targets);
+    bool holder = false;
+    for (size_t i = 0; i < count && !holder; i++)
+        holder = targets [i] == task;
+    free (targets);
+    if (holder)
+        s_send_checkpoint (self, &task, 1);
+}
+
 //  A replacement asks for the copy we keep of its state.
 static void
 s_on_fetch (worker_t *self, jace_msg_t *msg, char *reason,
@@ -1113,6 +1139,7 @@ s_on_fetch (worker_t *self, jace_msg_t *msg, char *reason,
         : jace_checkpoint_none (self->sender, jace_msg_job (msg), task,
                                 jace_task_job_key (self->task));
     jace_task_send_msg (self->task, task, &answer);
+    s_copy_to_new_holder (self, task);
 }
 
 //  A new task of a rebalance asks for our block of its snapshot.
@@ -1370,22 +1397,11 @@ s_task_state (worker_t *self)
            ? JACE_TASK_CONVERGED : JACE_TASK_RUNNING;
 }
 
-//  Send our state to this round's holders, if a checkpoint is due.
+//  Send a copy of our state to each of `count` holders.
 static void
-s_checkpoint (worker_t *self)
+s_send_checkpoint (worker_t *self, const int64_t *holders, size_t count)
 {
     int64_t iteration = jace_task_iteration (self->task);
-    int64_t now = zclock_mono ();
-    bool due = (self->checkpoint_iterations > 0
-                && iteration - self->last_checkpoint_iteration
-                   >= self->checkpoint_iterations)
-            || (self->checkpoint_msec > 0
-                && now - self->last_checkpoint_time >= self->checkpoint_msec);
-    if (!due || !self->checkpoint_copies || !self->app->checkpoint)
-        return;
-    int64_t holders [COPIES_MAX];
-    size_t count = jace_task_checkpoint_holders (self->task,
-        self->checkpoint_copies, self->checkpoint_round++, holders);
     size_t size = 0;
     const void *bytes = self->app->checkpoint (self->app_state, &size);
     jace_msg_t *copy = jace_checkpoint_begin (self->sender,
@@ -1404,6 +1420,25 @@ s_checkpoint (worker_t *self)
             self->copies_dropped++;
     }
     jace_msg_destroy (&copy);
+}
+
+//  Send our state to this round's holders, if a checkpoint is due.
+static void
+s_checkpoint (worker_t *self)
+{
+    int64_t iteration = jace_task_iteration (self->task);
+    int64_t now = zclock_mono ();
+    bool due = (self->checkpoint_iterations > 0
+                && iteration - self->last_checkpoint_iteration
+                   >= self->checkpoint_iterations)
+            || (self->checkpoint_msec > 0
+                && now - self->last_checkpoint_time >= self->checkpoint_msec);
+    if (!due || !self->checkpoint_copies || !self->app->checkpoint)
+        return;
+    int64_t holders [COPIES_MAX];
+    size_t count = jace_task_checkpoint_holders (self->task,
+        self->checkpoint_copies, self->checkpoint_round++, holders);
+    s_send_checkpoint (self, holders, count);
     self->last_checkpoint_iteration = iteration;
     self->last_checkpoint_time = now;
 }

@@ -14,7 +14,7 @@
 #  there sooner.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 8
+plan 10
 
 #  A is one fast node: the mapping puts one task there, the other on B.
 #  Slow nodes keep the job running through the scenario.
