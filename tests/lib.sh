@@ -131,6 +131,13 @@ event () {          #  event NAME EVENT
 has_event () {      #  has_event NAME EVENT
     [ -n "$(event "$1" "$2")" ]
 }
+#  The first event EVENT of task T of job NAME (a JSON line), if any
+task_event () {     #  task_event NAME EVENT T
+    event "$1" "$2" | jq -c "select(.task == $3)" | head -n 1
+}
+has_task_event () {     #  has_task_event NAME EVENT T
+    [ -n "$(task_event "$1" "$2" "$3")" ]
+}
 #  The daemon task T of job NAME ran on last
 daemon_of () {      #  daemon_of NAME T
     jq -r "select((.event == \"assign\" or .event == \"replace\")
@@ -150,6 +157,15 @@ iterated () {       #  iterated NAME T N
 all_iterate () {    #  all_iterate FILE TASKS
     [ "$(jq -r 'select(.event == "progress" and .iteration >= 3) | .task' \
          "$1" 2>/dev/null | sort -u | wc -l)" -eq "$2" ]
+}
+
+#  Start a virtual grid of the platform FILE in $RUN/grid, with more
+#  jace-grid ARGS, and set $sn to its first super-node.
+start_grid () {     #  start_grid FILE [ARGS...]
+    file=$1; shift
+    "$BIN/jace-grid" start --platform "$file" --run "$RUN/grid" "$@" \
+        >"$RUN/grid.endpoint" 2>"$RUN/grid.err" || return 1
+    sn=$(cat "$RUN/grid.endpoint")
 }
 
 #  The cluster most tasks were first assigned to, by the event log FILE.

@@ -41,11 +41,8 @@ platform
         supernodes = 0
         speed = 0.3
 EOF
-"$BIN/jace-grid" start --platform "$RUN/three.platform" --run "$RUN/grid" \
-    --daemon-arg=--heartbeat --daemon-arg=300 \
-    >"$RUN/grid.endpoint" 2>"$RUN/grid.err"
+start_grid "$RUN/three.platform" --daemon-arg=--heartbeat --daemon-arg=300
 ok $? "a grid of three clusters starts"
-sn=$(cat "$RUN/grid.endpoint")
 
 submit drain "$JACE_SRCDIR/examples/poisson3d.job" "$sn" \
     --set job/tasks=6 $EXACT --set problem/n=40 --set job/tolerance=1e-9 \

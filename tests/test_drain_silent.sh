@@ -32,11 +32,8 @@ platform
         supernodes = 0
         speed = 0.3
 PLATFORM
-"$BIN/jace-grid" start --platform "$RUN/two.platform" --run "$RUN/grid" \
-    --daemon-arg=--heartbeat --daemon-arg=300 \
-    >"$RUN/grid.endpoint" 2>"$RUN/grid.err"
+start_grid "$RUN/two.platform" --daemon-arg=--heartbeat --daemon-arg=300
 ok $? "a grid of two clusters starts"
-sn=$(cat "$RUN/grid.endpoint")
 
 submit silent "$JACE_SRCDIR/examples/poisson3d.job" "$sn" --set job/tasks=2 \
     --set solver/inner_tolerance=1e-12 --set problem/n=40 \
@@ -63,22 +60,17 @@ kill -STOP "$victim_pid"
 ok $? "the drain of A is taken"
 
 #  X is declared dead and replaced; A's task moves only after that
-wait_for 60 sh -c "jq -e -s 'map(select(.event == \"restored\"
-    and .task == $x)) | length > 0' '$RUN/silent.events' >/dev/null"
+wait_for 60 has_task_event silent restored "$x"
 kill -CONT "$victim_pid"
-restored=$(jq -c -s "map(select(.event == \"restored\" and .task == $x))[0]" \
-           "$RUN/silent.events")
+restored=$(task_event silent restored "$x")
 diag "task $x: $restored"
 echo "$restored" | jq -e '.from == "checkpoint" and .iteration > 0' >/dev/null
 ok $? "the frozen task's replacement restores from its checkpoint, not from scratch"
-wait_for 60 sh -c "jq -e -s 'map(select(.event == \"drain_move\"))
-    | length > 0' '$RUN/silent.events' >/dev/null"
-moved=$(jq -s -r "map(select(.event == \"drain_move\" and .task == $a))[0].time" \
-        "$RUN/silent.events")
-dead=$(jq -s -r "map(select(.event == \"dead\" and .task == $x))[0].time" \
-       "$RUN/silent.events")
+wait_for 60 has_task_event silent drain_move "$a"
+moved=$(task_event silent drain_move "$a" | jq .time)
+dead=$(task_event silent dead "$x" | jq .time)
 diag "task $x declared dead at $dead s, task $a moved at $moved s"
-[ "$moved" != null ] && [ "$dead" != null ] &&
+[ -n "$moved" ] && [ -n "$dead" ] &&
     awk -v m="$moved" -v d="$dead" 'BEGIN { exit !(m > d) }'
 ok $? "task $a moved off A only after task $x was declared dead"
 

@@ -62,10 +62,8 @@ drain_waits () {
     event job drain_wait | grep -q "\"cluster\":\"$1\""
 }
 
-"$BIN/jace-grid" start --platform "$RUN/three.platform" --run "$RUN/grid" \
-    >"$RUN/grid.endpoint" 2>"$RUN/grid.err"
+start_grid "$RUN/three.platform"
 ok $? "a grid of clusters of 3, 3 and 1 daemons starts"
-sn=$(cat "$RUN/grid.endpoint")
 
 timeout $((300 * SLOW)) "$BIN/jace-spawner" submit "$RUN/x.job" \
     --supernode "$sn" -q --events "$RUN/job.events" >"$RUN/job.out" \

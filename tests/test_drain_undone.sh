@@ -50,10 +50,8 @@ checkpoint
     every_seconds = 1
 EOF
 
-"$BIN/jace-grid" start --platform "$RUN/two.platform" --run "$RUN/grid" \
-    >"$RUN/grid.endpoint" 2>"$RUN/grid.err"
+start_grid "$RUN/two.platform"
 ok $? "a grid of two clusters of 4 daemons starts"
-sn=$(cat "$RUN/grid.endpoint")
 
 timeout $((300 * SLOW)) "$BIN/jace-spawner" submit "$RUN/x.job" \
     --supernode "$sn" -q --events "$RUN/job.events" >"$RUN/job.out" \

@@ -14,19 +14,16 @@
 lib_init
 plan 7
 
-cat >"$RUN/two.platform" <<PLATFORM
+cat >"$RUN/one.platform" <<PLATFORM
 platform
-    name = "two"
+    name = "one"
     cluster
         name = "A"
         nodes = 4
         speed = 0.3
 PLATFORM
-"$BIN/jace-grid" start --platform "$RUN/two.platform" --run "$RUN/grid" \
-    --daemon-arg=--heartbeat --daemon-arg=300 \
-    >"$RUN/grid.endpoint" 2>"$RUN/grid.err"
+start_grid "$RUN/one.platform" --daemon-arg=--heartbeat --daemon-arg=300
 ok $? "a grid starts"
-sn=$(cat "$RUN/grid.endpoint")
 
 submit holder "$JACE_SRCDIR/examples/poisson3d.job" "$sn" --set job/tasks=2 \
     --set solver/inner_tolerance=1e-12 --set problem/n=40 \
@@ -34,26 +31,20 @@ submit holder "$JACE_SRCDIR/examples/poisson3d.job" "$sn" --set job/tasks=2 \
     --set checkpoint/every_iterations=0 --set checkpoint/every_seconds=600 &
 job=$!
 
-restored () {       #  restored T: task T's restore, once there is one
-    jq -c -s "map(select(.event == \"restored\" and .task == $1))[0]" \
-        "$RUN/holder.events"
-}
 wait_for 60 all_iterate "$RUN/holder.events" 2
 "$BIN/jace-grid" kill --run "$RUN/grid" --daemon "$(daemon_of holder 0)" \
     >/dev/null
-wait_for 60 sh -c "[ \"\$(jq -c -s 'map(select(.event == \"restored\"
-    and .task == 0)) | length' '$RUN/holder.events')\" -gt 0 ]"
+wait_for 60 has_task_event holder restored 0
 #  Task 0 runs again on its new daemon before task 1 goes
 wait_for 60 iterated holder 0 3
-diag "task 0: $(restored 0)"
-restored 0 | jq -e '.from == "initial"' >/dev/null
+diag "task 0: $(task_event holder restored 0)"
+task_event holder restored 0 | jq -e '.from == "initial"' >/dev/null
 ok $? "task 0 had no copy to restore from (no checkpoint yet)"
 "$BIN/jace-grid" kill --run "$RUN/grid" --daemon "$(daemon_of holder 1)" \
     >/dev/null
-wait_for 60 sh -c "[ \"\$(jq -c -s 'map(select(.event == \"restored\"
-    and .task == 1)) | length' '$RUN/holder.events')\" -gt 0 ]"
-diag "task 1: $(restored 1)"
-restored 1 | jq -e '.from == "checkpoint" and .iteration > 0
+wait_for 60 has_task_event holder restored 1
+diag "task 1: $(task_event holder restored 1)"
+task_event holder restored 1 | jq -e '.from == "checkpoint" and .iteration > 0
                     and .holder == 0' >/dev/null
 ok $? "task 1 restores from the copy it sent task 0's new daemon"
 wait $job
