@@ -1674,7 +1674,9 @@ s_on_relayed_ack (server_t *self, size_t relay, jace_msg_t *msg)
         self->malformed++;
         return;
     }
-    spawner_detector_heard (self->detector, (size_t) rank, zclock_mono ());
+    self->tasks [rank].heard_at = zclock_mono ();
+    spawner_detector_heard (self->detector, (size_t) rank,
+                            self->tasks [rank].heard_at);
     s_on_chunk_ack (self, &self->tasks [rank], msg);
 }
 
@@ -1706,7 +1708,8 @@ s_on_task_message (server_t *self, size_t rank, jace_msg_t *msg)
                           REPEAT_LOG_MSEC / 1000);
         return;
     }
-    spawner_detector_heard (self->detector, rank, zclock_mono ());
+    task->heard_at = zclock_mono ();
+    spawner_detector_heard (self->detector, rank, task->heard_at);
     switch (jace_msg_type (msg)) {
         case JACE_MSG_CHUNK_ACK: s_on_chunk_ack (self, task, msg); break;
         case JACE_MSG_ACCEPT:    s_on_accept (self, rank, msg); break;
@@ -2441,7 +2444,7 @@ s_drain_holder_unheard (server_t *self, const size_t *ranks, size_t count,
             ||  !(s_exchange_values (ranks [i], other, self)
                   || s_isolated (self, other)))
                 continue;
-            if (s_silence (self, other, now) < now - self->drain_ready_at)
+            if (self->tasks [other].heard_at > self->drain_ready_at)
                 continue;       //  Heard since
             snprintf (why, why_size, "task %zu (daemon %s) has not been "
                       "heard from since the step was ready, and task %zu's "

@@ -50,6 +50,7 @@ typedef struct {
     bool data_open;             //  Its daemon took the ASSIGN's data
                                 //  declaration (a first CHUNK_ACK)
     int64_t assigned_at;        //  When the ASSIGN left (msec)
+    int64_t heard_at;           //  When its daemon last spoke (msec)
     int64_t refusals;           //  Daemons that refused it in a row
     char wanted [JACE_ID_MAX];  //  Replacement reserved by id, or ""
     int64_t wanted_at;          //  When it was asked for (msec)
