@@ -489,6 +489,19 @@ s_on_rebalance_done (report_t *self, cJSON *event, double time)
 }
 
 static void
+s_on_rebalance_backoff (report_t *self, cJSON *event, double time)
+{
+    double drift = s_number (self, event, "drift", false);
+    double cut = s_number (self, event, "cut_drift", false);
+    double next = s_number (self, event, "next_auto_seconds", false);
+    if (!self->failed)
+        s_move_add (self, "rebalance kept at %.3f s (auto): drift %.3f after "
+                    "a cut on %.3f; next look in %.1f s", time, drift, cut,
+                    next);
+    self->move_open = false;
+}
+
+static void
 s_on_drain (report_t *self, cJSON *event, double time)
 {
     const char *cluster = s_string (self, event, "cluster", false);
@@ -561,6 +574,7 @@ static const struct {
     { "resume", s_on_resume },
     { "rebalance_plan", s_on_rebalance_plan },
     { "rebalance_done", s_on_rebalance_done },
+    { "rebalance_backoff", s_on_rebalance_backoff },
     { "drain", s_on_drain },
     { "drained", s_on_drained },
     { "drain_stopped", s_on_drain_stopped },

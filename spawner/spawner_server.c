@@ -81,6 +81,14 @@
 //  and without it auto cut the rows about once a second for little gain
 //  (wan.platform, two CPU hogs beside).
 #define REBALANCE_AUTO_COST_FACTOR 9
+//  auto cuts again only if its last cut took the drift below this share
+//  of what it was; else the rates measured are noise the rows cannot
+//  follow (64 daemons on two cores: the measured speeds of one platform
+//  spread 90 to 1 from one look to the next, and auto cut the rows 25
+//  times in 160 s), and the next look waits twice as long, up to
+//  2^REBALANCE_BACKOFF_MAX times.
+#define REBALANCE_AUTO_PROGRESS 0.8
+#define REBALANCE_BACKOFF_MAX 6
 
 //  Where a rebalance stands (s_rebalance_step).
 typedef enum {
@@ -212,6 +220,9 @@ typedef struct {
     bool rebalanced_here;       //  The rows were cut on these daemons:
                                 //  the next cut takes half a step
     int64_t next_rebalance_check;   //  job/rebalance = auto (msec)
+    double auto_drift;          //  Drift auto last cut the rows on, or 0
+                                //  (none yet, or new daemons since)
+    int auto_backoff;           //  auto's looks wait 2^this longer
     int64_t next_daemon_heartbeat;  //  msec
     int64_t next_progress_event;    //  msec
     int64_t next_sample;        //  Next residual sample (msec), or 0
@@ -1260,6 +1271,8 @@ s_place_replacement (server_t *self, size_t rank, const jace_node_t *node,
     s_place (self, rank, node);
     self->replacements++;
     self->rebalanced_here = false;  //  A new node: its speed is news
+    self->auto_drift = 0;
+    self->auto_backoff = 0;
     char why [256];
     spawner_events_escape (why, sizeof why, task->why);
     spawner_events_write (self->events, "replace", ",\"task\":%zu,"
@@ -2637,6 +2650,38 @@ s_rebalance_event (server_t *self, const char *trigger, double drift,
     free (usecs);
 }
 
+//  auto's last cut, on these daemons, did not take the drift well below
+//  what it was: the rates measured vary faster than rows can follow, and
+//  cutting again would only stop the tasks once more.  Back off: the
+//  next look waits twice as long (rebalance_backoff).  A cut that did
+//  reduce the drift keeps auto looking as often as it did.
+static bool
+s_auto_backs_off (server_t *self, double drift, char *answer,
+                  size_t answer_size)
+{
+    if (self->auto_drift <= 0
+    ||  drift < REBALANCE_AUTO_PROGRESS * self->auto_drift) {
+        self->auto_drift = drift;
+        self->auto_backoff = 0;
+        return false;
+    }
+    if (self->auto_backoff < REBALANCE_BACKOFF_MAX)
+        self->auto_backoff++;
+    int64_t wait = (REBALANCE_AUTO_COST_FACTOR * self->rebalance_pause)
+                 << self->auto_backoff;
+    self->next_rebalance_check = zclock_mono () + wait;
+    snprintf (answer, answer_size, "rows kept: the last cut left the drift "
+              "at %.3f, not below %.0f%% of the %.3f it was cut on, so the "
+              "measured rates vary faster than the rows can follow; next "
+              "look in %.1f s", drift, 100 * REBALANCE_AUTO_PROGRESS,
+              self->auto_drift, wait / 1000.0);
+    zsys_notice ("spawner: job %s: %s", self->id, answer);
+    spawner_events_write (self->events, "rebalance_backoff", ",\"drift\":"
+                          "%.4f,\"cut_drift\":%.4f,\"next_auto_seconds\":%.3f",
+                          drift, self->auto_drift, wait / 1000.0);
+    return true;
+}
+
 //  Cut the rows again if the measured rates say so (job/rebalance_threshold).
 //  `trigger` is "request" or "auto"; answer gets what was decided.
 //  Returns true when a rebalance starts.
@@ -2659,6 +2704,9 @@ s_decide_rebalance (server_t *self, const char *trigger, char *answer,
                   "= %g (largest drift %.3f)", threshold, drift);
         return false;
     }
+    if (streq (trigger, "auto") && s_auto_backs_off (self, drift, answer,
+                                                     answer_size))
+        return false;
     //  The task furthest from its new rows, to say why
     size_t worst = 0;
     double furthest = -1;
@@ -2912,7 +2960,8 @@ s_end_rebalance (server_t *self)
 {
     int64_t now = zclock_mono ();
     double seconds = (now - self->rebalance_started) / 1000.0;
-    int64_t wait = REBALANCE_AUTO_COST_FACTOR * self->rebalance_pause;
+    int64_t wait = (REBALANCE_AUTO_COST_FACTOR * self->rebalance_pause)
+                 << self->auto_backoff;
     self->next_rebalance_check = now + wait;
     char *rows = s_rows_json (self, self->first_row);
     spawner_events_write (self->events, "rebalance_done", ",\"seconds\":"

@@ -210,6 +210,8 @@ static const char *moves_log =
     EVENT ("drain", "3.000") ",\"cluster\":\"b\",\"tasks\":1}\n"
     EVENT ("drained", "4.000") ",\"cluster\":\"b\",\"tasks\":1,"
         "\"seconds\":1.000,\"steps\":1}\n"
+    EVENT ("rebalance_backoff", "4.500") ",\"drift\":1.4,\"cut_drift\":1.5,"
+        "\"next_auto_seconds\":9.0}\n"
     EVENT ("rebalance_plan", "5.000") ",\"trigger\":\"request\","
         "\"old_rows\":[80,20],\"new_rows\":[70,30],"
         "\"usecs_per_iteration\":[10,20],\"drift\":0.5,\"threshold\":0.25,"
@@ -765,6 +767,9 @@ test_moves (const char *dir)
     has (text, "            drain of cluster b at 3.000 s: 1 tasks moved in "
          "1 steps, 1.000 s\n", "a drain: the cluster, its tasks, steps and "
          "time");
+    has (text, "            rebalance kept at 4.500 s (auto): drift 1.400 "
+         "after a cut on 1.500; next look in 9.0 s\n", "auto backing off: "
+         "the drift before and after its cut, and its next look");
     has (text, "            rebalance at 5.000 s (request): 80:20 -> 70:30 "
          "rows, not finished\n", "a rebalance the job's end cut short says "
          "so");
@@ -775,7 +780,7 @@ int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (112);
+    tap_plan (113);
     const char *base = getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp";
     char dir [256];
     snprintf (dir, sizeof dir, "%s/test_spawner_report.XXXXXX", base);
