@@ -2448,24 +2448,25 @@ static bool
 s_drain_holder_unheard (server_t *self, const size_t *ranks, size_t count,
                         int64_t now, char *why, size_t why_size)
 {
-    for (size_t i = 0; i < count; i++)
-        for (size_t other = 0; other < self->task_count; other++) {
-            bool moves = false;
-            for (size_t j = 0; j < count && !moves; j++)
-                moves = ranks [j] == other;
-            if (moves || !s_task_iterating (&self->tasks [other])
-            ||  !(s_exchange_values (ranks [i], other, self)
-                  || s_isolated (self, other)))
-                continue;
-            if (self->tasks [other].heard_at > self->drain_ready_at)
-                continue;       //  Heard since
-            snprintf (why, why_size, "task %zu (daemon %s) has not been "
-                      "heard from since the step was ready, and task %zu's "
-                      "daemon holds its copies: waiting to hear from it, or "
-                      "to replace it", other, self->tasks [other].daemon.id,
-                      ranks [i]);
-            return true;
-        }
+    //  The cheap test first: most tasks were heard since
+    for (size_t other = 0; other < self->task_count; other++) {
+        const spawner_task_t *task = &self->tasks [other];
+        if (task->heard_at > self->drain_ready_at || !s_task_iterating (task))
+            continue;
+        bool moves = false;
+        for (size_t i = 0; i < count && !moves; i++)
+            moves = ranks [i] == other;
+        bool isolated = !moves && s_isolated (self, other);
+        for (size_t i = 0; i < count && !moves; i++)
+            if (isolated || s_exchange_values (ranks [i], other, self)) {
+                snprintf (why, why_size, "task %zu (daemon %s) has not been "
+                          "heard from since the step was ready, and task "
+                          "%zu's daemon holds its copies: waiting to hear "
+                          "from it, or to replace it", other,
+                          task->daemon.id, ranks [i]);
+                return true;
+            }
+    }
     return false;
 }
 
