@@ -185,6 +185,8 @@ typedef struct {
     char drain_wait_note [64];  //  ... in a few words, for the table
     int64_t drain_ready_at;     //  When the next step was first ready to
                                 //  go (settled, room), or 0
+    int64_t drain_unsettled;    //  A task the next step waits to see
+                                //  checkpoint where it runs, or -1
     jace_msg_t *drain_request;  //  The DRAIN to answer, or NULL
     bool drain_deciding;        //  Begun, not yet decided on a listing
     bool total_exchanges;       //  The tasks have run jace_task_alltoallv
@@ -1874,12 +1876,21 @@ s_status_msg (server_t *self, jace_msg_t *request)
         s_set_number (reply, "drain/moved", (int64_t) self->drain_moved);
         s_set_number (reply, "drain/left",
                       (int64_t) s_tasks_in (self, self->draining));
+        char waiting [256];
         if (*self->drain_waiting)
             jace_msg_set_param (reply, "drain/waiting", self->drain_waiting);
         else
         if (self->drain_ran)
             jace_msg_set_param (reply, "drain/waiting", "every task to "
                                 "checkpoint where it runs now");
+        else
+        if (self->drain_unsettled >= 0) {
+            size_t rank = (size_t) self->drain_unsettled;
+            snprintf (waiting, sizeof waiting, "task %zu (daemon %s) to "
+                      "checkpoint where it runs now, before the next step",
+                      rank, self->tasks [rank].daemon.id);
+            jace_msg_set_param (reply, "drain/waiting", waiting);
+        }
     }
     s_set_number (reply, "audit/unauthorised", (int64_t)
                   jace_security_unauthorised_count (self->security));
@@ -2170,6 +2181,7 @@ s_begin_drain (server_t *self, const char *cluster, const char *asker)
     self->drain_ran = 0;
     self->drain_moved = 0;
     self->drain_ready_at = 0;
+    self->drain_unsettled = -1;
     self->drain_deciding = true;
     spawner_mapper_exclude_cluster (self->mapper, cluster);
     size_t tasks = s_tasks_in (self, cluster);
@@ -2329,9 +2341,13 @@ s_drain_settled (server_t *self, int64_t now, const char *cluster)
         bool by_time = self->drain_mark_at [i]
             && self->drain_period_marks [i] >= 0
             && task->iteration >= self->drain_period_marks [i] + 2;
-        if (!by_iterations && !by_time)
+        if (!by_iterations && !by_time && settled) {
             settled = false;
+            self->drain_unsettled = (int64_t) i;    //  For `status`
+        }
     }
+    if (settled)
+        self->drain_unsettled = -1;
     return settled;
 }
 
@@ -3983,7 +3999,9 @@ s_console_note (server_t *self, char *note, size_t size)
               self->draining, self->drain_moved,
               s_tasks_in (self, self->draining),
               *self->drain_waiting ? ", waiting " : "",
-              *self->drain_waiting ? self->drain_wait_note : "");
+              *self->drain_waiting ? self->drain_wait_note
+              : self->drain_unsettled >= 0 ? ", waiting for checkpoints"
+              : "");
     return note;
 }
 

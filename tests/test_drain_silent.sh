@@ -14,7 +14,7 @@
 #  there sooner.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 10
+plan 11
 
 #  A is one fast node: the mapping puts one task there, the other on B.
 #  Slow nodes keep the job running through the scenario.
@@ -58,6 +58,16 @@ kill -STOP "$victim_pid"
 "$BIN/jace-spawner" drain "$id" --cluster A --supernode "$sn" \
     >"$RUN/drain.out" 2>&1
 ok $? "the drain of A is taken"
+#  Meanwhile `status` says what the drain waits for (the frozen task to
+#  speak, or checkpoints the frozen task holds up)
+waiting () {
+    "$BIN/jace-spawner" status "$id" --supernode "$sn" --json 2>/dev/null |
+        jq -e '.drain.waiting // "" | test("task [0-9]+ \\(daemon ")' \
+        >/dev/null
+}
+wait_for 30 waiting
+ok $? "status says which task the drain waits for"
+diag "$("$BIN/jace-spawner" status "$id" --supernode "$sn" | tail -n 1)"
 
 #  X is declared dead and replaced; A's task moves only after that
 wait_for 60 has_task_event silent restored "$x"
