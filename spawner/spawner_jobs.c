@@ -29,10 +29,6 @@
 #define OWNER_RETRY_MSEC 2000
 //  Longest wait for a cancelled job's daemons to be free.
 #define FREE_WAIT_MSEC 15000
-//  Longest wait for a job whose secret is gone to leave the registry: its
-//  spawner deletes the secret as it ends, and the daemons and the lease
-//  it releases show a heartbeat or two later.
-#define ENDED_WAIT_MSEC 3000
 
 //  One job as the listing shows it.
 typedef struct {
@@ -305,21 +301,9 @@ spawner_jobs_open_secret (const char *job_id, const char *supernode,
         return 0;
     jace_security_t *security = spawner_nodes_security (keys_dir, cert);
     jace_msg_t *registry = NULL;
-    bool ended = false;
-    //  A job asked about as it ends (a drain right after it answered) may
-    //  still show: its secret went first.  Seen under load in the suite.
-    int64_t deadline = zclock_mono () + ENDED_WAIT_MSEC;
-    while (security && !ended && !zsys_interrupted) {
-        jace_msg_destroy (&registry);
-        int64_t working = s_working_for (supernode, security, job_id,
-                                         &registry);
-        ended = working == 0 && !s_lease_param (registry, job_id, "owner");
-        if (working < 0 || zclock_mono () >= deadline)
-            break;
-        if (!ended)
-            zclock_sleep (200);
-    }
-    if (ended)
+    int64_t working = security ? s_working_for (supernode, security, job_id,
+                                                &registry) : -1;
+    if (working == 0 && !s_lease_param (registry, job_id, "owner"))
         fprintf (stderr, "jace-spawner: no job %s runs on the grid of %s: "
                  "it has ended, or it never ran there\n", job_id, supernode);
     else
