@@ -511,8 +511,8 @@ jace_task_set_converged (jace_task_t *self)
 void
 jace_task_set_failure (jace_task_t *self, const char *reason)
 {
-    assert (self && reason);
-    snprintf (self->failure, sizeof self->failure, "%s", reason);
+    assert (self);
+    snprintf (self->failure, sizeof self->failure, "%s", reason ? reason : "");
 }
 
 void

@@ -242,7 +242,7 @@ void
 //  Report, from iterate, why it cannot go on, just before it returns -1
 //  (which solver broke down on which rows, and what to try): the job's
 //  failure then gives this reason, not the runtime's guess that the
-//  method diverges.  Optional.
+//  method diverges.  NULL takes a reason back.  Optional.
 void
     jace_task_set_failure (jace_task_t *self, const char *reason);
 
