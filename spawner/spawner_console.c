@@ -327,12 +327,15 @@ spawner_console_summary (const spawner_summary_t *summary,
         printf ("): %" PRId64 " restarted from a checkpoint, %" PRId64
                 " from the initial state", summary->from_checkpoint,
                 summary->from_initial);
+        if (summary->from_drain)
+            printf (", %" PRId64 " from the iterate the drain gathered (no "
+                    "copies)", summary->from_drain);
         //  The others restored nothing: their task took its rows anew (a
         //  rebalance's iterate in its ASSIGN, or the scatter's data
         //  before it had iterated), or was replaced again, or the job
         //  ended, first.  Unsaid, the counts did not add up.
         int64_t other = summary->replacements - summary->from_checkpoint
-                      - summary->from_initial;
+                      - summary->from_initial - summary->from_drain;
         if (other > 0)
             printf (", %" PRId64 " from neither (a rebalance's iterate, "
                     "the data of a task not yet started, or replaced "

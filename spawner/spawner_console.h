@@ -33,6 +33,7 @@ typedef struct {
     const char *drain_waiting;  //  Why its drain waits, or ""
     int64_t from_checkpoint;    //  ... restarted from a checkpoint
     int64_t from_initial;       //  ... restarted from the initial state
+    int64_t from_drain;         //  ... from the iterate a drain gathered
     const char *out_path;       //  Where the answer went, or NULL
 } spawner_summary_t;
 

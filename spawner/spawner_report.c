@@ -901,6 +901,10 @@ s_failure_state (report_t *self, const failure_t *failure, char *text,
         snprintf (text, size, "from the iterate of a rebalance, iteration %"
                   PRId64, failure->iteration);
     else
+    if (failure->from && streq (failure->from, "drain"))
+        snprintf (text, size, "from the iterate the drain gathered, "
+                  "iteration %" PRId64, failure->iteration);
+    else
         snprintf (text, size, "from %s", failure->from ? failure->from
                                                        : "an unknown state");
 }

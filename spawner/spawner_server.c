@@ -210,6 +210,8 @@ typedef struct {
     int64_t *rebalance_first;   //  The new block starts (task_count + 1)
     int64_t rebalance_snapshot; //  Snapshot gathering the iterate, or 0
     double *rebalance_x;        //  The iterate the new blocks restore
+                                //  (or, during a drain, the tasks it
+                                //  moves that have no copies)
     int64_t *handoff_first;     //  The old cut, while the new tasks take
                                 //  their iterate from its owners
     size_t *handoff_step;       //  [owner * tasks + task]: when the task
@@ -230,11 +232,14 @@ typedef struct {
     int64_t next_sample;        //  Next residual sample (msec), or 0
     int64_t replacements;       //  Tasks moved to another daemon
     int64_t drain_moves;        //  ... of them moved by drains
+    int64_t drain_snapshot;     //  Snapshot gathering the state of a
+                                //  step's tasks without copies, or 0
     int64_t crashes;            //  Daemons the job's schedule crashed
     int64_t from_checkpoint;    //  Replacements restored from a copy
     int64_t from_initial;       //  Replacements that started over
     int64_t from_rebalance;     //  Tasks restored from a rebalance's
                                 //  iterate
+    int64_t from_drain;         //  ... from the iterate a drain gathered
     uint64_t malformed;         //  Bad messages dropped
     repeat_t strangers;         //  Log of messages on a task's link from
                                 //  another daemon (a revived one reusing
@@ -629,6 +634,17 @@ s_set_handoff (server_t *self, size_t rank, jace_msg_t *assign)
     }
 }
 
+//  True if task `rank`'s ASSIGN carries the iterate we hold: during a
+//  rebalance, every task not gathering it from the old owners itself;
+//  during a drain, the tasks it moved that have no copies anywhere.
+static bool
+s_takes_iterate (server_t *self, size_t rank)
+{
+    const spawner_task_t *task = &self->tasks [rank];
+    return self->rebalance_x && !task->handoff
+        && (self->rebalance != REBALANCE_NONE || task->drain_iterate);
+}
+
 //  The ASSIGN of task `rank`, declaring the blocks of `stream` (may be
 //  NULL) that follow in CHUNKs.
 static jace_msg_t *
@@ -665,10 +681,10 @@ s_assign_msg (server_t *self, size_t rank, spawner_stream_t *stream)
                       task->generation_epoch);
     if (self->rebalance_x && task->handoff)
         s_set_handoff (self, rank, assign);
-    if (self->rebalance_x && !task->handoff)
+    if (s_takes_iterate (self, rank))
         s_set_number (assign, "block/restore_iteration",
                       self->rebalance_iteration);
-    if (self->rebalance_x && !task->handoff && task->restore_reads >= 0)
+    if (s_takes_iterate (self, rank) && task->restore_reads >= 0)
         s_set_number (assign, "block/restore_reads", task->restore_reads);
     if (stream)
         spawner_stream_declare (stream, assign);
@@ -740,7 +756,7 @@ static spawner_stream_t *
 s_task_data (server_t *self, size_t rank)
 {
     const jace_app_t *app = spawner_job_app (self->job);
-    bool iterate = self->rebalance_x && !self->tasks [rank].handoff;
+    bool iterate = s_takes_iterate (self, rank);
     if (!app->attach && !iterate)
         return NULL;
     jace_msg_t *data = jace_msg_new (JACE_MSG_CHUNK);
@@ -1657,8 +1673,14 @@ s_on_restored (server_t *self, size_t rank, jace_msg_t *msg)
         return;
     task->restoring = false;
     task->iteration = jace_msg_iteration (msg);
+    //  An iterate during a drain is the drain's (a rebalance waits)
+    bool drained = holder == JACE_RESTORED_FROM_ASSIGN && task->drain_iterate
+                && self->rebalance == REBALANCE_NONE;
     if (holder >= 0)
         self->from_checkpoint++;
+    else
+    if (drained)
+        self->from_drain++;
     else
     if (holder == JACE_RESTORED_FROM_ASSIGN)
         self->from_rebalance++;
@@ -1671,8 +1693,9 @@ s_on_restored (server_t *self, size_t rank, jace_msg_t *msg)
         "\"daemon\":\"%s\",\"epoch\":%" PRId64 ",\"from\":\"%s\","
         "\"iteration\":%" PRId64 ",\"holder\":%" PRId64 ",\"fetch_ms\":%.1f",
         rank, task->daemon.id, task->epoch,
-        holder >= 0 ? "checkpoint" : holder == JACE_RESTORED_FROM_ASSIGN
-        ? "rebalance" : "initial", jace_msg_iteration (msg),
+        holder >= 0 ? "checkpoint" : drained ? "drain"
+        : holder == JACE_RESTORED_FROM_ASSIGN ? "rebalance" : "initial",
+        jace_msg_iteration (msg),
         holder, jace_msg_value (msg) * 1000);
 }
 
@@ -2297,6 +2320,31 @@ s_task_iterating (const spawner_task_t *task)
         && !task->restoring;
 }
 
+//  True if no task of the job has a copy of its state on another daemon:
+//  its only task, or checkpoints off (checkpoint/copies = 0, or neither
+//  period set).
+static bool
+s_copies_nowhere (server_t *self)
+{
+    return self->task_count == 1
+        || spawner_job_checkpoint_copies (self->job) == 0
+        || (spawner_job_checkpoint_iterations (self->job) == 0
+            && spawner_job_checkpoint_seconds (self->job) == 0);
+}
+
+//  True if every task of `cluster` (every task, when NULL) iterates: a
+//  task moved a moment ago is still on the cluster until it is placed
+static bool
+s_judged_iterating (server_t *self, const char *cluster)
+{
+    self->drain_unsettled = -1;     //  No checkpoint to wait for
+    for (size_t i = 0; i < self->task_count; i++)
+        if ((!cluster || streq (self->tasks [i].daemon.cluster, cluster))
+        &&  !s_task_iterating (&self->tasks [i]))
+            return false;
+    return true;
+}
+
 //  True once the tasks still to move have each checkpointed since it ran
 //  after the last step (or since the drain began: a job just started may
 //  have no copies yet); a task's count starts when it is seen iterating,
@@ -2315,9 +2363,8 @@ s_drain_settled (server_t *self, int64_t now, const char *cluster)
 {
     int64_t iterations = spawner_job_checkpoint_iterations (self->job);
     double seconds = spawner_job_checkpoint_seconds (self->job);
-    if (spawner_job_checkpoint_copies (self->job) == 0
-    ||  (iterations == 0 && seconds == 0))
-        return true;
+    if (s_copies_nowhere (self))      //  No copies to wait for
+        return s_judged_iterating (self, cluster);
     bool settled = true;
     for (size_t i = 0; i < self->task_count; i++) {
         const spawner_task_t *task = &self->tasks [i];
@@ -2502,6 +2549,87 @@ s_drain_wait (server_t *self, const char *why, const char *note)
     snprintf (self->drain_waiting, sizeof self->drain_waiting, "%s", why);
 }
 
+static void s_begin_snapshot (server_t *self);
+
+//  The iterate is in: keep it for the tasks of the step, which restore
+//  their rows of it on their new daemons.
+static void
+s_keep_drain_iterate (server_t *self, const size_t *ranks, size_t count)
+{
+    int64_t unknowns = 0;
+    const double *x = spawner_verify_answer (self->verify, &unknowns);
+    free (self->rebalance_x);
+    self->rebalance_x = (double *) malloc ((size_t) unknowns * sizeof (double)
+                                           + 1);
+    assert (self->rebalance_x);
+    memcpy (self->rebalance_x, x, (size_t) unknowns * sizeof (double));
+    self->rebalance_unknowns = unknowns;
+    for (size_t i = 0; i < count; i++)
+        self->tasks [ranks [i]].drain_iterate = true;
+    self->drain_snapshot = 0;
+    spawner_events_write (self->events, "drain_gathered", ",\"cluster\":"
+                          "\"%s\",\"iteration\":%" PRId64 ",\"unknowns\":%"
+                          PRId64, self->draining, self->rebalance_iteration,
+                          unknowns);
+}
+
+//  True once the tasks of a step may move without losing their state.  A
+//  task with no copy of its state anywhere (s_copies_nowhere) restarted
+//  from its initial state on its new daemon (a one-task job drained after
+//  3.6 s): the step first gathers the iterate with a snapshot (the one
+//  verification takes, which may end the job) and hands each moved task
+//  its rows of it, as a rebalance does.  The iteration they go on from is
+//  the least the tasks that take it (this step's, and an earlier step's
+//  should their daemons fail meanwhile) had reported when the snapshot
+//  began: each answered it later, so none goes on from further than it
+//  got.
+static bool
+s_drain_gathered (server_t *self, const size_t *ranks, size_t count)
+{
+    if (!s_copies_nowhere (self) || !spawner_job_app (self->job)->restore)
+        return true;
+    if (self->drain_snapshot
+    &&  spawner_verify_last_checked (self->verify) == self->drain_snapshot) {
+        s_keep_drain_iterate (self, ranks, count);
+        return true;
+    }
+    //  Ours is under way; or another is (a verification's), and ours
+    //  follows it; or ours was abandoned (a task moved): again
+    if (spawner_verify_snapshot (self->verify) == 0
+    &&  s_all_iterating (self)) {
+        int64_t least = INT64_MAX;
+        for (size_t i = 0; i < self->task_count; i++) {
+            bool moves = self->tasks [i].drain_iterate;
+            for (size_t j = 0; j < count; j++)
+                moves |= ranks [j] == i;
+            if (moves && self->tasks [i].iteration < least)
+                least = self->tasks [i].iteration;
+        }
+        self->rebalance_iteration = least > 1 ? least : 1;
+        s_begin_snapshot (self);
+        self->drain_snapshot = spawner_verify_snapshot (self->verify);
+    }
+    s_drain_wait (self, "gathering the iterate: the tasks to move have no "
+                  "copy of their state on another daemon", "for the iterate");
+    return false;
+}
+
+//  The iterate a drain gathered is no longer needed
+static void
+s_drop_drain_iterate (server_t *self)
+{
+    if (self->drain_snapshot
+    &&  spawner_verify_snapshot (self->verify) == self->drain_snapshot)
+        spawner_verify_abandon (self->verify);
+    self->drain_snapshot = 0;
+    for (size_t i = 0; i < self->task_count; i++)
+        self->tasks [i].drain_iterate = false;
+    if (self->rebalance == REBALANCE_NONE) {
+        free (self->rebalance_x);
+        self->rebalance_x = NULL;
+    }
+}
+
 //  Move the tasks of a drain step once the grid has room for them all
 //  and every task whose copies they hold has spoken since; until then
 //  the drain waits.  Only part of the step (not `whole`): the next pass
@@ -2523,6 +2651,8 @@ s_drain_moves (server_t *self, const size_t *ranks, size_t count,
             s_drain_wait (self, why, "for a silent task");
         return;
     }
+    if (!s_drain_gathered (self, ranks, count))
+        return;
     self->drain_ready_at = 0;
     *self->drain_waiting = 0;
     s_drain_settle_again (self);    //  The next step counts from now
@@ -2557,6 +2687,7 @@ s_end_drain (server_t *self)
                           seconds);
     *self->draining = 0;
     spawner_drain_destroy (&self->drain);
+    s_drop_drain_iterate (self);
 }
 
 //  End the drain under way before it is done (`jace-spawner drain --stop`,
@@ -2585,6 +2716,7 @@ s_stop_drain (server_t *self, const char *why)
     *self->drain_waiting = 0;
     self->drain_deciding = false;
     spawner_drain_destroy (&self->drain);
+    s_drop_drain_iterate (self);
     s_note_drain (self, NULL);
 }
 
@@ -2603,7 +2735,6 @@ s_stop_drain (server_t *self, const char *why)
 //  it: nothing restores from the old partition, and nothing is lost.
 
 static bool s_all_accepted (server_t *self);
-static void s_begin_snapshot (server_t *self);
 
 //  True if every task runs, has measured its rate on its rows, and was
 //  heard lately: a task silent for half its suspicion bound may have
@@ -3753,11 +3884,13 @@ s_write_result (server_t *self, double seconds)
         ",\"crashes\":%" PRId64 ",\"drain_moves\":%" PRId64
         ",\"from_checkpoint\":%" PRId64
         ",\"from_initial\":%" PRId64 ",\"rebalances\":%" PRId64
-        ",\"from_rebalance\":%" PRId64 "%s,\"tolerance\":%.3e,"
+        ",\"from_rebalance\":%" PRId64 ",\"from_drain\":%" PRId64
+        "%s,\"tolerance\":%.3e,"
         "\"residual\":%.6e,\"peak_rss_mib\":%.1f", seconds,
         self->task_count, min, max, unknowns, self->replacements,
         self->crashes, self->drain_moves, self->from_checkpoint,
-        self->from_initial, self->rebalances, self->from_rebalance, error_field,
+        self->from_initial, self->rebalances, self->from_rebalance,
+        self->from_drain, error_field,
         spawner_job_tolerance (self->job), residual, s_peak_rss_mib ());
     spawner_summary_t summary = {
         .job = self->id, .application = app->name,
@@ -3771,6 +3904,7 @@ s_write_result (server_t *self, double seconds)
         .drain_waiting = self->drain_waiting,
         .from_checkpoint = self->from_checkpoint,
         .from_initial = self->from_initial,
+        .from_drain = self->from_drain,
         .out_path = self->options->out_path
     };
     spawner_console_summary (&summary, self->tasks, self->task_count);

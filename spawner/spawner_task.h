@@ -69,6 +69,9 @@ typedef struct {
     int64_t restore_reads;      //  Unknowns of the others' its data sent
                                 //  with a rebalance's iterate; -1: every
                                 //  unknown went
+    bool drain_iterate;         //  Moved by a drain with no copy of its
+                                //  state anywhere: its ASSIGN carries the
+                                //  iterate the drain gathered
 } spawner_task_t;
 
 #endif

@@ -175,8 +175,11 @@ busiest_cluster () {    #  busiest_cluster FILE
 }
 
 #  The verified residual of a job's last event, or nothing.
+#  (jq 1.6 -e answers 0 on no input: a job that wrote no events passed)
 job_residual () {   #  job_residual NAME
-    tail -n 1 "$RUN/$1.events" | jq -e 'select(.event == "result") | .residual'
+    last=$(tail -n 1 "$RUN/$1.events" 2>/dev/null)
+    [ -n "$last" ] || return 1
+    printf '%s\n' "$last" | jq -e 'select(.event == "result") | .residual'
 }
 
 #  Stop a process with SIGTERM and check it exits 0 within 10 s.
