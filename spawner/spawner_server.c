@@ -2551,10 +2551,10 @@ s_drain_wait (server_t *self, const char *why, const char *note)
 
 static void s_begin_snapshot (server_t *self);
 
-//  The iterate is in: keep it for the tasks of the step, which restore
-//  their rows of it on their new daemons.
+//  Keep the vector of the last snapshot checked as the iterate that
+//  tasks placed from now on restore (s_takes_iterate says which)
 static void
-s_keep_drain_iterate (server_t *self, const size_t *ranks, size_t count)
+s_keep_iterate (server_t *self)
 {
     int64_t unknowns = 0;
     const double *x = spawner_verify_answer (self->verify, &unknowns);
@@ -2564,13 +2564,21 @@ s_keep_drain_iterate (server_t *self, const size_t *ranks, size_t count)
     assert (self->rebalance_x);
     memcpy (self->rebalance_x, x, (size_t) unknowns * sizeof (double));
     self->rebalance_unknowns = unknowns;
+}
+
+//  The iterate is in: keep it for the tasks of the step, which restore
+//  their rows of it on their new daemons.
+static void
+s_keep_drain_iterate (server_t *self, const size_t *ranks, size_t count)
+{
+    s_keep_iterate (self);
     for (size_t i = 0; i < count; i++)
         self->tasks [ranks [i]].drain_iterate = true;
     self->drain_snapshot = 0;
     spawner_events_write (self->events, "drain_gathered", ",\"cluster\":"
                           "\"%s\",\"iteration\":%" PRId64 ",\"unknowns\":%"
                           PRId64, self->draining, self->rebalance_iteration,
-                          unknowns);
+                          self->rebalance_unknowns);
 }
 
 //  True once the tasks of a step may move without losing their state.  A
@@ -3035,14 +3043,8 @@ s_plan_handoff (server_t *self)
 static void
 s_reassign_all (server_t *self)
 {
-    int64_t unknowns = 0;
-    const double *x = spawner_verify_answer (self->verify, &unknowns);
-    free (self->rebalance_x);
-    self->rebalance_x = (double *) malloc ((size_t) unknowns * sizeof (double)
-                                           + 1);
-    assert (self->rebalance_x);
-    memcpy (self->rebalance_x, x, (size_t) unknowns * sizeof (double));
-    self->rebalance_unknowns = unknowns;
+    s_keep_iterate (self);
+    int64_t unknowns = self->rebalance_unknowns;
     self->rebalance_sent = 0;
     //  Every task goes on from one iteration: synchronous tasks wait for
     //  their neighbours' previous one, and job/max_iterations still holds.
