@@ -471,6 +471,7 @@ static void
 s_on_ping (server_t *self, jace_msg_t *ping)
 {
     jace_msg_t *pong = jace_msg_new (JACE_MSG_PONG);
+    jace_msg_set_iteration (pong, zclock_usecs ());    //  When it came
     jace_msg_set_sender (pong, self->self_node.id);
     jace_msg_set_cluster (pong, self->self_node.cluster);
     jace_msg_set_count (pong, jace_msg_count (ping));

@@ -45,6 +45,8 @@ struct _platform_t {
     double *bandwidth_mbps;     //  cluster_count^2 bandwidths, row = from
     bool *own_link;             //  cluster_count^2: a `link` joins the pair
     size_t *link_transfers;     //  cluster_count^2: a link's KPBS k, or 0
+    size_t *measured_transfers; //  cluster_count^2: transfers at full
+                                //  speed the overlay measured, or 0
     bool backbone_shared;       //  Links are shared resources (issue 14)
     size_t backbone_transfers;  //  KPBS k of the backbone, 0: any number
 };
@@ -434,8 +436,11 @@ s_parse_platform (parser_t *parser, platform_t *self, zpl_t *root)
     self->own_link = (bool *) calloc (count * count, sizeof (bool));
     self->link_transfers = (size_t *) calloc (count * count,
                                               sizeof (size_t));
+    self->measured_transfers = (size_t *) calloc (count * count,
+                                                  sizeof (size_t));
     assert (self->clusters && self->latency_us && self->bandwidth_mbps
-            && self->own_link && self->link_transfers);
+            && self->own_link && self->link_transfers
+            && self->measured_transfers);
     for (size_t cell = 0; cell < count * count; cell++) {
         self->latency_us [cell] = latency;
         self->bandwidth_mbps [cell] = bandwidth;
@@ -571,6 +576,10 @@ platform_with_slots (platform_t *self, size_t slots)
     assert (copy->link_transfers);
     memcpy (copy->link_transfers, self->link_transfers,
             links * sizeof (size_t));
+    copy->measured_transfers = (size_t *) malloc (links * sizeof (size_t));
+    assert (copy->measured_transfers);
+    memcpy (copy->measured_transfers, self->measured_transfers,
+            links * sizeof (size_t));
     copy->backbone_shared = self->backbone_shared;
     copy->backbone_transfers = self->backbone_transfers;
     for (size_t index = 0; index < self->cluster_count; index++) {
@@ -674,7 +683,9 @@ platform_new_live (const char *name, size_t cluster_count,
     //  A live grid's links are measured, not declared: none is shared.
     self->own_link = (bool *) calloc (links, sizeof (bool));
     self->link_transfers = (size_t *) calloc (links, sizeof (size_t));
-    assert (self->own_link && self->link_transfers);
+    self->measured_transfers = (size_t *) calloc (links, sizeof (size_t));
+    assert (self->own_link && self->link_transfers
+            && self->measured_transfers);
     return self;
 }
 
@@ -694,6 +705,7 @@ platform_destroy (platform_t **self_p)
     free (self->bandwidth_mbps);
     free (self->own_link);
     free (self->link_transfers);
+    free (self->measured_transfers);
     free (self->name);
     free (self);
     *self_p = NULL;
@@ -852,4 +864,21 @@ platform_link_transfers (platform_t *self, size_t first, size_t second)
     assert (first < self->cluster_count);
     assert (second < self->cluster_count);
     return self->link_transfers [first * self->cluster_count + second];
+}
+
+void
+platform_set_measured_transfers (platform_t *self, size_t from, size_t to,
+                                 size_t transfers)
+{
+    assert (self);
+    assert (from < self->cluster_count && to < self->cluster_count);
+    self->measured_transfers [from * self->cluster_count + to] = transfers;
+}
+
+size_t
+platform_measured_transfers (platform_t *self, size_t from, size_t to)
+{
+    assert (self);
+    assert (from < self->cluster_count && to < self->cluster_count);
+    return self->measured_transfers [from * self->cluster_count + to];
 }

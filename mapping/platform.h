@@ -156,6 +156,15 @@ bool
 size_t
     platform_link_transfers (platform_t *self, size_t first, size_t second);
 
+//  Transfers the link from -> to carries at full speed at once, as the
+//  overlay measured them (several bulk probes sent together; a live
+//  model's), or 0: not measured
+void
+    platform_set_measured_transfers (platform_t *self, size_t from,
+                                     size_t to, size_t transfers);
+size_t
+    platform_measured_transfers (platform_t *self, size_t from, size_t to);
+
 //  Total number of nodes over all clusters
 size_t
     platform_node_count (platform_t *self);

@@ -99,7 +99,7 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
     [JACE_MSG_PING] = { "PING",
         { F_SENDER, F_CLUSTER, F_COUNT, F_REASON, F_END } },
     [JACE_MSG_PONG] = { "PONG",
-        { F_SENDER, F_CLUSTER, F_COUNT, F_REASON, F_END } },
+        { F_SENDER, F_CLUSTER, F_COUNT, F_REASON, F_ITERATION, F_END } },
     [JACE_MSG_DRAIN] = { "DRAIN",
         { F_SENDER, F_JOB, F_CLUSTER, F_TOKEN, F_END } },
     [JACE_MSG_REBALANCE] = { "REBALANCE",

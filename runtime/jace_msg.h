@@ -45,6 +45,10 @@ extern "C" {
 #define JACE_PARAMS_MAX         1024    //  entries in a params map
 #define JACE_NODES_MAX          65536   //  records in a node list
 #define JACE_APPS_MAX           512     //  a daemon's application names
+//  Bulk PINGs a super-node sends together to count the transfers a link
+//  carries at full speed (listing param link/A/B/transfers; a count of
+//  this many means at least that many)
+#define JACE_PROBE_BURST        6
 
 //  Message types.  Numbers are part of the wire format: append only.
 typedef enum {
@@ -78,7 +82,9 @@ typedef enum {
     JACE_MSG_CHUNK,             //  spawner -> daemon: a piece of task data
     JACE_MSG_CHUNK_ACK,         //  daemon -> spawner: task data received
     JACE_MSG_PING,              //  super-node -> peer or daemon: probe
-    JACE_MSG_PONG,              //  answer to a PING, echoing its count
+    JACE_MSG_PONG,              //  answer to a PING, echoing its count;
+                                //  iteration: when the PING came, by the
+                                //  answerer's clock (usec)
     JACE_MSG_DRAIN,             //  client -> spawner: move tasks off a
                                 //  cluster
     JACE_MSG_REBALANCE,         //  client -> spawner: share the rows out

@@ -123,10 +123,11 @@ s_collect (collect_t *collect, const jace_node_t *node, bool listed)
                    (void *) (uintptr_t) collect->count);
 }
 
-//  Read link/<A>/<B>/<what> params into the matrices (NAN: unmeasured)
+//  Read link/<A>/<B>/<what> params into the matrices (NAN, or 0 transfers:
+//  unmeasured)
 static void
 s_read_links (jace_msg_t *listing, char **names, size_t clusters,
-              double *latency, double *bandwidth)
+              double *latency, double *bandwidth, size_t *transfers)
 {
     zhash_t *params = jace_msg_params (listing);
     for (const char *value = (const char *) zhash_first (params); value;
@@ -159,6 +160,9 @@ s_read_links (jace_msg_t *listing, char **names, size_t clusters,
         else
         if (streq (last + 1, "bandwidth_mbps") && number > 0)
             bandwidth [cell] = number;
+        else
+        if (streq (last + 1, "transfers") && number >= 1 && number <= 1e6)
+            transfers [cell] = (size_t) number;
     }
 }
 
@@ -225,6 +229,7 @@ spawner_live_new (jace_msg_t *listing, const jace_node_t *extra,
         .ids = zhashx_new () };
     spawner_live_t *self = NULL;
     double *latency = NULL, *bandwidth = NULL, *power = NULL;
+    size_t *transfers = NULL;
     size_t *nodes = NULL, *order = NULL;
     int rc = 0;
     for (size_t index = 0; index < listed; index++)
@@ -243,7 +248,8 @@ spawner_live_new (jace_msg_t *listing, const jace_node_t *extra,
     bandwidth = (double *) zmalloc (clusters * clusters * sizeof (double));
     for (size_t cell = 0; cell < clusters * clusters; cell++)
         latency [cell] = bandwidth [cell] = NAN;
-    s_read_links (listing, names, clusters, latency, bandwidth);
+    transfers = (size_t *) zmalloc (clusters * clusters * sizeof (size_t));
+    s_read_links (listing, names, clusters, latency, bandwidth, transfers);
     size_t measured = s_fill_links (clusters, latency, bandwidth);
 
     //  Platform numbering: clusters in order, daemons in listing order
@@ -277,6 +283,10 @@ spawner_live_new (jace_msg_t *listing, const jace_node_t *extra,
         goto out;
     }
     self->own_platform = true;
+    for (size_t a = 0; a < clusters; a++)
+        for (size_t b = 0; b < clusters; b++)
+            platform_set_measured_transfers (self->platform, a, b,
+                                             transfers [a * clusters + b]);
     self->grid = grid_new (self->platform);
     for (size_t index = 0; index < count; index++)
         grid_set_state (self->grid, order [index],
@@ -301,6 +311,7 @@ out:
     zhashx_destroy (&collect.ids);
     free (latency);
     free (bandwidth);
+    free (transfers);
     free (power);
     free (nodes);
     free (order);

@@ -176,7 +176,8 @@ spawner_nodes_security (const char *keys_dir, const char *cert)
 }
 
 //  The links between clusters the super-nodes measured (params
-//  link/A/B/latency_us, bandwidth_mbps, samples, age_ms), one line each.
+//  link/A/B/latency_us, bandwidth_mbps, transfers, samples, age_ms), one
+//  line each.
 static void
 s_print_links (jace_msg_t *reply)
 {
@@ -204,16 +205,24 @@ s_print_links (jace_msg_t *reply)
         const char *samples = (const char *) zhash_lookup (params, other);
         snprintf (other, sizeof other, "link/%s/age_ms", pair);
         const char *age = (const char *) zhash_lookup (params, other);
+        snprintf (other, sizeof other, "link/%s/transfers", pair);
+        const char *transfers = (const char *) zhash_lookup (params, other);
         if (!header)
             printf ("\nlinks measured (one way):\n");
         header = true;
         char *slash = strchr (pair, '/');
         if (slash)
             *slash = 0;
-        printf ("  %s -> %s: %s us, %s Mb/s, %s probes, last %s ms ago\n",
+        //  A burst whose every probe went at full speed bounds k below
+        bool bound = transfers && atoi (transfers) >= JACE_PROBE_BURST;
+        char lanes [64] = "";
+        if (transfers)
+            snprintf (lanes, sizeof lanes, ", %s%s at full speed at once",
+                      bound ? "at least " : "", transfers);
+        printf ("  %s -> %s: %s us, %s Mb/s%s, %s probes, last %s ms ago\n",
                 pair, slash ? slash + 1 : "?",
                 (const char *) zhash_lookup (params, key),
-                bandwidth ? bandwidth : "?", samples ? samples : "?",
+                bandwidth ? bandwidth : "?", lanes, samples ? samples : "?",
                 age ? age : "?");
     }
     zlist_destroy (&keys);

@@ -1973,10 +1973,11 @@ s_exchange_values (size_t first, size_t second, void *arg)
     return false;
 }
 
-//  The backbone out of `cluster` as measured: k, the transfers it carries
-//  at full speed (the platform's KPBS limit, else how many of the
-//  cluster's own links fill the best link out), its bandwidth and its
-//  latency.  False when the live model does not know the cluster.
+//  The backbone out of `cluster` as measured: k, the transfers its best
+//  link out carries at full speed (as the overlay's bursts of probes
+//  measured it; else the platform's KPBS limit; else how many of the
+//  cluster's own links fill that link), its bandwidth and its latency.
+//  False when the live model does not know the cluster.
 static bool
 s_backbone_out (server_t *self, const char *cluster, size_t *k,
                 double *mbps, double *latency_us)
@@ -1987,6 +1988,7 @@ s_backbone_out (server_t *self, const char *cluster, size_t *k,
         return false;
     *mbps = 0;
     *latency_us = 0;
+    size_t measured = 0;
     for (size_t c = 0; c < platform_cluster_count (platform); c++) {
         const char *name = platform_cluster_name (platform, c);
         if (c == (size_t) from || spawner_mapper_excluded (self->mapper, name))
@@ -1995,12 +1997,15 @@ s_backbone_out (server_t *self, const char *cluster, size_t *k,
         if (out > *mbps) {
             *mbps = out;
             *latency_us = platform_latency_us (platform, (size_t) from, c);
+            measured = platform_measured_transfers (platform, (size_t) from,
+                                                    c);
         }
     }
     double inside = platform_bandwidth_mbps (platform, (size_t) from,
                                              (size_t) from);
     size_t kpbs = platform_backbone_transfers (platform);
-    *k = kpbs ? kpbs
+    *k = measured ? measured
+       : kpbs ? kpbs
        : inside > 0 && *mbps > inside ? (size_t) (*mbps / inside) : 1;
     return *mbps > 0;
 }
@@ -3000,7 +3005,7 @@ s_plan_handoff (server_t *self)
     if (!known)
         memset (cluster, 0, n * sizeof (size_t));
     double beta = 0;
-    size_t k = platform ? platform_backbone_transfers (platform) : 0;
+    size_t k = 0;               //  The drain's rule, below
     for (size_t a = 0; a < clusters; a++)
         for (size_t b = 0; b < clusters; b++) {
             double mbps = platform_bandwidth_mbps (platform, a, b);
@@ -3008,9 +3013,10 @@ s_plan_handoff (server_t *self)
             if (a != b && platform_latency_us (platform, a, b) / 1e6 > beta)
                 beta = platform_latency_us (platform, a, b) / 1e6;
         }
-    //  No KPBS limit given: as many transfers as one cluster's own links
-    //  take to fill the link out (the drain's rule), the least of them
-    for (size_t a = 0; k == 0 && a < clusters; a++) {
+    //  The drain's rule (measured, else the KPBS limit, else as many
+    //  transfers as one cluster's own links take to fill the link out),
+    //  the least of them
+    for (size_t a = 0; a < clusters; a++) {
         size_t out;
         double mbps, latency_us;
         if (s_backbone_out (self, platform_cluster_name (platform, a), &out,

@@ -21,8 +21,9 @@
 //  daemon that changes its cluster at each registration cannot grow the
 //  table past this.
 #define LINKS_MAX 1024
-//  Probes of one target awaiting their PONG; an older one is given up.
-#define OUTSTANDING 8
+//  Probes of one target awaiting their PONG; an older one is given up
+//  (room for a burst beside the small probes).
+#define OUTSTANDING 16
 //  Most probes held for emulated links at once; beyond, probes are lost,
 //  as on a congested link, rather than memory grown.
 #define DELAYED_MAX 4096
@@ -51,6 +52,24 @@
 #define BULK_NOISE_TIMES 4
 //  A bulk probe whose PONG never came holds the next this long (msec).
 #define BULK_LOST_MSEC 10000
+//  How many transfers a link carries at full speed at once (KPBS k, for
+//  GGP's schedules) shows only when several cross it together: once the
+//  link's figures are settled, every BURST_PERIOD_MSEC (the first
+//  BURST_FIRST as soon as the link's share allows) a probe sends
+//  SUPERNODE_PROBE_BURST bulk probes at once, none of our other bulk
+//  probes within BURST_CLEAR_MSEC of it.  With k lanes the j-th of them
+//  arrives after about ceil(j/k) single transfers; on a link that shares
+//  its bandwidth, all after about j.  So the probes whose one-way extra
+//  time is within BURST_WITHIN single transfers count the transfers that
+//  went at full speed; the median of the last bursts is the estimate (a
+//  lower bound when every probe of a burst was on time).  A single
+//  transfer must last BURST_SINGLE_USEC and beyond the small probes'
+//  noise for a burst to resolve anything.
+#define BURST_PERIOD_MSEC 15000
+#define BURST_FIRST 3
+#define BURST_CLEAR_MSEC 500
+#define BURST_WITHIN 1.5
+#define BURST_SINGLE_USEC 1000
 //  Header bytes of a probe besides its padding, roughly (as jace_shaper).
 #define HEADER_BYTES 64
 //  Bounds of a peer's published figures we take.
@@ -63,6 +82,7 @@ typedef struct {
     int64_t count;              //  Its sequence number, 0: slot unused
     int64_t sent_at;            //  Handed to the delay queue (usec)
     size_t padding;             //  Bytes of padding, 0: a small probe
+    int64_t burst;              //  The burst it belongs to, or 0
     char remote [JACE_ID_MAX];  //  Cluster we believed the target in
     char local [JACE_ID_MAX];   //  Ours when it went
 } probe_t;
@@ -72,6 +92,10 @@ typedef struct {
     int64_t after;              //  None before this (msec, monotonic)
     size_t padding;             //  Bytes the next one carries
     uint64_t pings;             //  Probes that might have been bulk
+    int64_t next_burst;         //  None before this (msec, monotonic)
+    int64_t burst;              //  Burst awaiting its PONGs, or 0
+    size_t burst_got;           //  ... PONGs in so far
+    int64_t burst_extra [SUPERNODE_PROBE_BURST];    //  Their extra usec
 } bulk_t;
 
 //  A peer or daemon we probe.
@@ -88,6 +112,14 @@ typedef struct {
     int64_t bulk [LINK_SAMPLES];
     int64_t bulk_bytes [LINK_SAMPLES];  //  Padding of each bulk one
     size_t next_small, next_bulk;   //  Next slot of each ring
+    int64_t oneway [LINK_SAMPLES];  //  Small probes' arrival by the
+                                //  target's clock less their departure by
+                                //  ours (usec: latency plus the clocks'
+                                //  offset), when the PONG said
+    bool has_oneway [LINK_SAMPLES];
+    size_t transfers [LINK_SAMPLES];    //  Bursts' transfers at full
+                                //  speed; 0: empty slot
+    size_t next_transfers;
     uint64_t samples;           //  Round trips in all
     int64_t measured_at;        //  Last round trip (msec, monotonic)
 } link_t;
@@ -109,6 +141,11 @@ struct _supernode_probe_t {
     zhashx_t *bulk;             //  Remote cluster -> bulk_t, owned
     zlistx_t *delayed;          //  delayed_t, owned
     int64_t sequence;           //  Last probe number used
+    int64_t bursting_until;     //  No bulk probe before (msec): a burst is
+                                //  out (bursts and bulk probes to two
+                                //  clusters in one round queued behind
+                                //  each other, and counted 1 transfer)
+    int64_t bulk_sent_at;       //  Our last bulk probe (msec)
 };
 
 static void
@@ -374,30 +411,11 @@ s_bulk_measured (supernode_probe_t *self, const char *remote,
     return clear || padding >= SUPERNODE_PROBE_PADDING;
 }
 
-jace_msg_t *
-supernode_probe_ping (supernode_probe_t *self, const char *target,
-                      const char *remote, bool may_bulk)
+//  Remember a probe to `entry` in cluster remote and make its PING.
+static jace_msg_t *
+s_ping (supernode_probe_t *self, target_t *entry, const char *remote,
+        size_t padding, int64_t burst)
 {
-    assert (self && target && remote);
-    target_t *entry = (target_t *) zhashx_lookup (self->targets, target);
-    if (!entry) {
-        entry = (target_t *) zmalloc (sizeof *entry);
-        zhashx_insert (self->targets, target, entry);
-    }
-    int64_t now = zclock_mono ();
-    //  Counted per cluster, not per target: the daemons of a cluster are
-    //  probed in turn, one a period, so a cluster of 20 had a bulk probe
-    //  every 80 periods, and a tester's clusters without a super-node of
-    //  their own (measured through their daemons only) still had no
-    //  bandwidth after 140 probes.
-    bulk_t *bulk = may_bulk ? s_bulk (self, remote) : NULL;
-    bool turn = bulk && bulk->pings++ % SUPERNODE_PROBE_BULK_EVERY
-                        == SUPERNODE_PROBE_BULK_EVERY - 1;
-    size_t padding = 0;
-    if (turn && now >= bulk->after) {
-        padding = bulk->padding;
-        bulk->after = now + BULK_LOST_MSEC;     //  One at a time
-    }
     probe_t *probe = &entry->probes [entry->next];
     entry->next = (entry->next + 1) % OUTSTANDING;
     entry->sent++;
@@ -405,6 +423,7 @@ supernode_probe_ping (supernode_probe_t *self, const char *target,
     probe->count = ++self->sequence;
     probe->sent_at = zclock_usecs ();
     probe->padding = padding;
+    probe->burst = burst;
     snprintf (probe->remote, sizeof probe->remote, "%s", remote);
     snprintf (probe->local, sizeof probe->local, "%s", self->cluster);
 
@@ -419,6 +438,88 @@ supernode_probe_ping (supernode_probe_t *self, const char *target,
         free (text);
     }
     return ping;
+}
+
+static link_t *s_link_find (supernode_probe_t *self, const char *remote,
+                            bool make);
+static double s_link_mbps (const link_t *link);
+static bool s_link_settled (const link_t *link);
+static size_t s_link_bursts (const link_t *link);
+
+//  True if a burst to cluster remote may go now (BURST_PERIOD_MSEC's
+//  comment): the link's figures settled, its share of bulk probes
+//  allowing, and none of our bulk probes or bursts under way.
+static bool
+s_burst_due (supernode_probe_t *self, const char *remote, bulk_t *bulk,
+             int64_t now)
+{
+    link_t *link = s_link_find (self, remote, false);
+    return link && s_link_mbps (link) > 0 && s_link_settled (link)
+        && now >= bulk->next_burst && now >= bulk->after
+        && now >= self->bursting_until
+        && now - self->bulk_sent_at >= BURST_CLEAR_MSEC;
+}
+
+static size_t
+s_pings (supernode_probe_t *self, const char *target, const char *remote,
+         bool may_bulk, bool may_burst, jace_msg_t **pings)
+{
+    assert (self && target && remote && pings);
+    target_t *entry = (target_t *) zhashx_lookup (self->targets, target);
+    if (!entry) {
+        entry = (target_t *) zmalloc (sizeof *entry);
+        zhashx_insert (self->targets, target, entry);
+    }
+    int64_t now = zclock_mono ();
+    //  Counted per cluster, not per target: the daemons of a cluster are
+    //  probed in turn, one a period, so a cluster of 20 had a bulk probe
+    //  every 80 periods, and a tester's clusters without a super-node of
+    //  their own (measured through their daemons only) still had no
+    //  bandwidth after 140 probes.
+    bulk_t *bulk = may_bulk ? s_bulk (self, remote) : NULL;
+    bool turn = bulk && bulk->pings++ % SUPERNODE_PROBE_BULK_EVERY
+                        == SUPERNODE_PROBE_BULK_EVERY - 1;
+    size_t padding = 0, count = 1;
+    int64_t burst = 0;
+    if (bulk && may_burst && s_burst_due (self, remote, bulk, now)) {
+        padding = bulk->padding;
+        burst = bulk->burst = self->sequence + 1;
+        bulk->burst_got = 0;
+        //  The first few as soon as the link's share allows: the
+        //  median needs three
+        link_t *link = s_link_find (self, remote, false);
+        bulk->next_burst = link && s_link_bursts (link) + 1 < BURST_FIRST
+                         ? now : now + BURST_PERIOD_MSEC;
+        bulk->after = now + BULK_LOST_MSEC;
+        self->bursting_until = now + BULK_LOST_MSEC;
+        count = SUPERNODE_PROBE_BURST;
+    }
+    else
+    if (turn && now >= bulk->after && now >= self->bursting_until) {
+        padding = bulk->padding;
+        bulk->after = now + BULK_LOST_MSEC;     //  One at a time
+        self->bulk_sent_at = now;
+    }
+    for (size_t i = 0; i < count; i++)
+        pings [i] = s_ping (self, entry, remote, padding, burst);
+    return count;
+}
+
+jace_msg_t *
+supernode_probe_ping (supernode_probe_t *self, const char *target,
+                      const char *remote, bool may_bulk)
+{
+    jace_msg_t *ping = NULL;
+    size_t count = s_pings (self, target, remote, may_bulk, false, &ping);
+    assert (count == 1);
+    return ping;
+}
+
+size_t
+supernode_probe_pings (supernode_probe_t *self, const char *target,
+                       const char *remote, bool may_bulk, jace_msg_t **pings)
+{
+    return s_pings (self, target, remote, may_bulk, true, pings);
 }
 
 //  Our link to cluster remote; made if `make` and LINKS_MAX allows, else
@@ -436,9 +537,91 @@ s_link_find (supernode_probe_t *self, const char *remote, bool make)
     return link;
 }
 
+//  The link's bandwidth (Mb/s) from its bulk samples, 0 before any: each
+//  sample's padding over its extra time; noise only adds time, so the
+//  largest is the best estimate (as the smallest round trip is for the
+//  latency).
+static double
+s_link_mbps (const link_t *link)
+{
+    int64_t small = s_min (link->small);
+    double mbps = 0;
+    for (size_t i = 0; i < LINK_SAMPLES; i++)
+        if (small > 0 && link->bulk [i] - small >= BULK_MEASURABLE_USEC)
+            mbps = fmax (mbps, (double) link->bulk_bytes [i] * 8.0
+                               / (double) (link->bulk [i] - small));
+    return mbps;
+}
+
+static int
+s_compare_size (const void *a, const void *b)
+{
+    size_t x = *(const size_t *) a, y = *(const size_t *) b;
+    return (x > y) - (x < y);
+}
+
+//  How many bursts the link's figure holds
+static size_t
+s_link_bursts (const link_t *link)
+{
+    size_t found = 0;
+    for (size_t i = 0; i < LINK_SAMPLES; i++)
+        found += link->transfers [i] > 0;
+    return found;
+}
+
+//  The median (the lower one) of the transfers at full speed the link's
+//  last bursts counted, 0 before any: a burst that met other traffic
+//  counts fewer, one whose baseline was off more
+static size_t
+s_link_transfers (const link_t *link)
+{
+    size_t counts [LINK_SAMPLES], found = 0;
+    for (size_t i = 0; i < LINK_SAMPLES; i++)
+        if (link->transfers [i] > 0)
+            counts [found++] = link->transfers [i];
+    if (found == 0)
+        return 0;
+    qsort (counts, found, sizeof counts [0], s_compare_size);
+    return counts [(found - 1) / 2];
+}
+
+//  The least one-way time of the link's small probes (by two clocks:
+//  only differences with it mean anything); false before any
+static bool
+s_link_oneway (const link_t *link, int64_t *least)
+{
+    bool found = false;
+    for (size_t i = 0; i < LINK_SAMPLES; i++)
+        if (link->small [i] > 0 && link->has_oneway [i]
+        &&  (!found || link->oneway [i] < *least)) {
+            *least = link->oneway [i];
+            found = true;
+        }
+    return found;
+}
+
+//  True once every slot of the link's small probes holds a one-way time,
+//  and two bulk probes measured its bandwidth: a grid's first probes wait
+//  for processes still starting, and bursts measured against them read a
+//  2-lane backbone as 6 lanes
+static bool
+s_link_settled (const link_t *link)
+{
+    size_t bulks = 0;
+    for (size_t i = 0; i < LINK_SAMPLES; i++) {
+        if (link->small [i] == 0 || !link->has_oneway [i])
+            return false;
+        bulks += link->bulk [i] > 0;
+    }
+    return bulks >= 2;          //  And a bandwidth seen twice
+}
+
+//  A round trip, and for a small probe whose PONG said when it came
+//  (has_oneway), its one-way time by the two clocks
 static void
 s_link_add (supernode_probe_t *self, const char *remote, size_t padding,
-            int64_t rtt)
+            int64_t rtt, bool has_oneway, int64_t oneway)
 {
     link_t *link = s_link_find (self, remote, true);
     if (!link)
@@ -452,6 +635,8 @@ s_link_add (supernode_probe_t *self, const char *remote, size_t padding,
     }
     else {
         link->small [link->next_small] = rtt;
+        link->has_oneway [link->next_small] = has_oneway;
+        link->oneway [link->next_small] = oneway;
         link->next_small = (link->next_small + 1) % LINK_SAMPLES;
     }
     link->samples++;
@@ -492,9 +677,72 @@ s_noise_usec (supernode_probe_t *self, const char *remote)
     return sorted [count / 2] - sorted [0];
 }
 
+//  Every PONG of burst `burst` to cluster remote is in: how many of its
+//  probes went at full speed (BURST_EVERY's comment).
+static void
+s_burst_done (supernode_probe_t *self, const char *remote, bulk_t *bulk,
+              size_t padding)
+{
+    int64_t slowest = 0;
+    for (size_t i = 0; i < SUPERNODE_PROBE_BURST; i++)
+        slowest = bulk->burst_extra [i] > slowest ? bulk->burst_extra [i]
+                                                  : slowest;
+    bulk->after = zclock_mono () + BULK_SHARE_INVERSE * slowest / 1000;
+    self->bursting_until = 0;
+    link_t *link = s_link_find (self, remote, false);
+    double mbps = link ? s_link_mbps (link) : 0;
+    if (mbps <= 0)
+        return;
+    double single = (double) padding * 8.0 / mbps;     //  usec
+    if (single < BURST_SINGLE_USEC
+    ||  single < BULK_NOISE_TIMES * (double) s_noise_usec (self, remote))
+        return;                 //  Too short to tell lanes apart
+    //  No transfer beats its size over the bandwidth: one that seems to
+    //  measures the baseline (small probes that waited), not the link
+    int64_t fastest = bulk->burst_extra [0];
+    for (size_t i = 1; i < SUPERNODE_PROBE_BURST; i++)
+        fastest = bulk->burst_extra [i] < fastest ? bulk->burst_extra [i]
+                                                  : fastest;
+    if ((double) fastest < single / 2)
+        return;
+    size_t full = 0;
+    for (size_t i = 0; i < SUPERNODE_PROBE_BURST; i++)
+        full += (double) bulk->burst_extra [i] <= BURST_WITHIN * single;
+    if (full == 0)
+        return;                 //  Even the first waited: something else
+                                //  held the link (or it shares its
+                                //  bandwidth, and no transfer goes at
+                                //  full speed beside another)
+    link->transfers [link->next_transfers] = full;
+    link->next_transfers = (link->next_transfers + 1) % LINK_SAMPLES;
+}
+
+//  A PONG of a burst's probe: its extra time is kept until all are in.
+//  One way when the PONG says when the PING came: the answers come back
+//  over the same link, and on an emulated KPBS backbone the burst's own
+//  reservations held every answer until the last probe was through (all
+//  six read as late as the last).
+static void
+s_burst_pong (supernode_probe_t *self, const char *remote,
+              const probe_t *probe, int64_t rtt, int64_t came)
+{
+    bulk_t *bulk = s_bulk (self, probe->remote);
+    if (!bulk || bulk->burst != probe->burst
+    ||  bulk->burst_got >= SUPERNODE_PROBE_BURST)
+        return;                 //  An older burst's
+    link_t *link = s_link_find (self, remote, false);
+    int64_t least = 0;
+    int64_t extra = came && link && s_link_oneway (link, &least)
+                  ? came - probe->sent_at - least
+                  : s_bulk_extra_usec (self, remote, rtt);
+    bulk->burst_extra [bulk->burst_got++] = extra > 0 ? extra : 0;
+    if (bulk->burst_got == SUPERNODE_PROBE_BURST)
+        s_burst_done (self, remote, bulk, probe->padding);
+}
+
 bool
 supernode_probe_pong (supernode_probe_t *self, const char *target,
-                      int64_t count, const char *remote)
+                      int64_t count, const char *remote, int64_t came)
 {
     assert (self && target && remote);
     target_t *entry = (target_t *) zhashx_lookup (self->targets, target);
@@ -515,12 +763,20 @@ supernode_probe_pong (supernode_probe_t *self, const char *target,
         //  fresh grid listed its links at about half their latency.
         bool crossed = *probe->remote && streq (probe->remote, cluster)
                     && streq (probe->local, self->cluster);
+        if (probe->burst) {
+            //  Its time includes the wait behind the others of its burst
+            if (*self->cluster && crossed)
+                s_burst_pong (self, cluster, probe, rtt, came);
+            probe->count = 0;
+            return true;
+        }
         bool measures = !probe->padding
             || s_bulk_measured (self, probe->remote, probe->padding,
                                 s_bulk_extra_usec (self, cluster, rtt),
                                 s_noise_usec (self, cluster));
         if (*self->cluster && crossed && measures)
-            s_link_add (self, cluster, probe->padding, rtt);
+            s_link_add (self, cluster, probe->padding, rtt, came != 0,
+                        came - probe->sent_at);
         probe->count = 0;       //  A duplicate PONG counts as forged
         return true;
     }
@@ -593,6 +849,9 @@ s_link_param_sound (const char *key, const char *value)
         return number <= 1e15;
     if (streq (field, "/age_ms"))
         return number <= AGE_MAX_MSEC;
+    if (streq (field, "/transfers"))
+        return number >= 1 && number <= SUPERNODE_PROBE_BURST
+            && number == floor (number);
     return false;
 }
 
@@ -647,14 +906,7 @@ s_write_link (jace_msg_t *msg, const char *from, const char *to,
     snprintf (key, sizeof key, "link/%.63s/%.63s/age_ms", from, to);
     snprintf (value, sizeof value, "%" PRId64, now - link->measured_at);
     jace_msg_set_param (msg, key, value);
-    //  Each bulk sample's padding over its extra time; noise only adds
-    //  time, so the largest is the best estimate (as the smallest round
-    //  trip is for the latency).
-    double mbps = 0;
-    for (size_t i = 0; i < LINK_SAMPLES; i++)
-        if (small > 0 && link->bulk [i] - small >= BULK_MEASURABLE_USEC)
-            mbps = fmax (mbps, (double) link->bulk_bytes [i] * 8.0
-                               / (double) (link->bulk [i] - small));
+    double mbps = s_link_mbps (link);
     if (mbps <= 0)
         return 3;
     snprintf (key, sizeof key, "link/%.63s/%.63s/bandwidth_mbps", from, to);
@@ -663,7 +915,13 @@ s_write_link (jace_msg_t *msg, const char *from, const char *to,
     //  the defaults, a hundred times too fast)
     snprintf (value, sizeof value, "%.4g", mbps);
     jace_msg_set_param (msg, key, value);
-    return 4;
+    size_t transfers = s_link_transfers (link);
+    if (transfers == 0)
+        return 4;
+    snprintf (key, sizeof key, "link/%.63s/%.63s/transfers", from, to);
+    snprintf (value, sizeof value, "%zu", transfers);
+    jace_msg_set_param (msg, key, value);
+    return 5;
 }
 
 //  Our links: measured directions first, then their reverses.
@@ -676,7 +934,7 @@ s_describe_own (supernode_probe_t *self, jace_msg_t *msg, zhashx_t *pairs)
         for (link_t *link = (link_t *) zhashx_first (self->links); link;
              link = (link_t *) zhashx_next (self->links)) {
             if (s_min (link->small) == 0
-            ||  written + 4 > SUPERNODE_LINK_PARAMS_MAX)
+            ||  written + 5 > SUPERNODE_LINK_PARAMS_MAX)
                 continue;
             char pair [4 * JACE_ID_MAX + 2];
             snprintf (pair, sizeof pair, "%s",

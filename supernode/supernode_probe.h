@@ -34,9 +34,12 @@
 #define SUPERNODE_PROBE_PADDING (32 * 1024)
 //  Every this many probes of a target (peer or daemon), one is bulk.
 #define SUPERNODE_PROBE_BULK_EVERY 4
-//  Link params one listing carries at most (4 per direction of a pair:
+//  Bulk probes sent at once to count the transfers a link carries at
+//  full speed (link/A/B/transfers, KPBS k)
+#define SUPERNODE_PROBE_BURST JACE_PROBE_BURST
+//  Link params one listing carries at most (5 per direction of a pair:
 //  16 pairs both ways).
-#define SUPERNODE_LINK_PARAMS_MAX 128
+#define SUPERNODE_LINK_PARAMS_MAX 160
 
 typedef struct _supernode_probe_t supernode_probe_t;
 
@@ -91,12 +94,22 @@ jace_msg_t *
     supernode_probe_ping (supernode_probe_t *self, const char *target,
                           const char *remote, bool may_bulk);
 
-//  A PONG from target, echoing count, naming its cluster: true and the
+//  The PINGs to send target now, into pings (room for
+//  SUPERNODE_PROBE_BURST), as supernode_probe_ping; returns how many.
+//  One, but on a burst's turn (may_bulk, the link's bandwidth measured)
+//  SUPERNODE_PROBE_BURST bulk ones, to be sent together.
+size_t
+    supernode_probe_pings (supernode_probe_t *self, const char *target,
+                           const char *remote, bool may_bulk,
+                           jace_msg_t **pings);
+
+//  A PONG from target, echoing count, naming its cluster, saying when
+//  the PING came by target's clock (usec, 0: not said): true and the
 //  round trip counted if it answers a probe of ours still awaited; false
 //  (forged, duplicate or too late) otherwise.
 bool
     supernode_probe_pong (supernode_probe_t *self, const char *target,
-                          int64_t count, const char *remote);
+                          int64_t count, const char *remote, int64_t came);
 
 //  Forget targets not probed since before `before` (msec, monotonic):
 //  daemons that left, peers dropped.

@@ -28,6 +28,8 @@
 #include "jace_auth.h"
 #include "jace_security.h"
 
+#include <sodium.h>
+
 //  Longest a reservation waits for peers before it is answered.
 #define PEER_WAIT_MSEC 1000
 //  `forwarded` of a lease message sent on by a super-node (never again).
@@ -1155,6 +1157,7 @@ s_on_ping (server_t *self, jace_msg_t *msg)
                        : jace_name_plain (jace_msg_cluster (msg))
                        ? jace_msg_cluster (msg) : "";
     jace_msg_t *pong = jace_msg_new (JACE_MSG_PONG);
+    jace_msg_set_iteration (pong, zclock_usecs ());    //  When it came
     jace_msg_set_sender (pong, self->id);
     jace_msg_set_cluster (pong, supernode_probe_cluster (self->probe));
     jace_msg_set_count (pong, jace_msg_count (msg));
@@ -1189,7 +1192,8 @@ s_on_daemon_pong (server_t *self, jace_msg_t *msg)
     }
     //  Its cluster is the one it registered with, not what it says now.
     if (!supernode_probe_pong (self->probe, jace_msg_sender (msg),
-                               jace_msg_count (msg), ""))
+                               jace_msg_count (msg), "",
+                               jace_msg_iteration (msg)))
         s_bad_pong (self, msg, jace_msg_sender (msg));
 }
 
@@ -1199,7 +1203,8 @@ s_on_peer_pong (server_t *self, peer_t *peer, jace_msg_t *msg)
     char target [JACE_ENDPOINT_MAX + 8];
     snprintf (target, sizeof target, "peer:%s", peer->endpoint);
     if (!supernode_probe_pong (self->probe, target, jace_msg_count (msg),
-                               jace_msg_cluster (msg))) {
+                               jace_msg_cluster (msg),
+                               jace_msg_iteration (msg))) {
         s_bad_pong (self, msg, peer->endpoint);
         return;
     }
@@ -1253,11 +1258,15 @@ s_ping_daemon (server_t *self, const jace_node_t *node)
     zframe_t *route = (zframe_t *) zhashx_lookup (self->routes, node->id);
     //  Bulk too: a cluster with no super-node of its own has no peer to
     //  measure its bandwidth by, and was mapped on a default.
-    jace_msg_t *ping = supernode_probe_ping (self->probe, node->id,
-                                             node->cluster, true);
-    jace_msg_set_sender (ping, self->id);
-    jace_msg_set_routing_id (ping, route);
-    supernode_probe_send (self->probe, self->router, node->cluster, &ping);
+    jace_msg_t *pings [SUPERNODE_PROBE_BURST];
+    size_t count = supernode_probe_pings (self->probe, node->id,
+                                          node->cluster, true, pings);
+    for (size_t i = 0; i < count; i++) {
+        jace_msg_set_sender (pings [i], self->id);
+        jace_msg_set_routing_id (pings [i], route);
+        supernode_probe_send (self->probe, self->router, node->cluster,
+                              &pings [i]);
+    }
 }
 
 //  A PING, on its HELLO's connection, to one daemon of each cluster
@@ -1319,11 +1328,14 @@ s_probe_peers (server_t *self)
          peer = (peer_t *) zlistx_next (self->peers)) {
         char target [JACE_ENDPOINT_MAX + 8];
         snprintf (target, sizeof target, "peer:%s", peer->endpoint);
-        jace_msg_t *ping = supernode_probe_ping (self->probe, target,
-                                                 peer->cluster, true);
-        jace_msg_set_sender (ping, self->id);
-        supernode_probe_send (self->probe, peer->dealer, peer->cluster,
-                              &ping);
+        jace_msg_t *pings [SUPERNODE_PROBE_BURST];
+        size_t count = supernode_probe_pings (self->probe, target,
+                                              peer->cluster, true, pings);
+        for (size_t i = 0; i < count; i++) {
+            jace_msg_set_sender (pings [i], self->id);
+            supernode_probe_send (self->probe, peer->dealer, peer->cluster,
+                                  &pings [i]);
+        }
     }
 }
 
@@ -1352,7 +1364,13 @@ s_probe (server_t *self, bool ping)
     supernode_probe_forget_links (self->probe,
                                   now - LINK_FORGET_PERIODS
                                         * self->probe_msec);
-    self->next_probe = now + self->probe_msec;
+    //  A quarter either way: super-nodes started together probed in step,
+    //  so their bulk probes (and bursts) crossed a shared backbone at the
+    //  same moment and each measured the others' (a 20 Mb/s KPBS backbone
+    //  of 2 lanes read 10.5 Mb/s, and 1 transfer at full speed)
+    self->next_probe = now + self->probe_msec * 3 / 4
+                     + randombytes_uniform ((uint32_t) self->probe_msec / 2
+                                            + 1);
 }
 
 //  --------------------------------------------------------------------------

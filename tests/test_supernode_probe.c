@@ -26,7 +26,7 @@ s_answer (supernode_probe_t *probe, const char *target, const char *remote)
     jace_msg_t *ping = supernode_probe_ping (probe, target, remote, false);
     int64_t count = jace_msg_count (ping);
     jace_msg_destroy (&ping);
-    return supernode_probe_pong (probe, target, count, remote);
+    return supernode_probe_pong (probe, target, count, remote, 0);
 }
 
 //  A param of what the probe publishes, or NULL; the listing is kept in
@@ -216,7 +216,7 @@ s_test_shared (void)
     //  Answered at once, so the next bulk probe may go soon
     int64_t first_count = jace_msg_count (ping);
     supernode_probe_send (probe, link, "B", &ping);
-    supernode_probe_pong (probe, "d:b", first_count, "B");
+    supernode_probe_pong (probe, "d:b", first_count, "B", 0);
     int64_t wait = supernode_probe_flush (probe);
     ok (wait >= alone_usec / 1000 - 1 && wait <= (alone_usec + 999) / 1000,
         "a lone bulk probe flows at the slowest shared link of its path");
@@ -270,7 +270,8 @@ s_ping_bulk (supernode_probe_t *probe, const char *target,
     if (count_p)
         *count_p = jace_msg_count (ping);
     else
-        supernode_probe_pong (probe, target, jace_msg_count (ping), remote);
+        supernode_probe_pong (probe, target, jace_msg_count (ping), remote,
+                              0);
     jace_msg_destroy (&ping);
     return bulk;
 }
@@ -292,7 +293,7 @@ s_test_bulk_share (void)
     bool bulk = s_ping_bulk (probe, "d:c", "C", &count);
     ok (!early_bulk && bulk, "the fourth probe of a daemon is bulk");
     zclock_sleep (30);
-    supernode_probe_pong (probe, "d:c", count, "C");
+    supernode_probe_pong (probe, "d:c", count, "C", 0);
     bool again = false;
     for (int k = 0; k < 2 * SUPERNODE_PROBE_BULK_EVERY; k++)
         again |= s_ping_bulk (probe, "d:c", "C", NULL);
@@ -333,12 +334,12 @@ s_noisy_link (bool noisy, bool *published, size_t *next_padding)
         s_ping_bulk (probe, "d:c", "C", &count);
         if (noisy && k > 0)
             zclock_sleep (40);
-        supernode_probe_pong (probe, "d:c", count, "C");
+        supernode_probe_pong (probe, "d:c", count, "C", 0);
     }
     bool bulk = s_ping_bulk (probe, "d:c", "C", &count);
     assert (bulk);
     zclock_sleep (noisy ? 15 : 100);
-    supernode_probe_pong (probe, "d:c", count, "C");
+    supernode_probe_pong (probe, "d:c", count, "C", 0);
     jace_msg_t *listing = NULL;
     *published = s_published (probe, &listing, "link/A/C/bandwidth_mbps");
     jace_msg_destroy (&listing);
@@ -372,16 +373,119 @@ s_test_bulk_noise (void)
     diag ("next padding %zu", next_padding);
 }
 
+//  Probe cluster B over `transfers_line` (a KPBS backbone's "transfers =
+//  2", "" for one shared lane, NULL for a backbone not shared), the
+//  link answering each PING as soon as its hold is over, until a burst
+//  was answered or 20 s passed.  Returns what is published as
+//  link/A/B/transfers, or 0.
+static long
+s_burst_transfers (const char *transfers_line)
+{
+    //  10 Mb/s: 32 KiB take 26 ms, well above a loaded machine's noise
+    char platform_path [] = "/tmp/jace-probe-kpbs-XXXXXX";
+    char links_path [] = "/tmp/jace-probe-klinks-XXXXXX";
+    int fd = mkstemp (platform_path);
+    assert (fd >= 0);
+    FILE *file = fdopen (fd, "w");
+    assert (file);
+    fprintf (file, "platform\n    name = \"kpbs\"\n    backbone\n"
+             "        latency_us = 1000\n        bandwidth_mbps = 10\n"
+             "%s%s%s"
+             "    cluster\n        name = \"A\"\n        nodes = 2\n"
+             "    cluster\n        name = \"B\"\n        nodes = 2\n",
+             transfers_line ? "        shared = 1\n" : "",
+             transfers_line && *transfers_line ? "        " : "",
+             transfers_line && *transfers_line ? transfers_line : "");
+    fclose (file);
+    char reason [1200] = "";
+    platform_t *platform = platform_load (platform_path, reason,
+                                          sizeof reason);
+    assert (platform);
+    supernode_probe_t *probe = supernode_probe_new (platform_path, reason,
+                                                    sizeof reason);
+    assert (probe);
+    fd = mkstemp (links_path);
+    assert (fd >= 0);
+    close (fd);
+    if (transfers_line) {
+        s_create_links (platform, links_path);
+        int rc = supernode_probe_share_links (probe, links_path, reason,
+                                              sizeof reason);
+        assert (rc == 0);
+        (void) rc;
+    }
+    supernode_probe_set_cluster (probe, "A");
+    zsock_t *sink = zsock_new_pull ("inproc://probe-burst");
+    zsock_t *link = zsock_new_push (">inproc://probe-burst");
+    jace_msg_t *listing = NULL;
+    long transfers = 0;
+    int64_t deadline = zclock_mono () + 20000;
+    while (!transfers && zclock_mono () < deadline) {
+        jace_msg_t *pings [SUPERNODE_PROBE_BURST];
+        size_t count = supernode_probe_pings (probe, "peer:b", "B", true,
+                                              pings);
+        for (size_t i = 0; i < count; i++)
+            supernode_probe_send (probe, link, "B", &pings [i]);
+        //  Each answered as it arrives
+        for (size_t answered = 0; answered < count; ) {
+            int64_t wait = supernode_probe_flush (probe);
+            zmq_pollitem_t item = { zsock_resolve (sink), 0, ZMQ_POLLIN, 0 };
+            if (zmq_poll (&item, 1, wait < 0 ? 100 : wait + 1) <= 0) {
+                if (wait < 0)
+                    break;      //  Nothing held, nothing came: lost
+                continue;
+            }
+            char why [256], from [64];
+            jace_msg_t *ping = jace_msg_recv (sink, why, sizeof why, from,
+                                              sizeof from);
+            assert (ping);
+            supernode_probe_pong (probe, "peer:b", jace_msg_count (ping),
+                                  "B", zclock_usecs ());
+            jace_msg_destroy (&ping);
+            answered++;
+        }
+        const char *value = s_published (probe, &listing,
+                                         "link/A/B/transfers");
+        transfers = value ? atol (value) : 0;
+        zclock_sleep (5);
+    }
+    jace_msg_destroy (&listing);
+    zsock_destroy (&link);
+    zsock_destroy (&sink);
+    supernode_probe_destroy (&probe);
+    platform_destroy (&platform);
+    unlink (platform_path);
+    unlink (links_path);
+    return transfers;
+}
+
+//  How many transfers a link carries at full speed, from a burst of bulk
+//  probes: 2 on a backbone of two lanes, 1 on one lane, and the whole
+//  burst where each message flows on its own.
+static void
+s_test_burst (void)
+{
+    long two = s_burst_transfers ("transfers = 2\n");
+    is_int (two, 2, "a burst over a KPBS backbone of 2 lanes counts 2 "
+            "transfers at full speed");
+    long one = s_burst_transfers ("");
+    is_int (one, 1, "over one shared lane, 1");
+    long free_flow = s_burst_transfers (NULL);
+    is_int (free_flow, SUPERNODE_PROBE_BURST, "over links not shared, the "
+            "whole burst (a lower bound)");
+}
+
 int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (21);
+    tap_plan (24);
     s_test_age ();
     s_test_peers ();
     s_test_hold ();
     s_test_shared ();
     s_test_bulk_share ();
     s_test_bulk_noise ();
+    s_test_burst ();
     return tap_done ();
 }
