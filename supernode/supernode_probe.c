@@ -745,6 +745,9 @@ supernode_probe_pong (supernode_probe_t *self, const char *target,
                       int64_t count, const char *remote, int64_t came)
 {
     assert (self && target && remote);
+    //  A forged time must not overflow the differences taken with it
+    if (came < 0 || came > INT64_MAX / 4)
+        came = 0;
     target_t *entry = (target_t *) zhashx_lookup (self->targets, target);
     if (!entry || count <= 0)
         return false;

@@ -375,11 +375,13 @@ s_test_bulk_noise (void)
 
 //  Probe cluster B over `transfers_line` (a KPBS backbone's "transfers =
 //  2", "" for one shared lane, NULL for a backbone not shared), the
-//  link answering each PING as soon as its hold is over, until a burst
-//  was answered or 20 s passed.  Returns what is published as
-//  link/A/B/transfers, or 0.
+//  link answering each PING as soon as its hold is over (a burst's with
+//  `forged` as their time of arrival, if not 0), until a burst was
+//  answered or 20 s passed.  Returns what is published as
+//  link/A/B/transfers, or 0; *bursts counts the bursts.
 static long
-s_burst_transfers (const char *transfers_line)
+s_burst_transfers (const char *transfers_line, int64_t forged,
+                   int *bursts)
 {
     //  10 Mb/s: 32 KiB take 26 ms, well above a loaded machine's noise
     char platform_path [] = "/tmp/jace-probe-kpbs-XXXXXX";
@@ -419,13 +421,15 @@ s_burst_transfers (const char *transfers_line)
     zsock_t *link = zsock_new_push (">inproc://probe-burst");
     jace_msg_t *listing = NULL;
     long transfers = 0;
+    *bursts = 0;
     int64_t deadline = zclock_mono () + 20000;
-    while (!transfers && zclock_mono () < deadline) {
+    while (!*bursts && zclock_mono () < deadline) {
         jace_msg_t *pings [SUPERNODE_PROBE_BURST];
         size_t count = supernode_probe_pings (probe, "peer:b", "B", true,
                                               pings);
         for (size_t i = 0; i < count; i++)
             supernode_probe_send (probe, link, "B", &pings [i]);
+        *bursts += count > 1;
         //  Each answered as it arrives
         for (size_t answered = 0; answered < count; ) {
             int64_t wait = supernode_probe_flush (probe);
@@ -440,7 +444,8 @@ s_burst_transfers (const char *transfers_line)
                                               sizeof from);
             assert (ping);
             supernode_probe_pong (probe, "peer:b", jace_msg_count (ping),
-                                  "B", zclock_usecs ());
+                                  "B", forged && count > 1 ? forged
+                                                          : zclock_usecs ());
             jace_msg_destroy (&ping);
             answered++;
         }
@@ -465,21 +470,32 @@ s_burst_transfers (const char *transfers_line)
 static void
 s_test_burst (void)
 {
-    long two = s_burst_transfers ("transfers = 2\n");
+    int bursts;
+    long two = s_burst_transfers ("transfers = 2\n", 0, &bursts);
     is_int (two, 2, "a burst over a KPBS backbone of 2 lanes counts 2 "
             "transfers at full speed");
-    long one = s_burst_transfers ("");
+    long one = s_burst_transfers ("", 0, &bursts);
     is_int (one, 1, "over one shared lane, 1");
-    long free_flow = s_burst_transfers (NULL);
+    long free_flow = s_burst_transfers (NULL, 0, &bursts);
     is_int (free_flow, SUPERNODE_PROBE_BURST, "over links not shared, the "
             "whole burst (a lower bound)");
+    //  A target that lies about when the burst came: far in its future,
+    //  no figure; past the differences' range (it would overflow them),
+    //  ignored, and the round trips count
+    long late = s_burst_transfers ("transfers = 2\n", 1000000000000000LL,
+                                   &bursts);
+    ok (bursts == 1 && late == 0, "a burst said to arrive 30 years late "
+        "gives no figure");
+    long huge = s_burst_transfers ("transfers = 2\n", INT64_MAX, &bursts);
+    is_int (huge, 2, "an arrival time out of range is ignored: the round "
+            "trips count 2");
 }
 
 int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (24);
+    tap_plan (26);
     s_test_age ();
     s_test_peers ();
     s_test_hold ();
