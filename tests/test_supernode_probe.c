@@ -417,8 +417,18 @@ s_burst_transfers (const char *transfers_line, int64_t forged,
         (void) rc;
     }
     supernode_probe_set_cluster (probe, "A");
-    zsock_t *sink = zsock_new_pull ("inproc://probe-burst");
-    zsock_t *link = zsock_new_push (">inproc://probe-burst");
+    //  An endpoint of its own each time: a closed socket's endpoint is
+    //  freed by the context's reaper thread, later under load, and
+    //  binding it again at once failed in a loaded test run
+    static int calls = 0;
+    char endpoint [64];
+    snprintf (endpoint, sizeof endpoint, "inproc://probe-burst-%d", ++calls);
+    zsock_t *sink = zsock_new_pull (endpoint);
+    assert (sink);
+    char connect [80];
+    snprintf (connect, sizeof connect, ">%s", endpoint);
+    zsock_t *link = zsock_new_push (connect);
+    assert (link);
     jace_msg_t *listing = NULL;
     long transfers = 0;
     *bursts = 0;
