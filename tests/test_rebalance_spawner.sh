@@ -35,7 +35,7 @@ job
     spares = 0
     rebalance = "auto"
     rebalance_threshold = 0.01
-    heartbeat_timeout = 800
+    heartbeat_timeout = 2000
 problem
     kind = "matrix"
     matrix = "p100.mtx"
@@ -115,6 +115,8 @@ ok $? "and converges on its new cut (a verified residual under 1e-9)"
 "$BIN/jace-spawner" cancel "$job" --supernode "$SN" >"$RUN/cancel.out" 2>&1
 ok $? "the resumed job is cancelled"
 wait "$resumed"
-diag "$(jq -c 'select(.event | test("resume|rebalance_(plan|done)|dead"))
-               | {event, time, rows, new_rows}' "$RUN/r.events")"
+diag "$(jq -c 'select(.event | test("resume|rebalance_(plan|done|fallback)|dead|replace"))
+               | {event, time, rows, new_rows, task, daemon, reason}
+               | with_entries(select(.value != null))' "$RUN/r.events")"
+diag "$(grep -h "refused\|replacing" "$RUN/r.err" "$RUN/resume.err")"
 lib_finish
