@@ -44,12 +44,41 @@ check () {  #  check NAME COMMAND...
     if "$@" >/dev/null 2>&1; then ok 0 "$name"; else ok 1 "$name"; fi
 }
 
-lib_init () {
-    #  Grids of spinning daemons share two cores badly: one grid test at a
-    #  time (unit tests still run beside it under make -j).
+#  Grids of spinning daemons share two cores badly, yet most grid tests
+#  mostly wait.  A test says what its grid weighs, as measured alone on
+#  two cores (CPU time over wall time): light, under half a core; medium,
+#  up to one core; heavy (the default), more.  The machine has three
+#  slots, taken by 1, 2 and 3 of them: two light tests, or a light and a
+#  medium one, run side by side (no more than one hog beside either, and
+#  every test is written to bear two); a heavy one runs alone.  Unit tests
+#  run beside any of them under make -j.  Slots are locks on files, taken
+#  without waiting and given back if not enough are free, so that no
+#  test holds one while it waits for another.
+grid_slots_take () {    #  grid_slots_take COUNT
+    while :; do
+        taken=""
+        for fd in 7 8 9; do
+            [ "$(echo $taken | wc -w)" -ge "$1" ] && break
+            flock -n "$fd" && taken="$taken $fd"
+        done
+        [ "$(echo $taken | wc -w)" -ge "$1" ] && return 0
+        for fd in $taken; do flock -u "$fd"; done
+        sleep 0.2
+    done
+}
+
+lib_init () {   #  lib_init [light|medium|heavy]
+    case "${1:-heavy}" in
+        light)  weight=1 ;;
+        medium) weight=2 ;;
+        heavy)  weight=3 ;;
+        *)      echo "lib_init: unknown weight '$1'" >&2; exit 99 ;;
+    esac
     mkdir -p "$JACE_BUILDDIR/tests"
-    exec 9>"$JACE_BUILDDIR/tests/.grid-tests.lock"
-    flock 9
+    exec 7>"$JACE_BUILDDIR/tests/.grid-slot.1" \
+         8>"$JACE_BUILDDIR/tests/.grid-slot.2" \
+         9>"$JACE_BUILDDIR/tests/.grid-slot.3"
+    grid_slots_take "$weight"
     RUN=$(mktemp -d "${TMPDIR:-/tmp}/jace-test.XXXXXX")
     #  Job secrets (submit writes them, resume, cancel and kill read them)
     #  stay in the run folder, never in the user's home.

@@ -13,7 +13,7 @@
 #  the verified answer.  A job naming a path instead of an application, and
 #  a plugin of another ABI, are refused with what was wrong.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 21
 
 trap '[ -n "${inst_bin:-}" ] && "$inst_bin/jace-grid" stop --run "$RUN/grid" \

@@ -24,7 +24,7 @@
 #     with the logs bounded to nothing, the job fails with the reason
 #     instead of waiting for ever.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init light
 plan 22
 
 ROUNDS=6

@@ -12,7 +12,7 @@
 #  iteration) on slow nodes keeps the jobs running thousands of
 #  iterations past that on any machine.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 15
 
 cat >"$RUN/two.platform" <<PLATFORM

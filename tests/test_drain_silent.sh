@@ -13,7 +13,7 @@
 #  The test waits for events, not for time: a faster machine only gets
 #  there sooner.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 11
 
 #  A is one fast node: the mapping puts one task there, the other on B.

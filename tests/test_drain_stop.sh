@@ -15,7 +15,7 @@
 #  application's rounds pause (150 rounds of at least 100 ms), so the
 #  job outlasts all this on any machine.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init light
 plan 15
 
 cat >"$RUN/three.platform" <<EOF

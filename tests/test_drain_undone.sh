@@ -13,7 +13,7 @@
 #  this (about 15 s) on any machine.  Its tasks all take part in total
 #  exchanges, so the drain moves them one at a time.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init light
 plan 9
 
 cat >"$RUN/two.platform" <<EOF

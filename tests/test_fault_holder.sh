@@ -11,7 +11,7 @@
 #  drain step that moves both neighbours of a task leaves it so).
 #  Triggered by events, not by time.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 7
 
 cat >"$RUN/one.platform" <<PLATFORM

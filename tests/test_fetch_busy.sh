@@ -13,7 +13,7 @@
 #  machine so loaded that the replacement comes after the holders wake,
 #  they answer at once: the test then passes without testing the wait.)
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init light
 plan 6
 
 cat >"$RUN/x.job" <<EOF

@@ -8,7 +8,7 @@
 #  submitted with that mapping, and its assign events must name the same
 #  daemon for every task, and its plan event the same spares.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 MAPPINGS="maheve maheve-locality aiac-qm f-ec default simple"
 plan $(( 1 + 2 * 6 + 2 + 2 ))
 

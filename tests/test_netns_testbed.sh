@@ -33,7 +33,7 @@ tbf=$?
 ip netns del "$probe"
 [ $tbf -eq 0 ] || skip_all "tc tbf is not available in this kernel"
 
-lib_init
+lib_init medium
 plan 23
 
 RATE=20                         #  Backbone, Mb/s

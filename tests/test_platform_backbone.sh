@@ -13,7 +13,7 @@
 #  backbone of its own, as before.  Only ratios of the emulated schedule
 #  are checked, never how fast this machine runs the job.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 12
 
 #  The platform, with the backbone shared or not

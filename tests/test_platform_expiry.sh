@@ -5,7 +5,7 @@
 #  vanish from `nodes`: after the timeout plus one housekeeping tick on an
 #  idle machine, and whatever the load within 10 s.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 5
 
 start_supernode sn --heartbeat 200 --timeout 1000

@@ -7,7 +7,7 @@
 #  status endpoint.  Each logs and counts what it dropped, keeps serving,
 #  and a job run afterwards (and one under attack) succeeds.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 13
 RAW=$BIN/tests/rawzmq
 

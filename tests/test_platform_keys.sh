@@ -12,7 +12,7 @@
 #  client without keys reads nothing; without keys a process refuses to
 #  bind a non-loopback endpoint.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 17
 
 "$BIN/jace-keygen" "$RUN/all" supernode:sn daemon:d1 daemon:d2 \

@@ -10,7 +10,7 @@
 #  an extra peer, logged once; a lease of INT64_MAX ms is capped; leases
 #  are listed as jobs with their owner.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 18
 CLIENT=$BIN/tests/snclient
 FAST="--heartbeat 200 --timeout 1000"

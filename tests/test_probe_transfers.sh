@@ -11,7 +11,7 @@
 #  which a live grid's model never has, or from the ratio of measured
 #  bandwidths (1 here).
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 7
 
 cat >"$RUN/kpbs.platform" <<PLATFORM

@@ -20,7 +20,7 @@
 #  the last rebalance's pause; its iterate goes through the spawner
 #  (job/rebalance_handoff = spawner).
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 32
 
 #  Exact inner solves: each iteration does the same work, so the rates

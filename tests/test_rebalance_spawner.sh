@@ -15,7 +15,7 @@
 #  however fast the machine.  test_spawner_resume checks that daemons
 #  left on two cuts are refused.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 9
 
 start_supernode sn

@@ -19,7 +19,7 @@
 #  The exchange application's rounds pause (at least 12 s in all), so the
 #  job outlasts the crashes on any machine; the crashes follow progress.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init light
 plan 18
 
 cat >"$RUN/x.job" <<EOF

@@ -12,7 +12,7 @@
 #  drain beside the job's secret, and the resume takes it up from there.
 #  Two resumes are started at once: one must be refused.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 13
 
 #  Slow nodes keep the job running well past the drain on any machine.

@@ -12,7 +12,7 @@
 #  exchange application's rounds pause, so the job outlasts all this on
 #  any machine (200 rounds of at least 100 ms).
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init light
 plan 7
 
 cat >"$RUN/two.platform" <<PLATFORM

@@ -16,7 +16,7 @@
 #  job failed for want of daemons.  Now the resume stops them, they are
 #  free again, and their tasks are placed anew, from the file.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init light
 plan 11
 
 cat >"$RUN/far.platform" <<EOF

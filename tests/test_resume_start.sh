@@ -10,7 +10,7 @@
 #  spawner that is gone, and wait for a START.  jace-spawner resume must
 #  start them: before it did, the job stayed at iteration 0 until its cap.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init light
 plan 7
 
 mkdir "$RUN/apps"

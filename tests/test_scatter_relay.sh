@@ -16,7 +16,7 @@
 #  acknowledged, and the job still ends verified.  Nothing here measures
 #  how fast the machine runs.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 14
 
 cat >"$RUN/far.platform" <<EOF

@@ -12,7 +12,7 @@
 #  Grants carry the lease tokens the daemons will check, for the right
 #  spawner key.  A job runs beside a stream of these attacks and verifies.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init light
 plan 41
 CLIENT=$BIN/tests/snclient
 KEYS=$RUN/keys

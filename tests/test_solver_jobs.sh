@@ -8,7 +8,7 @@
 #  before anything is reserved; jobs that cannot converge end non-zero
 #  and never report success.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 80
 
 JOB=$RUN/system.job

@@ -20,7 +20,7 @@
 #  is refused with what was wrong: a nonsymmetric matrix (a file, a
 #  generator), asynchronous mode, an overlap and a cycle out of range.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 41
 
 JOB=$RUN/gmres.job

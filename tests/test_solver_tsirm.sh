@@ -13,7 +13,7 @@
 #  iteration cap of 0 are refused.  A job whose verified
 #  residual stops falling ends early and says so.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 29
 
 JOB=$RUN/tsirm.job

@@ -10,7 +10,7 @@
 #  old values and the job needs about five times the iterations.  The
 #  check compares the two jobs of this run, whatever the machine's speed.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 7
 
 GRID=$RUN/wan

@@ -10,7 +10,7 @@ if ! command -v tmux >/dev/null 2>&1; then
     echo "1..0 # SKIP tmux is not installed"
     exit 0
 fi
-lib_init
+lib_init medium
 plan 8
 
 start_supernode sn --heartbeat 200 --timeout 1000

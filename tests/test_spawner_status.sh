@@ -7,7 +7,7 @@
 #  cluster, rows, iteration and state, as text and as JSON.  A job that is not
 #  running is an error that says so.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 8
 
 JOB=$JACE_SRCDIR/examples/poisson2d.job

@@ -7,7 +7,7 @@
 #  poll, not spin: a spawner holding no daemon and asking for none once
 #  took 94% of a core for the whole wait.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init light
 plan 6
 
 start_supernode sn

@@ -11,7 +11,7 @@
 #  submitted once the super-node has measured the link, so the spawner
 #  judges on the link as measured, not on its defaults.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 6
 
 platform () {       #  platform BANDWIDTH_MBPS

@@ -14,7 +14,7 @@
 #  periods (5 x 100 ms) instead of forever.  A daemon given a platform
 #  file it cannot read refuses to start (it would run unemulated).
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 12
 CLIENT=$BIN/tests/snclient
 RAW=$BIN/tests/rawzmq

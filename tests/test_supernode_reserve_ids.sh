@@ -9,7 +9,7 @@
 #  However many of a peer's daemons a RESERVE names, and however often,
 #  the peer gets one forwarded RESERVE naming each of them once.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init medium
 plan 9
 CLIENT=$BIN/tests/snclient
 FAST="--heartbeat 200 --timeout 1000"

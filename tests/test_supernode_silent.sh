@@ -7,7 +7,7 @@
 #  job/reserve_timeout, that daemons are missing); a daemon logs the same
 #  and keeps trying.
 . "$(dirname "$0")/lib.sh"
-lib_init
+lib_init light
 plan 5
 
 SILENT=tcp://127.0.0.1:1
