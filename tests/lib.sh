@@ -53,7 +53,9 @@ check () {  #  check NAME COMMAND...
 #  every test is written to bear two); a heavy one runs alone.  Unit tests
 #  run beside any of them under make -j.  Slots are locks on files, taken
 #  without waiting and given back if not enough are free, so that no
-#  test holds one while it waits for another.
+#  test holds one while it waits for another; tests queue for them at a
+#  turnstile, first come first served (a heavy test polling for its three
+#  slots lost them, each time, to the tests started after it).
 grid_slots_take () {    #  grid_slots_take COUNT
     while :; do
         taken=""
@@ -75,10 +77,13 @@ lib_init () {   #  lib_init [light|medium|heavy]
         *)      echo "lib_init: unknown weight '$1'" >&2; exit 99 ;;
     esac
     mkdir -p "$JACE_BUILDDIR/tests"
-    exec 7>"$JACE_BUILDDIR/tests/.grid-slot.1" \
+    exec 6>"$JACE_BUILDDIR/tests/.grid-turnstile" \
+         7>"$JACE_BUILDDIR/tests/.grid-slot.1" \
          8>"$JACE_BUILDDIR/tests/.grid-slot.2" \
          9>"$JACE_BUILDDIR/tests/.grid-slot.3"
+    flock 6
     grid_slots_take "$weight"
+    flock -u 6
     RUN=$(mktemp -d "${TMPDIR:-/tmp}/jace-test.XXXXXX")
     #  Job secrets (submit writes them, resume, cancel and kill read them)
     #  stay in the run folder, never in the user's home.

@@ -12,12 +12,12 @@ set -u
 
 builddir=${JACE_BUILDDIR:-.}
 grid="$builddir/jace-grid"
-#  A heavy grid test: it takes all three of lib.sh's slots (in order;
-#  the others never wait holding one).
+#  A heavy grid test: it takes all three of lib.sh's slots, in its turn
+#  at the turnstile (the others never wait holding one).
 mkdir -p "$builddir/tests"
-exec 7>"$builddir/tests/.grid-slot.1" 8>"$builddir/tests/.grid-slot.2" \
-     9>"$builddir/tests/.grid-slot.3"
-flock 7 && flock 8 && flock 9
+exec 6>"$builddir/tests/.grid-turnstile" 7>"$builddir/tests/.grid-slot.1" \
+     8>"$builddir/tests/.grid-slot.2" 9>"$builddir/tests/.grid-slot.3"
+flock 6 && flock 7 && flock 8 && flock 9 && flock -u 6
 work=$(mktemp -d "${TMPDIR:-/tmp}/jace-grid-test.XXXXXX") || exit 1
 fake="$work/fake-bin"
 run="$work/run"
