@@ -678,7 +678,7 @@ s_noise_usec (supernode_probe_t *self, const char *remote)
 }
 
 //  Every PONG of burst `burst` to cluster remote is in: how many of its
-//  probes went at full speed (BURST_EVERY's comment).
+//  probes went at full speed (BURST_PERIOD_MSEC's comment).
 static void
 s_burst_done (supernode_probe_t *self, const char *remote, bulk_t *bulk,
               size_t padding)
