@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <time.h>
+#include <unistd.h>
 
 //  Bounds of the parameters
 #define ROUNDS_MAX 1000000
@@ -157,6 +158,13 @@ s_read_settings (zhash_t *params, settings_t *settings, char *reason,
     ||  jace_param_number (params, "exchange/pause_ms", 0, 0, PAUSE_MAX,
                            &pause, reason, reason_size))
         return -1;
+    const char *hold = (const char *) zhash_lookup (params,
+                                                    "exchange/hold_file");
+    if (hold && *hold != '/') {
+        snprintf (reason, reason_size, "exchange/hold_file = '%s' is not "
+                  "an absolute path", hold);
+        return -1;
+    }
     const char *sizes = (const char *) zhash_lookup (params, "exchange/sizes");
     if (sizes && !streq (sizes, "fixed") && !streq (sizes, "random")) {
         snprintf (reason, reason_size, "exchange/sizes = '%s' is not fixed "
@@ -387,6 +395,17 @@ s_count_pieces (exchange_t *self, int64_t round, const void **received,
     }
 }
 
+//  exchange/hold_file: the last round waits until this file exists, so
+//  that a test can act on the job's progress (crash, drain, resume) and
+//  know the job is still there, however fast the machine runs rounds.
+//  The file is looked for on the daemon's machine.
+static bool
+s_held (jace_task_t *task)
+{
+    const char *hold = jace_task_param (task, "exchange/hold_file");
+    return hold && access (hold, F_OK) != 0;
+}
+
 //  One round of the exchange; after the last, nothing but a short sleep
 //  (the job ends when every task has said it is done).
 static int
@@ -399,6 +418,12 @@ s_iterate (jace_task_t *task, void *state)
     if (done >= self->settings.rounds) {
         jace_task_set_change (task, 0);
         zclock_sleep (10);
+        return 0;
+    }
+    if (done == self->settings.rounds - 1 && s_held (task)) {
+        jace_task_set_change (task, 1);
+        zclock_sleep (self->settings.pause_ms ? (int) self->settings.pause_ms
+                                              : 10);
         return 0;
     }
     //  The runtime numbers calls as we count rounds, restored or not.
@@ -473,7 +498,7 @@ s_restore (jace_task_t *task, void *state, const void *bytes, size_t size,
 //  job/tasks belong to the runtime and the spawner)
 static const char *const s_keys [] = {
     "exchange/rounds", "exchange/bytes", "exchange/seed", "exchange/warmup",
-    "exchange/pause_ms", "exchange/sizes", NULL
+    "exchange/pause_ms", "exchange/sizes", "exchange/hold_file", NULL
 };
 
 const jace_app_t app_exchange = {

@@ -11,9 +11,9 @@
 #  off Y is left for it.  The job used to wait job/reserve_timeout and
 #  fail "for want of daemons" while Y's sat free; now, after half that
 #  time, the drain gives way, the task goes on Y, and the job verifies.
-#  Steps wait for checkpoints, taken every 3 rounds; the exchange
-#  application's rounds pause (150 rounds of at least 100 ms), so the
-#  job outlasts all this on any machine.
+#  Steps wait for checkpoints, taken every 3 iterations.  The job's last
+#  round waits for a file the test creates once it is done with the job
+#  (exchange/hold_file), so the job outlasts all this on any machine.
 . "$(dirname "$0")/lib.sh"
 lib_init light
 plan 15
@@ -46,8 +46,10 @@ job
     max_seconds = 300
     reserve_timeout = 6
     heartbeat_timeout = 2000
+    stall_snapshots = 0
 exchange
-    rounds = 150
+    rounds = 40
+    hold_file = "$RUN/open"
     bytes = 2000
     sizes = "random"
     seed = 5
@@ -121,6 +123,9 @@ victim=$(jq -r "select(.event == \"drain_move\" and .cluster == \"$Y\")
 daemon=$(daemon_of job "$victim")
 diag "the drain of $Y waits; killing $daemon, which runs task $victim"
 "$BIN/jace-grid" kill --run "$RUN/grid" --daemon "$daemon" >/dev/null
+#  The last round needs the victim's pieces: the job cannot end before
+#  its task is replaced
+touch "$RUN/open"
 
 wait $job
 ok $? "the job exits 0"

@@ -8,10 +8,10 @@
 #  cluster until job/reserve_timeout and fail the job ("no daemon is left
 #  to replace task N"), while the drained cluster's daemons sat free.
 #  Now the reason names the daemons kept off, and after half the timeout
-#  the drained cluster takes tasks again.  The exchange application's
-#  rounds pause (220 rounds of at least 100 ms), so the job outlasts all
-#  this (about 15 s) on any machine.  Its tasks all take part in total
-#  exchanges, so the drain moves them one at a time.
+#  the drained cluster takes tasks again.  The job's last round waits for
+#  a file the test creates once the daemon is killed (exchange/hold_file),
+#  so the job outlasts all this on any machine.  Its tasks all take part
+#  in total exchanges, so the drain moves them one at a time.
 . "$(dirname "$0")/lib.sh"
 lib_init light
 plan 9
@@ -40,8 +40,10 @@ job
     max_seconds = 300
     reserve_timeout = 8
     heartbeat_timeout = 2000
+    stall_snapshots = 0
 exchange
-    rounds = 220
+    rounds = 40
+    hold_file = "$RUN/open"
     bytes = 2000
     sizes = "random"
     seed = 3
@@ -79,6 +81,9 @@ task=$(jq -r "select(.event == \"replace\" and .daemon == \"$victim\")
 diag "job $id; drained $busiest; killing $victim, which runs task $task"
 "$BIN/jace-grid" kill --run "$RUN/grid" --daemon "$victim" >/dev/null
 ok $? "a moved task's daemon is killed once the drain is over"
+#  The last round needs its pieces: the job cannot end before the task
+#  is replaced
+touch "$RUN/open"
 
 wait $job
 ok $? "the job exits 0"

@@ -16,8 +16,9 @@
 #     daemon of A would be asked of the dead super-node, and the job
 #     waited for it until job/reserve_timeout and failed.  Task 1 crashes
 #     once it has checkpointed to task 0's new daemon (on progress).
-#  The exchange application's rounds pause (at least 12 s in all), so the
-#  job outlasts the crashes on any machine; the crashes follow progress.
+#  Each job's last round waits for a file the test creates after the
+#  crashes (exchange/hold_file), so the job outlasts them on any machine;
+#  the crashes follow progress.
 . "$(dirname "$0")/lib.sh"
 lib_init light
 plan 18
@@ -32,8 +33,9 @@ job
     max_seconds = 300
     reserve_timeout = 20
     heartbeat_timeout = 1500
+    stall_snapshots = 0
 exchange
-    rounds = 120
+    rounds = 40
     bytes = 2000
     sizes = "random"
     seed = 5
@@ -70,7 +72,7 @@ spare_of_a () {     #  spare_of_a NAME
 # 1. No super-node answers
 grid one
 ok $? "1: six daemons of two clusters register"
-submit one "$RUN/x.job" "$SN_one" &
+submit one "$RUN/x.job" "$SN_one" --set exchange/hold_file="$RUN/open.one" &
 job=$!
 wait_for $((60 * SLOW)) all_iterate "$RUN/one.events" 2
 ok $? "1: both tasks iterate"
@@ -80,6 +82,7 @@ victim=$(task_daemon one 0)
 ok $? "1: MAHEVE holds a spare of A ($spare); task 0 runs on $victim"
 eval "crash \$PID_one"
 eval "crash \$PID_$victim"
+touch "$RUN/open.one"
 wait "$job"
 ok $? "1: the super-node and a task's daemon killed: the job exits 0"
 events one replace | jq -s -e --arg spare "$spare" 'length == 1
@@ -96,7 +99,7 @@ ok $? "1: with a verified answer"
 # 2. The spare died first
 grid two
 ok $? "2: six daemons of two clusters register"
-submit two "$RUN/x.job" "$SN_two" &
+submit two "$RUN/x.job" "$SN_two" --set exchange/hold_file="$RUN/open.two" &
 job=$!
 wait_for $((60 * SLOW)) all_iterate "$RUN/two.events" 2
 spare=$(spare_of_a two)
@@ -105,6 +108,7 @@ eval "crash \$PID_$spare"
 wait_for $((15 * SLOW)) count_is 0 "$SN_two" ".id == \"$spare\""
 ok $? "2: A's spare ($spare) killed, and forgotten by the super-node"
 eval "crash \$PID_$victim"
+touch "$RUN/open.two"
 wait "$job"
 ok $? "2: then a task's daemon killed: the job exits 0"
 events two replace | jq -s -e --arg spare "$spare" 'length == 1
@@ -118,8 +122,8 @@ ok $? "2: one replacement, the task was not lost again"
 # 3. No super-node answers, and A runs out of spares
 grid three
 ok $? "3: six daemons of two clusters register"
-submit three "$RUN/x.job" "$SN_three" --set exchange/rounds=400 \
-    --set checkpoint/every_iterations=1 &
+submit three "$RUN/x.job" "$SN_three" --set checkpoint/every_iterations=1 \
+    --set exchange/hold_file="$RUN/open.three" &
 job=$!
 wait_for $((60 * SLOW)) all_iterate "$RUN/three.events" 2
 spare_b=$(events three plan | jq -r '.spares[]' | grep 'b[0-9]$' | head -n 1)
@@ -141,6 +145,7 @@ task1_past () { [ "$(task1_at)" -ge "$1" ]; }
 mark=$(task1_at)
 wait_for $((30 * SLOW)) task1_past $((mark + 3))
 eval "crash \$PID_$second"
+touch "$RUN/open.three"
 wait "$job"
 ok $? "3: the super-node, then both tasks' daemons killed: the job exits 0"
 events three replace | jq -s -e --arg spare "$spare_b" 'length == 2

@@ -9,8 +9,9 @@
 #  spawner's spares stayed leased for ever (the resumed spawner renews
 #  the job's lease), so the drain found no room and never finished.  And
 #  two tasks moved together broke the exchange logs the same way.  The
-#  exchange application's rounds pause, so the job outlasts all this on
-#  any machine (200 rounds of at least 100 ms).
+#  job's last round waits for a file the test creates once the resumed
+#  drain is over (exchange/hold_file), so the job outlasts all this on
+#  any machine.
 . "$(dirname "$0")/lib.sh"
 lib_init light
 plan 7
@@ -38,8 +39,10 @@ job
     converge_iterations = 3
     max_seconds = 300
     heartbeat_timeout = 2000
+    stall_snapshots = 0
 exchange
-    rounds = 200
+    rounds = 40
+    hold_file = "$RUN/open"
     bytes = 2000
     sizes = "random"
     seed = 5
@@ -69,7 +72,11 @@ wait "$spawner" 2>/dev/null
 ok $? "the spawner died mid-drain"
 
 timeout $((200 * SLOW)) "$BIN/jace-spawner" resume "$id" --supernode "$sn" \
-    -q --events "$RUN/resume.events" >"$RUN/resume.out" 2>"$RUN/resume.err"
+    -q --events "$RUN/resume.events" >"$RUN/resume.out" 2>"$RUN/resume.err" &
+spawner=$!
+wait_for 120 grep -q '"event":"drained"' "$RUN/resume.events"
+touch "$RUN/open"
+wait "$spawner"
 ok $? "the resumed job exits 0"
 residual=$(job_residual resume)
 [ "$residual" = 0 ]
