@@ -7,6 +7,8 @@
 #include <sodium.h>
 #include <sys/stat.h>
 #include <fcntl.h>
+#include <dirent.h>
+#include <time.h>
 
 //  Domain of each derivation: a key made for one use is never valid for
 //  another.
@@ -201,13 +203,75 @@ jace_secret_load (const char *dir, const char *job, jace_key_t *secret,
     return rc;
 }
 
-void
-jace_secret_remove (const char *dir, const char *job)
+//  Remove the end records of DIR older than JACE_ENDED_KEEP_DAYS.
+static void
+s_prune_ended (const char *dir)
 {
-    assert (dir && job);
+    DIR *folder = opendir (dir);
+    if (!folder)
+        return;
+    time_t oldest = time (NULL) - (time_t) JACE_ENDED_KEEP_DAYS * 86400;
+    struct dirent *entry;
+    while ((entry = readdir (folder))) {
+        size_t length = strlen (entry->d_name);
+        struct stat info;
+        if (length > 6 && streq (entry->d_name + length - 6, ".ended")
+        &&  fstatat (dirfd (folder), entry->d_name, &info,
+                     AT_SYMLINK_NOFOLLOW) == 0
+        &&  S_ISREG (info.st_mode) && info.st_mtime < oldest)
+            unlinkat (dirfd (folder), entry->d_name, 0);
+    }
+    closedir (folder);
+}
+
+void
+jace_secret_retire (const char *dir, const char *job, const char *outcome)
+{
+    assert (dir && job && outcome);
     if (!s_is_job_name (job))
         return;
-    char *path = zsys_sprintf ("%s/%s.secret", dir, job);
+    s_prune_ended (dir);
+    char *path = zsys_sprintf ("%s/%s.ended", dir, job);
+    int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
+    if (fd >= 0) {
+        char stamp [32];
+        time_t now = time (NULL);
+        struct tm utc;
+        strftime (stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ",
+                  gmtime_r (&now, &utc));
+        char *line = zsys_sprintf ("ended at %s: %s\n", stamp, outcome);
+        //  A line that did not go whole is worth nothing: the record
+        //  only improves a message
+        if (write (fd, line, strlen (line)) != (ssize_t) strlen (line))
+            unlink (path);
+        free (line);
+        close (fd);
+    }
+    free (path);
+    path = zsys_sprintf ("%s/%s.secret", dir, job);
     unlink (path);
     free (path);
+}
+
+bool
+jace_secret_ended (const char *dir, const char *job, char *text,
+                   size_t text_size)
+{
+    assert (dir && job && text && text_size > 0);
+    *text = 0;
+    if (!s_is_job_name (job))
+        return false;
+    char *path = zsys_sprintf ("%s/%s.ended", dir, job);
+    int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    free (path);
+    FILE *file = fd >= 0 ? fdopen (fd, "r") : NULL;
+    if (!file) {
+        if (fd >= 0)
+            close (fd);
+        return false;
+    }
+    bool ended = fgets (text, (int) text_size, file) != NULL;
+    fclose (file);
+    text [strcspn (text, "\n")] = 0;
+    return ended;
 }

@@ -91,9 +91,21 @@ int
     jace_secret_load (const char *dir, const char *job, jace_key_t *secret,
                       char *reason, size_t reason_size);
 
-//  Remove a finished job's secret file.  Safe if it is gone.
+//  A job ended: record how as DIR/JOB.ended (one line, with the time),
+//  then remove DIR/JOB.secret, so that a command that finds no secret can
+//  say the job ended rather than that it is not ours (the record exists
+//  before the secret goes).  Records older than JACE_ENDED_KEEP_DAYS are
+//  removed meanwhile.  Safe if the secret is gone.
+#define JACE_ENDED_KEEP_DAYS 30
 void
-    jace_secret_remove (const char *dir, const char *job);
+    jace_secret_retire (const char *dir, const char *job,
+                        const char *outcome);
+
+//  True if DIR/JOB.ended records the job's end; its line (time and
+//  outcome, without the newline) in `text`.
+bool
+    jace_secret_ended (const char *dir, const char *job, char *text,
+                       size_t text_size);
 
 #ifdef __cplusplus
 }

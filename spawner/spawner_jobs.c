@@ -287,18 +287,25 @@ s_wait_free (const char *supernode, jace_security_t *security,
     return working;
 }
 
-//  Without a secret, the grid is asked whether the job runs at all: a
-//  user asking to drain a job that had ended heard only that its secret
-//  was missing, and that only its submitter may control it.
+//  Without a secret, the job's end record says it ended (its spawner
+//  writes one before it removes the secret); else the grid is asked
+//  whether the job runs at all: a user asking to drain a job that had
+//  ended heard only that its secret was missing, and that only its
+//  submitter may control it.
 int
 spawner_jobs_open_secret (const char *job_id, const char *supernode,
                           const char *keys_dir, const char *cert,
                           const char *secrets_dir, jace_key_t *job_key)
 {
     char reason [2048] = "";
-    if (spawner_secret_open (secrets_dir, job_id, job_key, reason,
-                             sizeof reason) == 0)
+    int rc = spawner_secret_open (secrets_dir, job_id, job_key, reason,
+                                  sizeof reason);
+    if (rc == 0)
         return 0;
+    if (rc == -2) {
+        fprintf (stderr, "jace-spawner: %s\n", reason);
+        return -1;
+    }
     jace_security_t *security = spawner_nodes_security (keys_dir, cert);
     jace_msg_t *registry = NULL;
     int64_t working = security ? s_working_for (supernode, security, job_id,

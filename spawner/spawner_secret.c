@@ -39,9 +39,18 @@ spawner_secret_open (const char *option, const char *job,
     char *dir = spawner_secret_dir (option);
     jace_key_t secret;
     char why [1024] = "";
+    char ended [256];
     int rc = jace_secret_load (dir, job, &secret, why, sizeof why);
     if (rc == 0)
         jace_job_key (&secret, job_key);
+    else
+    //  Its spawner removed the secret as the job ended, maybe a moment
+    //  ago: say so, not that the job is someone else's
+    if (jace_secret_ended (dir, job, ended, sizeof ended)) {
+        snprintf (reason, reason_size, "cannot control job %s: it %s",
+                  job, ended);
+        rc = -2;
+    }
     else
     //  jace_secret_load names the file; say how to look elsewhere if it
     //  does not already.

@@ -28,8 +28,9 @@ char *
                          size_t reason_size);
 
 //  The job key of `job` from its secret file in `dir` (`option`, or the
-//  default when NULL).  Returns 0, or -1 with a reason that names the
-//  file and --secrets, for a user to act on.
+//  default when NULL).  Returns 0; -2 if the job ended (its spawner left
+//  a record of how: the reason says when and how); else -1 with a reason
+//  that names the file and --secrets, for a user to act on.
 int
     spawner_secret_open (const char *option, const char *job,
                          jace_key_t *job_key, char *reason,

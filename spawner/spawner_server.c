@@ -3945,7 +3945,11 @@ s_finish (server_t *self)
     //  any more.  (A spawner that crashes never gets here: resume needs
     //  the file.)
     if (self->secret_ours) {
-        jace_secret_remove (self->secrets_dir, self->id);
+        char outcome [sizeof self->failure + 16];
+        snprintf (outcome, sizeof outcome, "%s%s",
+                  *self->failure ? "failed: " : "", *self->failure
+                  ? self->failure : "verified");
+        jace_secret_retire (self->secrets_dir, self->id, outcome);
         s_note_drain (self, NULL);
     }
     double seconds = s_elapsed (self) / 1000.0;

@@ -15,7 +15,7 @@
 #  each job running long enough for the crashes to land while it runs.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 18
+plan 20
 
 JOB=$JACE_SRCDIR/examples/poisson3d.job
 start_supernode a --heartbeat 200 --timeout 1000 --allow-crash
@@ -84,6 +84,13 @@ grep -q '"event":"resume"' "$RUN/orphan.events" \
 ok $? "which tells of the resumption, and of one start only"
 [ ! -e "$JACE_SECRETS/$orphan_job.secret" ]
 ok $? "the resumed job, over, removes its secret"
+grep -q "^ended at .*Z: verified$" "$JACE_SECRETS/$orphan_job.ended"
+ok $? "and records that it ended, and how, in its place"
+"$BIN/jace-spawner" cancel "$orphan_job" --supernode "$SN_b" \
+    >/dev/null 2>"$RUN/cancel-ended.err"
+[ $? -eq 1 ] && grep -q "cannot control job $orphan_job: it ended at .*: verified" \
+    "$RUN/cancel-ended.err"
+ok $? "cancelling it then says it ended, not that its secret is missing"
 grep -q "job $orphan_job: verified answer" "$RUN/resume.out"
 ok $? "the summary names the job"
 "$BIN/jace-spawner" resume job-nobody --supernode "$SN_b" -q \

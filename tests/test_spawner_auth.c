@@ -28,6 +28,7 @@
 #include "jace_auth.h"
 
 #include <sys/stat.h>
+#include <sys/time.h>
 
 #define DAEMONS 3
 #define WAIT_MSEC 20000
@@ -534,6 +535,40 @@ s_check_cancels (grid_t *grid, zactor_t *spawner, const char *secrets)
     char path [512];
     snprintf (path, sizeof path, "%s/%s.secret", secrets, grid->job);
     ok (access (path, F_OK) != 0, "the job's secret file is removed");
+    char ended [256];
+    if (!ok (jace_secret_ended (secrets, grid->job, ended, sizeof ended)
+             && strncmp (ended, "ended at ", 9) == 0
+             && strstr (ended, "Z: failed: cancelled by "),
+             "its end record says when, and that it was cancelled"))
+        diag ("the record: '%s'", ended);
+}
+
+//  End records are kept JACE_ENDED_KEEP_DAYS, then removed as another
+//  job ends.
+static void
+s_check_end_records (const char *secrets)
+{
+    const char *names [] = { "job-old", "job-recent" };
+    int days [] = { JACE_ENDED_KEEP_DAYS + 1, JACE_ENDED_KEEP_DAYS - 1 };
+    char path [512];
+    for (int i = 0; i < 2; i++) {
+        snprintf (path, sizeof path, "%s/%s.ended", secrets, names [i]);
+        FILE *file = fopen (path, "w");
+        assert (file);
+        fputs ("ended at 2026-01-01T00:00:00Z: verified\n", file);
+        fclose (file);
+        time_t then = time (NULL) - (time_t) days [i] * 86400;
+        struct timeval times [2] = { { then, 0 }, { then, 0 } };
+        assert (utimes (path, times) == 0);
+    }
+    jace_secret_retire (secrets, "job-new", "verified");
+    char text [256];
+    ok (!jace_secret_ended (secrets, "job-old", text, sizeof text)
+        && jace_secret_ended (secrets, "job-recent", text, sizeof text)
+        && jace_secret_ended (secrets, "job-new", text, sizeof text)
+        && strstr (text, "Z: verified"),
+        "end records past JACE_ENDED_KEEP_DAYS are removed as another "
+        "job ends");
 }
 
 //  What the spawner did, for the log of a run that failed.
@@ -555,7 +590,7 @@ main (void)
 {
     zsys_set_logstream (stderr);
     zsys_set_logident ("test_spawner_auth");
-    tap_plan (22);
+    tap_plan (24);
     char folder [] = "/tmp/jace-auth.XXXXXX";
     assert (mkdtemp (folder));
     char job_path [256], events [256], secrets [256];
@@ -597,11 +632,15 @@ main (void)
     ok (tap_file_has (events, needle),
         "the start event says where the secret is");
     s_check_cancels (&grid, spawner, secrets);
+    s_check_end_records (secrets);
 
     zactor_destroy (&spawner);
     spawner_job_destroy (&job);
     s_grid_destroy (&grid);
-    zsys_dir_delete ("%s", secrets);
+    zdir_t *records = zdir_new (secrets, NULL);     //  The end records
+    if (records)
+        zdir_remove (records, true);
+    zdir_destroy (&records);
     unlink (job_path);
     unlink (events);
     rmdir (folder);
