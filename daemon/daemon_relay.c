@@ -211,7 +211,7 @@ daemon_relay_flush (daemon_relay_t *self)
         //  else its daemon does not read: dropped (s_held_destroy)
         zlistx_delete (self->held, zlistx_cursor (self->held));
     }
-    return held ? (held->due - now + 999) / 1000 : -1;
+    return held ? held->due - now : -1;
 }
 
 bool

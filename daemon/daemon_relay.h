@@ -53,7 +53,7 @@ int
     daemon_relay_chunk (daemon_relay_t *self, jace_msg_t **chunk_p,
                         int64_t due, char *reason, size_t reason_size);
 
-//  Pass on the held chunks that are due.  Returns msec until the next,
+//  Pass on the held chunks that are due.  Returns usec until the next,
 //  or -1 when none is held.
 int64_t
     daemon_relay_flush (daemon_relay_t *self);

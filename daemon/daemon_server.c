@@ -490,8 +490,8 @@ s_on_ping (server_t *self, jace_msg_t *ping)
     zlistx_add_end (self->pongs, held);
 }
 
-//  Send the held PONGs that are due; msec until the next one (rounded
-//  up), or -1 when none waits.  Holds are equal, so the oldest is first.
+//  Send the held PONGs that are due; usec until the next one, or -1 when
+//  none waits.  Holds are equal, so the oldest is first.
 static int64_t
 s_flush_pongs (server_t *self)
 {
@@ -502,7 +502,7 @@ s_flush_pongs (server_t *self)
         jace_msg_send (&held->msg, self->supernode);
         zlistx_delete (self->pongs, zlistx_cursor (self->pongs));
     }
-    return held ? (held->due - now + 999) / 1000 : -1;
+    return held ? held->due - now : -1;
 }
 
 static void
@@ -848,7 +848,7 @@ s_acknowledge_chunk (server_t *self, const jace_msg_t *chunk)
 }
 
 //  Send the held CHUNK_ACKs that are due, and hand over complete data
-//  whose last byte is in; msec until the next, or -1 when none waits.
+//  whose last byte is in; usec until the next, or -1 when none waits.
 static int64_t
 s_flush_data_link (server_t *self)
 {
@@ -866,7 +866,7 @@ s_flush_data_link (server_t *self)
     int64_t next = held ? held->due : 0;
     if (self->handover_due && (!next || self->handover_due < next))
         next = self->handover_due;
-    return next ? (next - now + 999) / 1000 : -1;
+    return next ? next - now : -1;
 }
 
 //  True if the ASSIGN gives the task we run a new block (a rebalance):
@@ -1343,6 +1343,8 @@ daemon_server_actor (zsock_t *pipe, void *args)
             s_heartbeat (self);
             continue;
         }
+        //  In usec: the emulated links' holds are finer than a msec
+        wait *= 1000;
         int64_t due = s_flush_pongs (self);
         if (due >= 0 && due < wait)
             wait = due;
@@ -1353,10 +1355,10 @@ daemon_server_actor (zsock_t *pipe, void *args)
         if (due >= 0 && due < wait)
             wait = due;
         due = s_trim_when_idle (self);
-        if (due >= 0 && due < wait)
-            wait = due;
-        void *which = zpoller_wait (self->poller,
-                                    self->failure ? -1 : (int) wait);
+        if (due >= 0 && due * 1000 < wait)
+            wait = due * 1000;
+        void *which = jace_shaper_wait (self->poller,
+                                        self->failure ? -1 : wait);
         if (which == self->pipe)
             s_recv_api (self);
         else

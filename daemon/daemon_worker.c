@@ -1265,11 +1265,10 @@ s_wait (worker_t *self, int msec)
     if (self->task && jace_task_send_unsent (self->task)
     &&  (next < 0 || next > UNSENT_RETRY_USEC))
         next = UNSENT_RETRY_USEC;
-    if (next >= 0) {
-        int due = (int) ((next + 999) / 1000);
-        msec = msec < 0 || due < msec ? due : msec;
-    }
-    return zpoller_wait (self->poller, msec);
+    int64_t usec = msec < 0 ? -1 : (int64_t) msec * 1000;
+    if (next >= 0 && (usec < 0 || next < usec))
+        usec = next;
+    return jace_shaper_wait (self->poller, usec);
 }
 
 //  Read everything waiting on the data socket, without blocking.

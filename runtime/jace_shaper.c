@@ -19,6 +19,9 @@
 #include "jace_shaper.h"
 #include "jace_checkpoint.h"
 
+#include <limits.h>
+#include <time.h>
+
 //  How often a message due on a full link is tried again, and for how
 //  long at most: a live neighbour drains its link within a heartbeat;
 //  one that never does is dead, and the message goes as before (dropped
@@ -402,6 +405,29 @@ jace_shaper_flush (jace_shaper_t *self)
         pending = (pending_t *) zlistx_next (self->pending);
     }
     return next;
+}
+
+void *
+jace_shaper_wait (zpoller_t *poller, int64_t usec)
+{
+    assert (poller);
+    if (usec < 0)
+        return zpoller_wait (poller, -1);
+    int64_t until = zclock_usecs () + usec;
+    if (usec >= 1000) {
+        int64_t msec = usec / 1000;
+        void *which = zpoller_wait (poller, msec < INT_MAX ? (int) msec
+                                                          : INT_MAX);
+        if (which || zpoller_terminated (poller))
+            return which;
+    }
+    int64_t left = until - zclock_usecs ();
+    if (left > 0) {
+        struct timespec pause = { (time_t) (left / 1000000),
+                                  (long) (left % 1000000) * 1000 };
+        nanosleep (&pause, NULL);
+    }
+    return zpoller_wait (poller, 0);
 }
 
 void

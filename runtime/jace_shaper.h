@@ -87,4 +87,14 @@ void
 int64_t
     jace_shaper_flush (jace_shaper_t *self);
 
+//  Wait on `poller` at most `usec` microseconds (-1: without limit), to
+//  the microsecond, as emulated links need: zmq_poll counts whole
+//  milliseconds, and waits rounded up to one made every link of under a
+//  millisecond one of a millisecond (probes read a 100 us link as 1,026
+//  us, a 500 Mb/s one as 260).  Whole milliseconds are polled; the
+//  fraction left is slept (input that comes meanwhile waits at most
+//  that), then the poller is looked at once.  Returns as zpoller_wait.
+void *
+    jace_shaper_wait (zpoller_t *poller, int64_t usec);
+
 #endif

@@ -345,7 +345,7 @@ supernode_probe_flush (supernode_probe_t *self)
             next = delayed->due - now;
         delayed = (delayed_t *) zlistx_next (self->delayed);
     }
-    return next < 0 ? -1 : (next + 999) / 1000;
+    return next;
 }
 
 void

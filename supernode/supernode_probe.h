@@ -76,8 +76,8 @@ void
     supernode_probe_send (supernode_probe_t *self, zsock_t *sock,
                           const char *remote, jace_msg_t **msg_p);
 
-//  Send what is due.  Returns the msec until the next delayed send is
-//  due (rounded up), or -1 when none waits.
+//  Send what is due.  Returns the usec until the next delayed send is
+//  due, or -1 when none waits.
 int64_t
     supernode_probe_flush (supernode_probe_t *self);
 

@@ -25,6 +25,7 @@
 #include "supernode_leases.h"
 #include "supernode_probe.h"
 #include "jace_msg.h"
+#include "jace_shaper.h"
 #include "jace_auth.h"
 #include "jace_security.h"
 
@@ -1595,12 +1596,14 @@ supernode_server_actor (zsock_t *pipe, void *args)
             }
             wait = probe_wait < wait ? probe_wait : wait;
         }
+        //  In usec: the emulated links' holds are finer than a msec
+        wait *= 1000;
         if (self->endpoint) {
             int64_t due = supernode_probe_flush (self->probe);
             wait = due >= 0 && due < wait ? due : wait;
         }
-        void *which = zpoller_wait (self->poller,
-                                    self->endpoint ? (int) wait : -1);
+        void *which = jace_shaper_wait (self->poller,
+                                        self->endpoint ? wait : -1);
         if (which == self->pipe)
             s_recv_api (self);
         else
