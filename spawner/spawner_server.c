@@ -1208,7 +1208,10 @@ s_unplace (server_t *self, size_t rank, const char *why)
     task->phase = SPAWNER_TASK_WAITING;
     task->restoring = was_running || task->restoring;
     task->assigned_at = zclock_mono ();     //  Waiting since
-    spawner_verify_abandon (self->verify);
+    //  Its block, if it came, is as good as the others': a crash while
+    //  the last RESULTs were on their way cost the job the snapshot
+    if (!spawner_verify_has_block (self->verify, rank))
+        spawner_verify_abandon (self->verify);
 }
 
 //  Assign task `rank` again on the daemon it runs on, with a new epoch.
@@ -1673,6 +1676,7 @@ s_on_restored (server_t *self, size_t rank, jace_msg_t *msg)
         return;
     task->restoring = false;
     task->iteration = jace_msg_iteration (msg);
+    spawner_verify_disturbed (self->verify, zclock_mono ());
     //  An iterate during a drain is the drain's (a rebalance waits)
     bool drained = holder == JACE_RESTORED_FROM_ASSIGN && task->drain_iterate
                 && self->rebalance == REBALANCE_NONE;

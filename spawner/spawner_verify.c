@@ -34,6 +34,7 @@ struct _spawner_verify_t {
     int64_t snapshots;          //  Snapshots begun so far
     int64_t next_allowed;       //  Earliest next snapshot (msec)
     int64_t backoff;            //  Current back-off (msec)
+    bool disturbed;             //  A task replaced since the last check
     int64_t created;            //  When the job's checks began (msec)
     double residual;            //  Residual of the last snapshot checked
     int64_t checked;            //  Snapshots checked
@@ -175,21 +176,46 @@ spawner_verify_gathered (spawner_verify_t *self)
     return self->snapshot && self->collected_count == self->tasks;
 }
 
+//  The shortest back-off at `now`: an eighth of the time the job has run,
+//  within [VERIFY_BACKOFF_FLOOR_MSEC, VERIFY_BACKOFF_MIN_MSEC].
+static int64_t
+s_least_backoff (spawner_verify_t *self, int64_t now)
+{
+    int64_t least = (now - self->created) / VERIFY_BACKOFF_SHARE;
+    return least < VERIFY_BACKOFF_FLOOR_MSEC ? VERIFY_BACKOFF_FLOOR_MSEC
+         : least > VERIFY_BACKOFF_MIN_MSEC ? VERIFY_BACKOFF_MIN_MSEC : least;
+}
+
 //  A residual that fell by a quarter or more since the last snapshot is
 //  closing in on the tolerance: check again soon.  One that did not is
 //  slow or stuck: back off.
 static void
 s_back_off (spawner_verify_t *self, int64_t now, double previous)
 {
-    int64_t least = (now - self->created) / VERIFY_BACKOFF_SHARE;
-    least = least < VERIFY_BACKOFF_FLOOR_MSEC ? VERIFY_BACKOFF_FLOOR_MSEC
-          : least > VERIFY_BACKOFF_MIN_MSEC ? VERIFY_BACKOFF_MIN_MSEC : least;
-    if (self->residual <= VERIFY_PROGRESS * previous)
+    int64_t least = s_least_backoff (self, now);
+    if (self->residual <= VERIFY_PROGRESS * previous || self->disturbed)
         self->backoff = least;
     else
         self->backoff = self->backoff * 2 > VERIFY_BACKOFF_MAX_MSEC
                       ? VERIFY_BACKOFF_MAX_MSEC : self->backoff * 2;
     self->next_allowed = now + self->backoff;
+}
+
+bool
+spawner_verify_has_block (spawner_verify_t *self, size_t rank)
+{
+    assert (self && rank < self->tasks);
+    return self->snapshot && self->collected [rank];
+}
+
+void
+spawner_verify_disturbed (spawner_verify_t *self, int64_t now)
+{
+    assert (self);
+    self->backoff = s_least_backoff (self, now);
+    self->disturbed = true;
+    if (self->next_allowed > now)
+        self->next_allowed = now;
 }
 
 bool
@@ -212,6 +238,7 @@ spawner_verify_check (spawner_verify_t *self, int64_t now)
                && self->residual <= spawner_job_tolerance (self->job);
     if (!passed)
         s_back_off (self, now, previous);
+    self->disturbed = false;
     return passed;
 }
 

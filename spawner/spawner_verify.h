@@ -10,7 +10,9 @@
     time the job has run, if less) while the residual falls by a quarter
     or more from one to the next, else after a back-off doubling up to
     VERIFY_BACKOFF_MAX_MSEC, so a job closing in is checked often and a
-    stuck one never floods its daemons.  The vector kept is
+    stuck one never floods its daemons; after a replacement restores, the
+    failures behind the back-off were the loss's, and it starts again
+    from its least.  The vector kept is
     exactly the one verified.  The residuals checked also say when a job
     stopped converging: no snapshot beating the one before it by 1% over
     job/stall_snapshots of them.
@@ -56,6 +58,18 @@ int64_t
 //  come, or comes from another placement).
 void
     spawner_verify_abandon (spawner_verify_t *self);
+
+//  True if the snapshot being gathered holds task `rank`'s block: a task
+//  lost after it answered need not cost the snapshot.
+bool
+    spawner_verify_has_block (spawner_verify_t *self, size_t rank);
+
+//  A task was replaced: the snapshots that failed since it was lost
+//  measured the loss, not how the iteration converges.  The next one may
+//  begin as soon as every task settles again, and if it fails too, the
+//  back-off starts again from its least.
+void
+    spawner_verify_disturbed (spawner_verify_t *self, int64_t now);
 
 //  Task `rank`'s RESULT.  Returns 0 (kept, or a late answer to an older
 //  snapshot, ignored), or -1 with a warning if it does not match the

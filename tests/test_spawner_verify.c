@@ -7,6 +7,8 @@
     residual does not fall waits twice as long each time.  A 70 ms job
     used to wait 100 ms after a first snapshot 10% over its tolerance,
     and ended 2.3x later.  While a snapshot is gathered, none may begin.
+    After a replacement restores, the failures behind the back-off were
+    the loss's: the next may begin at once.
     =========================================================================
 */
 #include "spawner_verify.h"
@@ -48,7 +50,7 @@ int
 main (void)
 {
     zsys_init ();
-    tap_plan (6);
+    tap_plan (11);
     char path [] = "/tmp/jace-verify.XXXXXX";
     int fd = mkstemp (path);
     assert (fd >= 0);
@@ -83,7 +85,26 @@ main (void)
     //  Ten seconds in, the residual falling: 100 ms
     is_int (s_snapshot (verify, 0.5, created + 10000), 100,
             "ten seconds in, with the residual falling: 100 ms");
-    ok (s_snapshot (verify, 1, created + 10200) == -1,
+    //  Failing twice more: 200, then 400 ms; a replacement restores, and
+    //  the next may begin at once, the back-off from its least again
+    s_snapshot (verify, 0.5, created + 10100);
+    is_int (s_snapshot (verify, 0.5, created + 10300), 400,
+            "a residual that stopped falling: 400 ms");
+    spawner_verify_disturbed (verify, created + 10310);
+    ok (spawner_verify_wait (verify, created + 10310) == 0,
+        "after a replacement restored, a snapshot may begin at once");
+    is_int (s_snapshot (verify, 0.5, created + 10320), 100,
+            "and one failing then waits the least again, 100 ms");
+
+    //  A task lost after its block came need not cost the snapshot
+    int64_t snapshot = spawner_verify_begin (verify);
+    ok (!spawner_verify_has_block (verify, 0),
+        "a block not yet in is not held");
+    jace_msg_t *result = s_result (snapshot, 1);
+    spawner_verify_on_result (verify, 0, result);
+    jace_msg_destroy (&result);
+    ok (spawner_verify_has_block (verify, 0), "a block in is held");
+    ok (spawner_verify_check (verify, created + 10500),
         "the solution passes, and ends the waits");
     spawner_verify_destroy (&verify);
     spawner_job_destroy (&job);
