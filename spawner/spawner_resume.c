@@ -132,6 +132,14 @@ s_adopt_daemons (const char *job_id, const spawner_options_t *options,
     if (wanted == 0)
         snprintf (reason, reason_size, "no daemon works for job %s (as %s "
                   "sees it)", job_id, options->supernode);
+    else
+    if (zlist_size (answers) == 0)
+        //  Each was told to stop (s_release_silent): none held a task
+        snprintf (reason, reason_size, "none of the %zu daemons working "
+                  "for job %s answered ADOPT within %d s: none holds a "
+                  "running task (their data was still coming when the "
+                  "spawner died, or they are too busy to answer)", wanted,
+                  job_id, ADOPT_WAIT_MSEC / 1000);
     zpoller_destroy (&poller);
     for (size_t i = 0; i < wanted; i++)
         zsock_destroy (&links [i]);
