@@ -119,6 +119,9 @@ typedef struct {
     char lease_text [JACE_KEY_TEXT + 1];    //  ... as HELLO carries it
     jace_key_t job_key;         //  Key of our job (valid while job set)
     daemon_transfer_t *transfer;    //  Task data arriving, or NULL
+    int64_t worker_epoch;       //  Epoch of the task the worker was
+                                //  handed last, or 0: older than ours
+                                //  while a rebalance's block comes in
     daemon_relay_t *relay;      //  Passes our cluster's data on
     uint64_t malformed;         //  Bad messages dropped
     bool verbose;               //  Log every message
@@ -559,6 +562,7 @@ s_leave_job (server_t *self)
     self->self_node.state = JACE_NODE_FREE;
     self->self_node.task = -1;
     self->self_node.epoch = 0;
+    self->worker_epoch = 0;
     zframe_destroy (&self->spawner);
     daemon_transfer_destroy (&self->transfer);
     daemon_relay_stop (self->relay);
@@ -641,6 +645,7 @@ static void
 s_hand_over (server_t *self, jace_msg_t **assign_p)
 {
     jace_msg_set_sender (*assign_p, self->self_node.id);
+    self->worker_epoch = jace_msg_epoch (*assign_p);
     if (jace_msg_send (assign_p, zactor_sock (self->worker))) {
         zsys_error ("daemon %s: cannot hand task of job %s to the worker",
                     self->self_node.id, self->job);
@@ -1078,6 +1083,35 @@ s_sealed_for_job (server_t *self, const jace_msg_t *msg, unsigned roles)
     return false;
 }
 
+//  A resumed spawner adopts us while a rebalance's new block is still
+//  coming in (or its last byte is, but the emulated link has not carried
+//  it yet): the spawner that sent it died, and nobody sends the rest.
+//  The worker still runs the task on its old rows, so we go back to its
+//  epoch and it answers the ADOPT with the cut it runs; every daemon
+//  that was loading does the same, so they all answer on one cut.  Before, its
+//  answer was dropped as not of our (new) epoch: the resume released
+//  us and placed the task anew, and when every daemon was loading, it
+//  found none to adopt and failed the job.
+static void
+s_abandon_new_block (server_t *self)
+{
+    if (!self->transfer || self->worker_epoch <= 0
+    ||  self->worker_epoch >= self->self_node.epoch)
+        return;
+    zsys_notice ("daemon %s: task %" PRId64 " of job %s: the rebalance's "
+                 "block (epoch %" PRId64 ", %" PRIu64 " of %" PRIu64 " bytes "
+                 "in) was still loading as its spawner died; back on epoch %"
+                 PRId64,
+                 self->self_node.id, self->self_node.task, self->job,
+                 self->self_node.epoch,
+                 daemon_transfer_received (self->transfer),
+                 daemon_transfer_total (self->transfer), self->worker_epoch);
+    daemon_transfer_destroy (&self->transfer);
+    zlistx_purge (self->acks);
+    self->handover_due = 0;
+    self->self_node.epoch = self->worker_epoch;
+}
+
 //  Any sealed message of our job's spawner proves it alive.  A HEARTBEAT
 //  says nothing else; one for a job we left (we refused, or gave it up)
 //  is expected until its spawner notices, and needs no warning.
@@ -1121,6 +1155,7 @@ s_on_job_message (server_t *self, jace_msg_t **msg_p)
         self->spawner = zframe_dup (jace_msg_routing_id (msg));
         zsys_debug ("daemon %s: ADOPT of job %s from a resumed spawner",
                     self->self_node.id, self->job);
+        s_abandon_new_block (self);
     }
     if (type == JACE_MSG_STOP) {
         zsys_notice ("daemon %s: job %s over", self->self_node.id, self->job);

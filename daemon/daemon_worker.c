@@ -146,6 +146,8 @@ typedef struct {
     daemon_handoff_t *handoff;  //  A rebalance's slices: the block we
                                 //  keep, those we gather
     int64_t gather_deadline;    //  Give up gathering then (msec)
+    jace_msg_t *early_start;    //  START that came while gathering, run
+                                //  once gathered, or NULL
     int64_t generation_epoch;   //  Our copies of an older epoch are of
                                 //  another partition: never restored
     int64_t busy_usecs;         //  Computing since the last PROGRESS
@@ -299,6 +301,7 @@ s_drop_task (worker_t *self)
     jace_shaper_destroy (&self->shaper);
     jace_task_destroy (&self->task);
     jace_msg_destroy (&self->best_copy);
+    jace_msg_destroy (&self->early_start);
     self->fetching = false;
     free (self->fetch_waiting);
     self->fetch_waiting = NULL;
@@ -620,6 +623,8 @@ s_accept (worker_t *self)
     jace_msg_send (&accept, self->pipe);
 }
 
+static void s_on_start (worker_t *self, jace_msg_t *start);
+
 //  Every slice of the rebalance's iterate came: restore from them.
 static void
 s_finish_gathering (worker_t *self)
@@ -636,6 +641,11 @@ s_finish_gathering (worker_t *self)
         s_restore_preload (self, preload);
     }
     s_accept (self);
+    jace_msg_t *start = self->early_start;
+    self->early_start = NULL;
+    if (start)
+        s_on_start (self, start);
+    jace_msg_destroy (&start);
 }
 
 //  Tell the spawner how a preloaded task restarted: from the ASSIGN's
@@ -980,6 +990,15 @@ s_on_command (worker_t *self, jace_msg_t **msg_p)
     //  job's task.
     if (!self->task || !streq (jace_msg_job (msg), jace_task_job (self->task)))
         return;
+    //  Only a resumed spawner STARTs a task still gathering: it adopted
+    //  every task on the new cut, and starts them all at once.  Ignored,
+    //  the START left the task waiting, set up, for one that never came.
+    if (type == JACE_MSG_START && self->state == WORKER_GATHERING) {
+        jace_msg_destroy (&self->early_start);
+        self->early_start = *msg_p;
+        *msg_p = NULL;
+        return;
+    }
     switch (type) {
         case JACE_MSG_START: s_on_start (self, msg); break;
         case JACE_MSG_REMAP: s_on_remap (self, msg); break;

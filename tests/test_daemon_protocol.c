@@ -25,7 +25,10 @@
     checkpoints offered to a replacement.  None may take effect, and the
     job beside them goes on.  A rebalance's slices: the block kept for a
     snapshot served to a good ask only, a gathering task taking only the
-    slice it asked for, and giving up, saying so, when none comes.
+    slice it asked for, and giving up, saying so, when none comes.  A
+    resumed spawner's ADOPT while a rebalance's block is still loading
+    (answered with the task running, the block given up), and its START
+    while the new task still gathers (kept until the slices are in).
     =========================================================================
 */
 #include "daemon_server.h"
@@ -1141,6 +1144,102 @@ s_test_slices (rig_t *rig)
 }
 
 //  --------------------------------------------------------------------------
+//  A spawner that dies mid-rebalance, and the one that resumes its job
+
+//  The ASSIGN answering an ADOPT, within msec, or NULL
+static jace_msg_t *
+s_adopt (rig_t *rig, const char *job, int msec)
+{
+    s_send (rig, s_job_msg (JACE_MSG_ADOPT, job));
+    return s_expect (rig, JACE_MSG_ASSIGN, msec);
+}
+
+static void
+s_test_resumed_rebalance (rig_t *rig)
+{
+    const char *job = "job-resumed";
+    s_send (rig, s_assign (rig, job, 2, 1));
+    jace_msg_t *accept = s_expect (rig, JACE_MSG_ACCEPT, 5000);
+    jace_msg_destroy (&accept);
+    s_start_with_sink (rig, job, 1);
+    s_wait_iterated (rig, 1, 5000);
+
+    //  The rebalance's new block: 3 MiB declared, 1 MiB of it sent, and
+    //  its spawner dies.  The resumed one's ADOPT finds the task on the
+    //  rows it runs, at its epoch.
+    size_t length = 3 << 20;
+    uint8_t *bytes = (uint8_t *) zmalloc (length);
+    for (size_t b = 0; b < length; b++)
+        bytes [b] = (uint8_t) (b * 7);
+    int kind = 3;
+    jace_msg_t *assign = s_assign (rig, job, 2, 2);
+    jace_msg_set_param (assign, "block/data", "1");
+    s_declare (assign, 0, kind, length);
+    s_declare_digest (assign, &kind, &bytes, &length, 1);
+    s_send (rig, assign);
+    jace_msg_t *chunk = s_chunk (job, 0, 0, kind, bytes, JACE_CHUNK_BYTES);
+    jace_msg_set_epoch (chunk, 2);
+    s_send (rig, chunk);
+    jace_msg_t *ack = NULL;
+    while (!ack || jace_msg_received (ack) < JACE_CHUNK_BYTES) {
+        jace_msg_destroy (&ack);
+        if (!(ack = s_expect (rig, JACE_MSG_CHUNK_ACK, 5000)))
+            break;
+    }
+    jace_msg_destroy (&ack);
+    jace_msg_t *answer = s_adopt (rig, job, 5000);
+    diag ("ADOPT answered at epoch %" PRId64,
+          answer ? jace_msg_epoch (answer) : -1);
+    ok (answer && jace_msg_epoch (answer) == 1,
+        "ADOPT while a rebalance's block loads is answered with the task "
+        "running, at its epoch");
+    jace_msg_destroy (&answer);
+    //  The rest of the dead spawner's block finds no transfer to join
+    chunk = s_chunk (job, 0, JACE_CHUNK_BYTES, kind,
+                     bytes + JACE_CHUNK_BYTES, JACE_CHUNK_BYTES);
+    jace_msg_set_epoch (chunk, 2);
+    s_send (rig, chunk);
+    accept = s_expect (rig, JACE_MSG_ACCEPT, 500);
+    bool iterating = s_wait_iterated (rig, 1, 5000);
+    ok (!accept && iterating, "the block given up, the task goes on at "
+        "epoch 1");
+    jace_msg_destroy (&accept);
+    free (bytes);
+
+    //  The resumed spawner cuts again (the same epoch number: the one
+    //  given up was never run) and the new task gathers; its START
+    //  comes before the slice it waits for, as a resumed spawner STARTs
+    //  every task it adopted at once.
+    jace_msg_t *collect = s_job_msg (JACE_MSG_COLLECT, job);
+    jace_msg_set_count (collect, 7);
+    s_send (rig, collect);
+    jace_msg_t *result = s_expect (rig, JACE_MSG_RESULT, 5000);
+    jace_msg_destroy (&result);
+    s_send (rig, s_assign_gathering (rig, job, 2));
+    jace_msg_t *ask = s_expect_other (rig, JACE_MSG_SLICE_ASK, 5000);
+    jace_msg_destroy (&ask);
+    answer = s_adopt (rig, job, 5000);
+    ok (answer && jace_msg_epoch (answer) == 2,
+        "ADOPT while gathering is answered with the new task");
+    jace_msg_destroy (&answer);
+    int64_t sinks [] = { 1 };
+    jace_msg_t *start = s_start (job, sinks, 1, true);
+    jace_msg_set_epoch (start, 2);
+    s_send (rig, start);
+    s_pump (rig, 100);
+    double value = 42;
+    s_push_slice (rig, job, 1, 7, &value, 1, &rig->job_key);
+    accept = s_expect (rig, JACE_MSG_ACCEPT, 5000);
+    s_push_data (rig, job, 1, true);
+    iterating = s_wait_iterated (rig, 2, 5000);
+    ok (accept && iterating, "a START that came while gathering starts the "
+        "task once its slices are in");
+    jace_msg_destroy (&accept);
+    s_stop (rig, job);
+    s_wait_state (rig, JACE_NODE_FREE, 5000);
+}
+
+//  --------------------------------------------------------------------------
 //  Attacks: a local process that knows the daemon's endpoints and the job
 //  id (STATUS publishes both), but neither the lease key nor the job key.
 
@@ -1535,7 +1634,7 @@ main (void)
     zsys_init ();
     zsys_set_logident ("test_daemon_protocol");
     srandom (7);
-    tap_plan (48);
+    tap_plan (52);
     rig_t rig;
     if (!ok (s_rig_start (&rig, 64 << 20) == 0, "daemon registered")) {
         s_rig_stop (&rig);
@@ -1547,6 +1646,7 @@ main (void)
     s_test_storm (&rig);
     s_test_attacks (&rig);
     s_test_slices (&rig);
+    s_test_resumed_rebalance (&rig);
     s_rig_stop (&rig);
     return tap_done ();
 }

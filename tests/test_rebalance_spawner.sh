@@ -96,10 +96,9 @@ rebalanced () {
 wait_for 60 rebalanced
 ok $? "after a replacement, the resumed spawner cuts the rows again"
 #  fast1 is lost: crashed.  A daemon may also be lost at the resume: one
-#  still taking its new block as the spawner died has no task to answer
-#  ADOPT with, and the resume releases it and places its task anew (seen
-#  under the suite's load, fast1 once and slow1 once; when it is fast1,
-#  its crash later costs the job nothing more).  Nothing else may lose
+#  too busy to answer ADOPT within its window is released and its task
+#  placed anew (one still taking its new block goes back to the rows it
+#  runs and answers: test_rebalance_loading).  Nothing else may lose
 #  one.
 ! grep -q "refused its task" "$RUN/resume.err" \
     && jq -e -s '[.[] | select(.event == "dead")] as $dead
@@ -109,8 +108,8 @@ ok $? "after a replacement, the resumed spawner cuts the rows again"
         "$RUN/r.events" >/dev/null
 ok $? "no daemon refused its new block; only fast1 was lost after the resume"
 if grep -q '"did not answer the resume"' "$RUN/r.events"; then
-    diag "a daemon was still taking its block as the spawner died: the" \
-         "rebalance after the replacement may have no adopted daemon"
+    diag "a daemon did not answer the resume: the rebalance after the" \
+         "replacement may have no adopted daemon"
 fi
 #  A snapshot sampled after that rebalance shows the job converging
 converged () {
