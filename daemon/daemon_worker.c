@@ -953,6 +953,11 @@ s_on_adopt (worker_t *self)
         jace_msg_set_param (assign, zhash_cursor (params), value);
     for (int64_t rank = 0; rank < jace_task_count (self->task); rank++)
         jace_msg_add_node (assign, jace_task_node (self->task, rank));
+    //  A rebalance's task set up but not STARTed: if other daemons still
+    //  run the old cut, the resume gives this one up (spawner_resume).
+    jace_msg_set_param (assign, "block/started",
+                        self->state == WORKER_GATHERING
+                        || self->state == WORKER_READY ? "0" : "1");
     s_add_sources (self, assign);
     jace_msg_send (&assign, self->pipe);
     s_report_progress (self, s_task_state (self));

@@ -34,7 +34,88 @@ s_is_ours (jace_security_t *security, const jace_msg_t *answer,
                                  "spawner resume");
 }
 
-//  A daemon listed as working for the job that did not answer ADOPT holds
+//  True if two answers cut the rows alike: the same block starts, as many
+//  as the first one's task count says.
+static bool
+s_same_cut (const jace_msg_t *one, const jace_msg_t *other)
+{
+    for (int64_t i = 0; i <= jace_msg_count (one); i++) {
+        char key [64];
+        snprintf (key, sizeof key, "block/first/%" PRId64, i);
+        const char *mine = jace_msg_param (one, key);
+        const char *theirs = jace_msg_param (other, key);
+        if (!mine || !theirs || !streq (mine, theirs))
+            return false;
+    }
+    return jace_msg_count (one) == jace_msg_count (other);
+}
+
+//  True if the task of the daemon that sent `answer` started: a
+//  rebalance's new task has not until the spawner STARTs every task
+//  together.  A daemon that does not say (an older version) is taken as
+//  running.
+static bool
+s_started (const jace_msg_t *answer)
+{
+    const char *started = jace_msg_param (answer, "block/started");
+    return !started || !streq (started, "0");
+}
+
+bool
+spawner_resume_off_cut (const jace_msg_t *answer)
+{
+    assert (answer);
+    const char *off_cut = jace_msg_param (answer, "block/off_cut");
+    return off_cut && streq (off_cut, "1");
+}
+
+//  The first answer on the cut the job resumes on, or NULL
+static jace_msg_t *
+s_first_adopted (zlist_t *answers)
+{
+    jace_msg_t *answer = (jace_msg_t *) zlist_first (answers);
+    while (answer && spawner_resume_off_cut (answer))
+        answer = (jace_msg_t *) zlist_next (answers);
+    return answer;
+}
+
+//  The next one, after s_first_adopted
+static jace_msg_t *
+s_next_adopted (zlist_t *answers)
+{
+    jace_msg_t *answer = (jace_msg_t *) zlist_next (answers);
+    while (answer && spawner_resume_off_cut (answer))
+        answer = (jace_msg_t *) zlist_next (answers);
+    return answer;
+}
+
+bool
+spawner_resume_unstarted_cut (jace_msg_t *const *answers, size_t count,
+                              bool *off_cut)
+{
+    assert (answers && off_cut);
+    memset (off_cut, 0, count * sizeof (bool));
+    const jace_msg_t *running = NULL;
+    for (size_t i = 0; i < count && !running; i++)
+        if (answers [i] && s_started (answers [i]))
+            running = answers [i];
+    if (!running)
+        return false;
+    size_t marked = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (!answers [i] || s_same_cut (running, answers [i]))
+            continue;
+        if (s_started (answers [i])) {
+            memset (off_cut, 0, count * sizeof (bool));
+            return false;       //  Two cuts run: nothing to choose
+        }
+        off_cut [i] = true;
+        marked++;
+    }
+    return marked > 0;
+}
+
+
 //  no task to adopt: most often its data was still streaming in when the
 //  spawner died, and it would wait for the rest until its orphan timeout,
 //  neither running a task nor free to replace one (the resumed job then
@@ -67,6 +148,28 @@ s_send_adopt (zsock_t *link, const char *job_id, const jace_key_t *job_key)
     spawner_secret_send (&adopt, job_key, link);
 }
 
+//  The daemons whose rebalance's task never started, while the others
+//  run the old cut (spawner_resume_unstarted_cut): their answers are
+//  marked off the cut (spawner_resume_off_cut), and the server assigns
+//  their tasks again on them, on the cut that runs.
+static void
+s_mark_off_cut (jace_msg_t **answer_of, size_t count, const char *job_id)
+{
+    bool *off_cut = (bool *) zmalloc ((count + 1) * sizeof (bool));
+    if (spawner_resume_unstarted_cut (answer_of, count, off_cut))
+        for (size_t i = 0; i < count; i++)
+            if (off_cut [i]) {
+                zsys_notice ("spawner: job %s: task %" PRId64 " (epoch %"
+                             PRId64 ") holds a rebalance's new rows and never "
+                             "started, while the others run the old cut: it "
+                             "is assigned its old rows again", job_id,
+                             jace_msg_task (answer_of [i]),
+                             jace_msg_epoch (answer_of [i]));
+                jace_msg_set_param (answer_of [i], "block/off_cut", "1");
+            }
+    free (off_cut);
+}
+
 //  Connect to every daemon working for the job and ask each what it runs.
 //  Returns the ASSIGN answers (a list of jace_msg_t), possibly empty.
 static zlist_t *
@@ -86,6 +189,9 @@ s_adopt_daemons (const char *job_id, const spawner_options_t *options,
     size_t listed = jace_msg_node_count (registry);
     zsock_t **links = (zsock_t **) zmalloc ((listed + 1) * sizeof (void *));
     bool *answered = (bool *) zmalloc ((listed + 1) * sizeof (bool));
+    jace_msg_t **answer_of = (jace_msg_t **) zmalloc ((listed + 1)
+                                                      * sizeof (void *));
+    size_t answers_in = 0;
     size_t wanted = 0;
     for (size_t i = 0; i < listed; i++) {
         const jace_node_t *node = jace_msg_node (registry, i);
@@ -104,7 +210,7 @@ s_adopt_daemons (const char *job_id, const spawner_options_t *options,
     }
     int64_t deadline = zclock_mono () + ADOPT_WAIT_MSEC;
     int64_t again = zclock_mono () + ADOPT_AGAIN_MSEC;
-    while (zlist_size (answers) < wanted && zclock_mono () < deadline
+    while (answers_in < wanted && zclock_mono () < deadline
            && !zsys_interrupted) {
         if (zclock_mono () >= again) {
             for (size_t i = 0; i < wanted; i++)
@@ -123,12 +229,17 @@ s_adopt_daemons (const char *job_id, const spawner_options_t *options,
         &&  streq (jace_msg_job (msg), job_id)
         &&  s_is_ours (security, msg, job_key)) {
             answered [from] = true;
-            zlist_append (answers, msg);
+            answer_of [from] = msg;
+            answers_in++;
         }
         else
             jace_msg_destroy (&msg);
     }
     s_release_silent (links, answered, wanted, job_id, job_key);
+    s_mark_off_cut (answer_of, wanted, job_id);
+    for (size_t i = 0; i < wanted; i++)
+        if (answer_of [i])
+            zlist_append (answers, answer_of [i]);
     if (wanted == 0)
         snprintf (reason, reason_size, "no daemon works for job %s (as %s "
                   "sees it)", job_id, options->supernode);
@@ -145,6 +256,7 @@ s_adopt_daemons (const char *job_id, const spawner_options_t *options,
         zsock_destroy (&links [i]);
     free (links);
     free (answered);
+    free (answer_of);
     jace_msg_destroy (&registry);
     return answers;
 }
@@ -166,7 +278,7 @@ static spawner_job_t *
 s_adopted_job (zlist_t *answers, const char *job_id, char *reason,
                size_t reason_size)
 {
-    jace_msg_t *first = (jace_msg_t *) zlist_first (answers);
+    jace_msg_t *first = s_first_adopted (answers);
     char what [128];
     snprintf (what, sizeof what, "job %s (as its daemons describe it)",
               job_id);
@@ -190,29 +302,13 @@ spawner_resume_gather (const char *job_id, const spawner_options_t *options,
     return answers;
 }
 
-//  True if two answers cut the rows alike: the same block starts, as many
-//  as the first one's task count says.
-static bool
-s_same_cut (const jace_msg_t *one, const jace_msg_t *other)
-{
-    for (int64_t i = 0; i <= jace_msg_count (one); i++) {
-        char key [64];
-        snprintf (key, sizeof key, "block/first/%" PRId64, i);
-        const char *mine = jace_msg_param (one, key);
-        const char *theirs = jace_msg_param (other, key);
-        if (!mine || !theirs || !streq (mine, theirs))
-            return false;
-    }
-    return jace_msg_count (one) == jace_msg_count (other);
-}
-
 bool
 spawner_resume_same_cut (zlist_t *answers, char *reason, size_t reason_size)
 {
     assert (answers && reason);
-    jace_msg_t *first = (jace_msg_t *) zlist_first (answers);
+    jace_msg_t *first = s_first_adopted (answers);
     for (jace_msg_t *answer = first; answer;
-         answer = (jace_msg_t *) zlist_next (answers))
+         answer = s_next_adopted (answers))
         if (!s_same_cut (first, answer)) {
             char one [64], other [64];
             s_task_rows (first, one, sizeof one);
@@ -233,7 +329,7 @@ spawner_job_t *
 spawner_resume_job (zlist_t *answers, const char *job_id, char *reason,
                     size_t reason_size)
 {
-    if (!zlist_size (answers)
+    if (!s_first_adopted (answers)
     ||  !spawner_resume_same_cut (answers, reason, reason_size))
         return NULL;
     return s_adopted_job (answers, job_id, reason, reason_size);

@@ -8,7 +8,9 @@
     ASSIGN as it stands, with the job key, checked (application, parameters, every task's daemon and epoch, and
     its sources).  The job is rebuilt from the parameters; the server
     (spawner_server) takes the answers over, the newest epoch of each task
-    winning, and replaces the tasks whose daemon did not answer.
+    winning, and replaces the tasks whose daemon did not answer; a task
+    whose daemon holds a rebalance's new rows it never started on, while
+    the others run the old cut, is assigned its old rows again there.
 
     What the daemons cannot say, the job's spawner leaves beside the
     job's secret for a resume to carry on: the cluster it was draining
@@ -25,7 +27,10 @@
 //  caller destroys it with spawner_resume_forget) of the daemons working
 //  for job_id, as the super-node options->supernode knows them: each
 //  ADOPT sealed with job_key, and only answers that carry it (key field)
-//  kept.  Writes the reason when none answered.
+//  kept.  Daemons that did not answer are told to stop; the answers of
+//  those on a rebalance's cut that never started, while the others run,
+//  are marked (spawner_resume_unstarted_cut, spawner_resume_off_cut).
+//  Writes the reason when none answered.
 zlist_t *
     spawner_resume_gather (const char *job_id,
                            const spawner_options_t *options,
@@ -40,6 +45,27 @@ zlist_t *
 bool
     spawner_resume_same_cut (zlist_t *answers, char *reason,
                              size_t reason_size);
+
+//  Daemons left on two cuts by a rebalance its spawner did not finish,
+//  where the tasks of one cut run and those of the other never started
+//  (the rebalance's new tasks, set up or still gathering their slices,
+//  waiting for the START that died with the spawner; each ADOPT answer
+//  says whether its task started, block/started): true, with
+//  off_cut [i] set for each of the `count` answers not on the cut that
+//  runs.  The job resumes on that cut, and those tasks are assigned
+//  their rows of it again, on the same daemons.  False, with off_cut
+//  all unset, when the answers are on one cut, or no one cut alone runs
+//  (spawner_resume_same_cut then refuses them).
+bool
+    spawner_resume_unstarted_cut (jace_msg_t *const *answers, size_t count,
+                                  bool *off_cut);
+
+//  True if the answer is of a daemon spawner_resume_gather found off the
+//  cut that runs (as spawner_resume_unstarted_cut chose): its task is
+//  assigned again on it, on that cut.  The functions below leave such
+//  answers out.
+bool
+    spawner_resume_off_cut (const jace_msg_t *answer);
 
 //  The job the answers describe, or NULL with the reason (the answers
 //  disagree on the cut, or the job they describe is not valid).

@@ -4000,7 +4000,8 @@ s_rebuild_tasks (server_t *self, zlist_t *answers)
 {
     for (jace_msg_t *answer = (jace_msg_t *) zlist_first (answers); answer;
          answer = (jace_msg_t *) zlist_next (answers))
-        for (size_t i = 0; i < jace_msg_node_count (answer); i++) {
+        for (size_t i = 0; !spawner_resume_off_cut (answer)
+                           && i < jace_msg_node_count (answer); i++) {
             const jace_node_t *node = jace_msg_node (answer, i);
             if (node->task < 0 || node->task >= (int64_t) self->task_count)
                 return -1;
@@ -4028,17 +4029,55 @@ s_rebuild_tasks (server_t *self, zlist_t *answers)
          ? 0 : -1;
 }
 
-//  Link to each daemon that answered with the newest placement of its
-//  task and make it report to us; the other tasks are replaced.
-static void
-s_adopt_tasks (server_t *self, zlist_t *answers)
+//  Task `rank`'s daemon answered on a rebalance's cut it never started
+//  on, while the others run the old one (spawner_resume_off_cut): assign
+//  it its rows of the old cut again there, as to a replacement, at an
+//  epoch past the one it holds.  It restores from the copies of its state
+//  the others' daemons keep, and starts when it accepts.
+static int
+s_reassign_off_cut (server_t *self, size_t rank, const jace_msg_t *answer)
 {
+    spawner_task_t *task = &self->tasks [rank];
+    jace_node_t node = task->daemon;
+    for (size_t i = 0; i < jace_msg_node_count (answer); i++)
+        if (jace_msg_node (answer, i)->task == (int64_t) rank)
+            node = *jace_msg_node (answer, i);
+    if (jace_msg_epoch (answer) > task->epoch)
+        task->epoch = jace_msg_epoch (answer);
+    if (s_place (self, rank, &node))
+        return -1;
+    spawner_lease_adopt (self->lease, &node);
+    task->generation_epoch = 0;
+    task->restoring = true;
+    zsys_notice ("spawner: task %zu on %s held a rebalance's rows it never "
+                 "started on: assigned its old rows again (epoch %" PRId64
+                 ")", rank, node.id, task->epoch);
+    return 0;
+}
+
+//  Link to each daemon that answered with the newest placement of its
+//  task and make it report to us; the other tasks are replaced, but for
+//  those whose daemon answered off the cut, assigned again where they
+//  are.  Returns the daemons adopted.
+static size_t
+s_adopt_tasks (server_t *self, zlist_t *answers, size_t *reassigned)
+{
+    bool *adopted_here = (bool *) zmalloc ((self->task_count + 1)
+                                           * sizeof (bool));
+    size_t adopted = 0;
+    *reassigned = 0;
     for (jace_msg_t *answer = (jace_msg_t *) zlist_first (answers); answer;
          answer = (jace_msg_t *) zlist_next (answers)) {
         int64_t rank = jace_msg_task (answer);
         if (rank < 0 || rank >= (int64_t) self->task_count)
             continue;
         spawner_task_t *task = &self->tasks [rank];
+        if (spawner_resume_off_cut (answer)) {
+            if (!task->link && s_reassign_off_cut (self, (size_t) rank,
+                                                   answer) == 0)
+                (*reassigned)++;
+            continue;
+        }
         if (jace_msg_epoch (answer) != task->epoch || task->link)
             continue;
         jace_node_t node = task->daemon;
@@ -4054,6 +4093,8 @@ s_adopt_tasks (server_t *self, zlist_t *answers)
             task->generation_epoch = atoll (generation);
         jace_msg_t *adopt = s_job_msg (self, JACE_MSG_ADOPT, task);
         s_send_job (self, &adopt, task->link);
+        adopted_here [rank] = true;
+        adopted++;
         task->phase = SPAWNER_TASK_RUNNING;
         task->assigned_at = zclock_mono ();
         if (jace_msg_payload_count (answer) == 1
@@ -4069,9 +4110,10 @@ s_adopt_tasks (server_t *self, zlist_t *answers)
     //  The dead spawner's STARTs may have died with it, still queued in
     //  its sockets: a task that accepted and never got one waits for ever,
     //  and so does every task's set-up exchange.  START every adopted
-    //  task again; one already started ignores it.
+    //  task again; one already started ignores it.  Not one assigned
+    //  again: it would start the rows it is taken off.
     for (size_t rank = 0; rank < self->task_count; rank++)
-        if (self->tasks [rank].link)
+        if (adopted_here [rank])
             s_send_start (self, rank);
     for (size_t rank = 0; rank < self->task_count; rank++)
         if (!self->tasks [rank].link) {
@@ -4085,6 +4127,8 @@ s_adopt_tasks (server_t *self, zlist_t *answers)
             spawner_lease_forget (self->lease, id);
         }
     self->state = JOB_REPLACING;
+    free (adopted_here);
+    return adopted;
 }
 
 //  A drain the dead spawner had begun goes on, from the note it left
@@ -4117,18 +4161,25 @@ s_resume (server_t *self, zlist_t *answers)
                 self->id);
         return;
     }
-    s_adopt_tasks (self, answers);
+    size_t reassigned;
+    size_t adopted = s_adopt_tasks (self, answers, &reassigned);
     //  From here on this spawner ends the job, and removes its secret.
     self->secret_ours = true;
     char *rows = s_rows_json (self, self->first_row);
     spawner_events_write (self->events, "resume", ",\"tasks\":%zu,"
-                          "\"daemons\":%zu,\"rows\":%s", self->task_count,
-                          zlist_size (answers), rows);
+                          "\"daemons\":%zu,\"answered\":%zu,"
+                          "\"reassigned\":%zu,\"rows\":%s", self->task_count,
+                          adopted, zlist_size (answers), reassigned, rows);
     free (rows);
+    char again [128] = "";
+    if (reassigned)
+        snprintf (again, sizeof again, ", %zu assigned their old rows again "
+                  "(a rebalance that never started)", reassigned);
     if (!self->options->quiet)
         fprintf (stderr, "jace-spawner: resumed job %s: %zu of its %zu tasks "
-                 "answered\n", self->id, zlist_size (answers),
-                 self->task_count);
+                 "adopted where they ran%s; %zu daemons answered\n",
+                 self->id, adopted, self->task_count, again,
+                 zlist_size (answers));
     s_resume_drain (self);
 }
 

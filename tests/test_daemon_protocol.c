@@ -1146,6 +1146,13 @@ s_test_slices (rig_t *rig)
 //  --------------------------------------------------------------------------
 //  A spawner that dies mid-rebalance, and the one that resumes its job
 
+static bool
+s_param_is (const jace_msg_t *msg, const char *key, const char *value)
+{
+    const char *param = jace_msg_param (msg, key);
+    return param && streq (param, value);
+}
+
 //  The ASSIGN answering an ADOPT, within msec, or NULL
 static jace_msg_t *
 s_adopt (rig_t *rig, const char *job, int msec)
@@ -1190,9 +1197,10 @@ s_test_resumed_rebalance (rig_t *rig)
     jace_msg_t *answer = s_adopt (rig, job, 5000);
     diag ("ADOPT answered at epoch %" PRId64,
           answer ? jace_msg_epoch (answer) : -1);
-    ok (answer && jace_msg_epoch (answer) == 1,
+    ok (answer && jace_msg_epoch (answer) == 1
+        && s_param_is (answer, "block/started", "1"),
         "ADOPT while a rebalance's block loads is answered with the task "
-        "running, at its epoch");
+        "running, at its epoch, started");
     jace_msg_destroy (&answer);
     //  The rest of the dead spawner's block finds no transfer to join
     chunk = s_chunk (job, 0, JACE_CHUNK_BYTES, kind,
@@ -1219,8 +1227,9 @@ s_test_resumed_rebalance (rig_t *rig)
     jace_msg_t *ask = s_expect_other (rig, JACE_MSG_SLICE_ASK, 5000);
     jace_msg_destroy (&ask);
     answer = s_adopt (rig, job, 5000);
-    ok (answer && jace_msg_epoch (answer) == 2,
-        "ADOPT while gathering is answered with the new task");
+    ok (answer && jace_msg_epoch (answer) == 2
+        && s_param_is (answer, "block/started", "0"),
+        "ADOPT while gathering is answered with the new task, not started");
     jace_msg_destroy (&answer);
     int64_t sinks [] = { 1 };
     jace_msg_t *start = s_start (job, sinks, 1, true);

@@ -1,24 +1,28 @@
 #!/bin/sh
 #  test_rebalance_loading - a spawner killed while its rebalance's new
-#  blocks are still on their way: the daemons go back to the rows they
-#  run, and the resumed job keeps every one of them
+#  blocks are still on their way: the daemons loading them go back to the
+#  rows they run, a daemon that took its new block is given its old rows
+#  again, and the resumed job goes on on the old cut
 #
 #  Two daemons of cluster B take a file matrix from cluster Z over a
-#  2 Mb/s backbone, so that each block takes seconds to arrive (a third
-#  daemon, in Z, is there for the grid to have the root's cluster;
-#  mapping = simple takes cluster B's daemons first).  The job
-#  rebalances by itself (job/rebalance = auto, a threshold of 1%: the
-#  daemons run at speeds 1 and 0.5), and its spawner is killed (SIGKILL)
-#  as soon as it re-assigns the tasks: the new blocks have begun to
-#  stream, and the backbone's rate, not the machine, says they are
-#  seconds from done.  Before, a daemon still loading its new block did
-#  not answer the resume's ADOPT (its worker's answer was of the old
-#  epoch, and dropped); the resume released both and, finding no daemon
-#  to adopt, failed the job.  Now each gives up the block that will never
-#  come and answers with the task it runs: the job resumes on the old
-#  cut, every daemon adopted, and goes on to a verified residual.  Its
-#  tolerance is out of reach, so that it cannot end before the checks
-#  however fast the machine; it is cancelled.
+#  2 Mb/s backbone, so that each of their blocks takes seconds to arrive;
+#  a third, in Z, takes its block at once.  The job rebalances by itself
+#  (job/rebalance = auto, a threshold of 1%: the daemons run at speeds 1,
+#  0.5 and 1), and its spawner is killed (SIGKILL) as soon as it
+#  re-assigns the tasks: the backbone's rate, not the machine, says the
+#  blocks of B are seconds from done while Z's daemon has its own.
+#  - Before, a daemon still loading its new block did not answer the
+#    resume's ADOPT (its worker's answer was of the old epoch, and
+#    dropped); the resume released it, and with every daemon loading it
+#    found none to adopt and failed the job.  Now each gives up the
+#    block that will never come and answers with the task it runs.
+#  - Z's daemon is then on the new cut, its task set up and never
+#    STARTed, while the others run the old one: the resume used to refuse
+#    the job (two cuts).  Now it assigns that daemon its old rows again,
+#    and the job resumes whole on the old cut.
+#  Then the job converges to a verified residual; its tolerance is out of
+#  reach, so that it cannot end before the checks however fast the
+#  machine; it is cancelled.
 . "$(dirname "$0")/lib.sh"
 lib_init medium
 plan 8
@@ -35,20 +39,23 @@ platform
     cluster
         name = "Z"
         nodes = 1
+        latency_us = 50
+        bandwidth_mbps = 10000
 EOF
 start_supernode sn
 start_daemon fast1 --supernode "$SN" --speed 1 --cluster B \
     --platform "$RUN/far.platform"
 start_daemon half1 --supernode "$SN" --speed 0.5 --cluster B \
     --platform "$RUN/far.platform"
-start_daemon z1 --supernode "$SN" --cluster Z --platform "$RUN/far.platform"
+start_daemon z1 --supernode "$SN" --speed 1 --cluster Z \
+    --platform "$RUN/far.platform"
 check "three daemons register" wait_for 15 count_is 3 "$SN"
 "$BIN/jace-mmgen" poisson2d 200 "$RUN/p.mtx" --rhs "$RUN/p_rhs.mtx" \
     >/dev/null
 cat >"$RUN/r.job" <<JOBFILE
 job
     application = "multisplit"
-    tasks = 2
+    tasks = 3
     tolerance = 1e-300
     stall_snapshots = 0
     max_seconds = 200
@@ -102,20 +109,23 @@ resumed=$!
 resuming () { has_event resume || ! kill -0 "$resumed"; }
 wait_for 30 resuming
 event resume | jq -e --argjson old "$old_rows" \
-    '.daemons == 2 and .rows == $old' >/dev/null
-ok $? "both daemons answer the resume, on the rows they ran: $(event resume |
-    jq -c '{daemons, rows}') (the rebalance cut $old_rows to $new_rows)"
+    '.answered == 3 and .daemons == 2 and .reassigned == 1
+     and .rows == $old' >/dev/null
+ok $? "the resume adopts the two daemons of B on the rows they ran, and assigns z1's task again: $(event resume |
+    jq -c '{answered, daemons, reassigned, rows}') (the rebalance cut $old_rows to $new_rows)"
 
 gave_up () {        #  gave_up NAME: its log says it went back
     grep -q "the rebalance's block (epoch [0-9]*, [0-9]* of [0-9]* bytes in) was still loading as its spawner died; back on epoch" \
         "$RUN/$1.log"
 }
 gave_up fast1 && gave_up half1
-ok $? "each daemon gave up the block that could not come"
+ok $? "each daemon of B gave up the block that could not come"
 
-#  Nothing was lost: no daemon released, none dead
-[ -z "$(event dead)" ] && [ -z "$(event replace)" ]
-ok $? "no task is placed anew"
+#  z1 took its new block at once, and is assigned its old rows again, at
+#  epoch 3; no daemon is lost or replaced
+[ -z "$(event dead)" ] && [ -z "$(event replace)" ] &&
+    grep -q "task 2 of job $job assigned again, epoch 3" "$RUN/z1.log"
+ok $? "z1, on the new cut that never started, takes its old rows again; nothing is placed anew"
 
 #  The job goes on: a snapshot sampled after the resume is verified
 converged () {
@@ -135,5 +145,5 @@ wait "$resumed"
 diag "$(jq -c 'select(.event | test("plan|resume|rebalance_(plan|assign|done|fallback)|dead|replace"))
                | {event, time, rows, new_rows, task, daemon, reason}
                | with_entries(select(.value != null))' "$RUN/r.events")"
-diag "$(grep -h "back on epoch\|refused\|replacing" "$RUN"/*.log "$RUN/resume.err")"
+diag "$(grep -h "back on epoch\|never started\|refused\|replacing" "$RUN"/*.log "$RUN/resume.err")"
 lib_finish

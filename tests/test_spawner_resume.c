@@ -6,6 +6,9 @@
     cut and some on the old: resuming then would gather an iterate from
     blocks that overlap and leave rows out.  spawner_resume_same_cut
     tells, and spawner_resume_job refuses such answers with the reason.
+    Unless only one cut runs: spawner_resume_unstarted_cut releases the
+    daemons whose rebalance's task never started, and the job is the
+    cut that runs.
     =========================================================================
 */
 #include "spawner_resume.h"
@@ -109,11 +112,85 @@ s_check_drain_note (void)
     free (partial);
 }
 
+//  An answer whose task started or not (block/started)
+static jace_msg_t *
+s_answer_started (int64_t task, int64_t epoch, const int64_t *first,
+                  bool started)
+{
+    jace_msg_t *answer = s_answer (task, 3, epoch, first, 4);
+    jace_msg_set_param (answer, "block/started", started ? "1" : "0");
+    return answer;
+}
+
+//  A rebalance its spawner did not finish: the tasks that took the new
+//  cut wait for a START, the others still run the old one.
+static void
+s_check_unstarted_cut (const int64_t *old_two, const int64_t *new_two)
+{
+    const int64_t old_cut [4] = { 0, 3000, 6000, 10000 };
+    const int64_t new_cut [4] = { 0, 4000, 7000, 10000 };
+    jace_msg_t *answers [3] = {
+        s_answer_started (0, 2, new_cut, false),
+        s_answer_started (1, 1, old_cut, true),
+        s_answer_started (2, 2, new_cut, false)
+    };
+    bool off_cut [3] = { false, false, false };
+    ok (spawner_resume_unstarted_cut (answers, 3, off_cut)
+        && off_cut [0] && !off_cut [1] && off_cut [2],
+        "on two cuts, the tasks of the one that never started are "
+        "marked off the cut, those still running kept");
+
+    //  A task of the old cut still setting up (a replacement) is kept
+    jace_msg_set_param (answers [1], "block/started", "0");
+    jace_msg_t *running = s_answer_started (1, 1, old_cut, true);
+    jace_msg_t *four [4] = { answers [0], answers [1], answers [2],
+                             running };
+    bool four_off [4];
+    ok (spawner_resume_unstarted_cut (four, 4, four_off)
+        && four_off [0] && !four_off [1] && four_off [2]
+        && !four_off [3],
+        "a task of the running cut still setting up is kept with it");
+    jace_msg_destroy (&running);
+
+    //  Nothing runs (every task waits for its START): nothing to choose
+    ok (!spawner_resume_unstarted_cut (answers, 3, off_cut)
+        && !off_cut [0] && !off_cut [1] && !off_cut [2],
+        "when no cut runs, none is chosen");
+    //  Both cuts run: nothing to choose either
+    jace_msg_set_param (answers [0], "block/started", "1");
+    jace_msg_set_param (answers [1], "block/started", "1");
+    ok (!spawner_resume_unstarted_cut (answers, 3, off_cut)
+        && !off_cut [0] && !off_cut [2],
+        "when both cuts run, none is chosen");
+    //  One cut: nothing to release
+    jace_msg_t *same [2] = { s_answer_started (0, 1, old_cut, true),
+                             s_answer_started (1, 1, old_cut, false) };
+    ok (!spawner_resume_unstarted_cut (same, 2, off_cut)
+        && !off_cut [0] && !off_cut [1], "on one cut, none is marked");
+    for (int i = 0; i < 2; i++)
+        jace_msg_destroy (&same [i]);
+    for (int i = 0; i < 3; i++)
+        jace_msg_destroy (&answers [i]);
+
+    //  Answers off the cut are left out: a daemon of the new cut marked,
+    //  one of the old kept, and the answers agree
+    zlist_t *list = s_answers (s_answer (0, 2, 2, new_two, 3),
+                               s_answer (1, 2, 1, old_two, 3));
+    jace_msg_set_param ((jace_msg_t *) zlist_first (list), "block/off_cut",
+                        "1");
+    char reason [512] = "";
+    ok (spawner_resume_same_cut (list, reason, sizeof reason)
+        && spawner_resume_off_cut ((jace_msg_t *) zlist_first (list))
+        && !spawner_resume_off_cut ((jace_msg_t *) zlist_next (list)),
+        "an answer off the cut is not compared");
+    spawner_resume_forget (&list);
+}
+
 int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (15);
+    tap_plan (21);
     const int64_t old_cut [3] = { 0, 5005, 10000 };
     const int64_t new_cut [3] = { 0, 9071, 10000 };
     const int64_t four [5] = { 0, 2500, 5000, 7500, 10000 };
@@ -159,6 +236,8 @@ main (void)
     ok (spawner_resume_job (answers, "job-resume", reason, sizeof reason)
         == NULL, "no answer, no job");
     spawner_resume_forget (&answers);
+
+    s_check_unstarted_cut (old_cut, new_cut);
 
     s_check_drain_note ();
     return tap_done ();
