@@ -79,39 +79,32 @@ report
     sample_seconds = 0.5
 JOBFILE
 
-event () {          #  event EVENT: its lines in the job's log
-    jq -c "select(.event == \"$1\")" "$RUN/r.events" 2>/dev/null
-}
-has_event () {      #  has_event EVENT
-    [ -n "$(event "$1")" ]
-}
-
 "$BIN/jace-spawner" submit "$RUN/r.job" --supernode "$SN" -q \
     --events "$RUN/r.events" >"$RUN/r.out" 2>"$RUN/r.err" &
 submitted=$!
 reassigning () {     #  true once it re-assigns, or can no more
-    has_event rebalance_assign || ! kill -0 "$submitted"
+    has_event r rebalance_assign || ! kill -0 "$submitted"
 }
 wait_for 120 reassigning
-has_event rebalance_assign
+has_event r rebalance_assign
 seen=$?
 kill -KILL "$submitted"
 wait "$submitted" 2>/dev/null
-[ $seen -eq 0 ] && [ -z "$(event rebalance_done)" ]
+[ $seen -eq 0 ] && [ -z "$(event r rebalance_done)" ]
 ok $? "the spawner is killed as it re-assigns the tasks of a rebalance"
-old_rows=$(event rebalance_plan | tail -n 1 | jq -c .old_rows)
-new_rows=$(event rebalance_plan | tail -n 1 | jq -c .new_rows)
+old_rows=$(event r rebalance_plan | tail -n 1 | jq -c .old_rows)
+new_rows=$(event r rebalance_plan | tail -n 1 | jq -c .new_rows)
 
 job=$(head -n 1 "$RUN/r.events" | jq -r .job)
 timeout 150 "$BIN/jace-spawner" resume "$job" --supernode "$SN" -q \
     --events "$RUN/r.events" >"$RUN/resume.out" 2>"$RUN/resume.err" &
 resumed=$!
-resuming () { has_event resume || ! kill -0 "$resumed"; }
+resuming () { has_event r resume || ! kill -0 "$resumed"; }
 wait_for 30 resuming
-event resume | jq -e --argjson old "$old_rows" \
+event r resume | jq -e --argjson old "$old_rows" \
     '.answered == 3 and .daemons == 2 and .reassigned == 1
      and .rows == $old' >/dev/null
-ok $? "the resume adopts the two daemons of B on the rows they ran, and assigns z1's task again: $(event resume |
+ok $? "the resume adopts the two daemons of B on the rows they ran, and assigns z1's task again: $(event r resume |
     jq -c '{answered, daemons, reassigned, rows}') (the rebalance cut $old_rows to $new_rows)"
 
 gave_up () {        #  gave_up NAME: its log says it went back
@@ -123,7 +116,7 @@ ok $? "each daemon of B gave up the block that could not come"
 
 #  z1 took its new block at once, and is assigned its old rows again, at
 #  epoch 3; no daemon is lost or replaced
-[ -z "$(event dead)" ] && [ -z "$(event replace)" ] &&
+[ -z "$(event r dead)" ] && [ -z "$(event r replace)" ] &&
     grep -q "task 2 of job $job assigned again, epoch 3" "$RUN/z1.log"
 ok $? "z1, on the new cut that never started, takes its old rows again; nothing is placed anew"
 

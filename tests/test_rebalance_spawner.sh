@@ -48,12 +48,6 @@ report
     sample_seconds = 0.3
 JOBFILE
 
-event () {          #  event EVENT: its lines in the job's log
-    jq -c "select(.event == \"$1\")" "$RUN/r.events" 2>/dev/null
-}
-has_event () {      #  has_event EVENT
-    [ -n "$(event "$1")" ]
-}
 #  Lines of EVENT after the resumption
 after_resume () {   #  after_resume EVENT
     jq -c -s "(map(.event) | index(\"resume\")) as \$at
@@ -64,10 +58,10 @@ after_resume () {   #  after_resume EVENT
 "$BIN/jace-spawner" submit "$RUN/r.job" --supernode "$SN" -q \
     --events "$RUN/r.events" >"$RUN/r.out" 2>"$RUN/r.err" &
 submitted=$!
-wait_for 60 has_event rebalance_assign
+wait_for 60 has_event r rebalance_assign
 seen=$?
 kill -KILL "$submitted"
-[ $seen -eq 0 ] && [ -z "$(event rebalance_done)" ]
+[ $seen -eq 0 ] && [ -z "$(event r rebalance_done)" ]
 ok $? "the spawner is killed as it re-assigns the tasks of a rebalance"
 wait "$submitted" 2>/dev/null
 
@@ -75,9 +69,9 @@ job=$(head -n 1 "$RUN/r.events" | jq -r .job)
 timeout 100 "$BIN/jace-spawner" resume "$job" --supernode "$SN" -q \
     --events "$RUN/r.events" >"$RUN/resume.out" 2>"$RUN/resume.err" &
 resumed=$!
-wait_for 30 has_event resume
-event resume | jq -e '.rows | add == 10000' >/dev/null
-ok $? "resume takes the job over, every daemon on one cut: $(event resume | jq -c .rows)"
+wait_for 30 has_event r resume
+event r resume | jq -e '.rows | add == 10000' >/dev/null
+ok $? "resume takes the job over, every daemon on one cut: $(event r resume | jq -c .rows)"
 
 #  Make sure the rows must move again, whatever cut the daemons are on:
 #  the fast daemon dies, and the only free one is slow too.  The resumed
