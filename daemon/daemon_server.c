@@ -1088,10 +1088,10 @@ s_sealed_for_job (server_t *self, const jace_msg_t *msg, unsigned roles)
 //  it yet): the spawner that sent it died, and nobody sends the rest.
 //  The worker still runs the task on its old rows, so we go back to its
 //  epoch and it answers the ADOPT with the cut it runs; every daemon
-//  that was loading does the same, so they all answer on one cut.  Before, its
-//  answer was dropped as not of our (new) epoch: the resume released
-//  us and placed the task anew, and when every daemon was loading, it
-//  found none to adopt and failed the job.
+//  that was loading does the same, so they all answer on one cut.
+//  Before, its answer was dropped as not of our (new) epoch: the resume
+//  released us and placed the task anew, and when every daemon was
+//  loading, it found none to adopt and failed the job.
 static void
 s_abandon_new_block (server_t *self)
 {

@@ -954,7 +954,8 @@ s_on_adopt (worker_t *self)
     for (int64_t rank = 0; rank < jace_task_count (self->task); rank++)
         jace_msg_add_node (assign, jace_task_node (self->task, rank));
     //  A rebalance's task set up but not STARTed: if other daemons still
-    //  run the old cut, the resume gives this one up (spawner_resume).
+    //  run the old cut, the resume assigns us our old rows again
+    //  (spawner_resume_unstarted_cut).
     jace_msg_set_param (assign, "block/started",
                         self->state == WORKER_GATHERING
                         || self->state == WORKER_READY ? "0" : "1");

@@ -115,7 +115,7 @@ spawner_resume_unstarted_cut (jace_msg_t *const *answers, size_t count,
     return marked > 0;
 }
 
-
+//  A daemon listed as working for the job that did not answer ADOPT holds
 //  no task to adopt: most often its data was still streaming in when the
 //  spawner died, and it would wait for the rest until its orphan timeout,
 //  neither running a task nor free to replace one (the resumed job then

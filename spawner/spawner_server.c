@@ -4055,6 +4055,38 @@ s_reassign_off_cut (server_t *self, size_t rank, const jace_msg_t *answer)
     return 0;
 }
 
+//  Link to the daemon that answered with task `rank`'s newest placement,
+//  and make it report to us.
+static int
+s_adopt_task (server_t *self, size_t rank, const jace_msg_t *answer)
+{
+    spawner_task_t *task = &self->tasks [rank];
+    jace_node_t node = task->daemon;
+    task->epoch--;              //  s_place gives it back its epoch
+    if (s_place (self, rank, &node))
+        return -1;
+    spawner_lease_adopt (self->lease, &node);
+    //  Copies older than its generation are of another cut: a later
+    //  replacement of the task must not fetch them.
+    const char *generation = jace_msg_param (answer,
+                                             "block/generation_epoch");
+    if (generation)
+        task->generation_epoch = atoll (generation);
+    jace_msg_t *adopt = s_job_msg (self, JACE_MSG_ADOPT, task);
+    s_send_job (self, &adopt, task->link);
+    task->phase = SPAWNER_TASK_RUNNING;
+    task->assigned_at = zclock_mono ();
+    if (jace_msg_payload_count (answer) == 1
+    &&  jace_msg_payload_kind (answer, 0) == JACE_PAYLOAD_I64) {
+        size_t count = jace_msg_payload_length (answer, 0);
+        task->sources = (int64_t *) zmalloc ((count + 1) * sizeof (int64_t));
+        jace_msg_payload_copy (answer, 0, task->sources);
+        task->source_count = count;
+        task->sources_known = true;
+    }
+    return 0;
+}
+
 //  Link to each daemon that answered with the newest placement of its
 //  task and make it report to us; the other tasks are replaced, but for
 //  those whose daemon answered off the cut, assigned again where they
@@ -4078,33 +4110,10 @@ s_adopt_tasks (server_t *self, zlist_t *answers, size_t *reassigned)
                 (*reassigned)++;
             continue;
         }
-        if (jace_msg_epoch (answer) != task->epoch || task->link)
-            continue;
-        jace_node_t node = task->daemon;
-        task->epoch--;          //  s_place gives it back its epoch
-        if (s_place (self, (size_t) rank, &node))
-            continue;
-        spawner_lease_adopt (self->lease, &node);
-        //  Copies older than its generation are of another cut: a later
-        //  replacement of the task must not fetch them.
-        const char *generation = jace_msg_param (answer,
-                                                 "block/generation_epoch");
-        if (generation)
-            task->generation_epoch = atoll (generation);
-        jace_msg_t *adopt = s_job_msg (self, JACE_MSG_ADOPT, task);
-        s_send_job (self, &adopt, task->link);
-        adopted_here [rank] = true;
-        adopted++;
-        task->phase = SPAWNER_TASK_RUNNING;
-        task->assigned_at = zclock_mono ();
-        if (jace_msg_payload_count (answer) == 1
-        &&  jace_msg_payload_kind (answer, 0) == JACE_PAYLOAD_I64) {
-            size_t count = jace_msg_payload_length (answer, 0);
-            task->sources = (int64_t *) zmalloc ((count + 1)
-                                                 * sizeof (int64_t));
-            jace_msg_payload_copy (answer, 0, task->sources);
-            task->source_count = count;
-            task->sources_known = true;
+        if (jace_msg_epoch (answer) == task->epoch && !task->link
+        &&  s_adopt_task (self, (size_t) rank, answer) == 0) {
+            adopted_here [rank] = true;
+            adopted++;
         }
     }
     //  The dead spawner's STARTs may have died with it, still queued in
