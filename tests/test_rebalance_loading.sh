@@ -25,7 +25,7 @@
 #  machine; it is cancelled.
 . "$(dirname "$0")/lib.sh"
 lib_init medium
-plan 8
+plan 9
 
 cat >"$RUN/far.platform" <<EOF
 platform
