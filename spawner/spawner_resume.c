@@ -69,24 +69,26 @@ spawner_resume_off_cut (const jace_msg_t *answer)
     return off_cut && streq (off_cut, "1");
 }
 
-//  The first answer on the cut the job resumes on, or NULL
+//  `answer` if it is on the cut the job resumes on, else the next one
+//  that is, or NULL
 static jace_msg_t *
-s_first_adopted (zlist_t *answers)
+s_skip_off_cut (zlist_t *answers, jace_msg_t *answer)
 {
-    jace_msg_t *answer = (jace_msg_t *) zlist_first (answers);
     while (answer && spawner_resume_off_cut (answer))
         answer = (jace_msg_t *) zlist_next (answers);
     return answer;
 }
 
-//  The next one, after s_first_adopted
+static jace_msg_t *
+s_first_adopted (zlist_t *answers)
+{
+    return s_skip_off_cut (answers, (jace_msg_t *) zlist_first (answers));
+}
+
 static jace_msg_t *
 s_next_adopted (zlist_t *answers)
 {
-    jace_msg_t *answer = (jace_msg_t *) zlist_next (answers);
-    while (answer && spawner_resume_off_cut (answer))
-        answer = (jace_msg_t *) zlist_next (answers);
-    return answer;
+    return s_skip_off_cut (answers, (jace_msg_t *) zlist_next (answers));
 }
 
 bool

@@ -4094,8 +4094,6 @@ s_adopt_task (server_t *self, size_t rank, const jace_msg_t *answer)
 static size_t
 s_adopt_tasks (server_t *self, zlist_t *answers, size_t *reassigned)
 {
-    bool *adopted_here = (bool *) zmalloc ((self->task_count + 1)
-                                           * sizeof (bool));
     size_t adopted = 0;
     *reassigned = 0;
     for (jace_msg_t *answer = (jace_msg_t *) zlist_first (answers); answer;
@@ -4111,18 +4109,17 @@ s_adopt_tasks (server_t *self, zlist_t *answers, size_t *reassigned)
             continue;
         }
         if (jace_msg_epoch (answer) == task->epoch && !task->link
-        &&  s_adopt_task (self, (size_t) rank, answer) == 0) {
-            adopted_here [rank] = true;
+        &&  s_adopt_task (self, (size_t) rank, answer) == 0)
             adopted++;
-        }
     }
     //  The dead spawner's STARTs may have died with it, still queued in
     //  its sockets: a task that accepted and never got one waits for ever,
     //  and so does every task's set-up exchange.  START every adopted
     //  task again; one already started ignores it.  Not one assigned
-    //  again: it would start the rows it is taken off.
+    //  again (still SENDING): it would start the rows it is taken off.
     for (size_t rank = 0; rank < self->task_count; rank++)
-        if (adopted_here [rank])
+        if (self->tasks [rank].link
+        &&  self->tasks [rank].phase == SPAWNER_TASK_RUNNING)
             s_send_start (self, rank);
     for (size_t rank = 0; rank < self->task_count; rank++)
         if (!self->tasks [rank].link) {
@@ -4136,7 +4133,6 @@ s_adopt_tasks (server_t *self, zlist_t *answers, size_t *reassigned)
             spawner_lease_forget (self->lease, id);
         }
     self->state = JOB_REPLACING;
-    free (adopted_here);
     return adopted;
 }
 
