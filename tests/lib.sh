@@ -81,9 +81,11 @@ lib_init () {   #  lib_init [light|medium|heavy]
          7>"$JACE_BUILDDIR/tests/.grid-slot.1" \
          8>"$JACE_BUILDDIR/tests/.grid-slot.2" \
          9>"$JACE_BUILDDIR/tests/.grid-slot.3"
+    lib_queued=$(date +%s%N)
     flock 6
     grid_slots_take "$weight"
     flock -u 6
+    lib_started=$(date +%s%N)
     RUN=$(mktemp -d "${TMPDIR:-/tmp}/jace-test.XXXXXX")
     #  Job secrets (submit writes them, resume, cancel and kill read them)
     #  stay in the run folder, never in the user's home.
@@ -278,7 +280,17 @@ lib_finish () {
     ok $? "every process exits 0 on SIGTERM"
     sanitizers_quiet
     ok $? "no sanitizer report in any log"
+    lib_report_time
     [ "$lib_failed" -eq 0 ]
+}
+
+#  How long the test held its grid slots, and how long it queued for
+#  them: the suite's budget is spent by the first figure.
+lib_report_time () {
+    lib_ended=$(date +%s%N)
+    awk -v q="$lib_queued" -v s="$lib_started" -v e="$lib_ended" -v w="$weight" \
+        'BEGIN { printf "# ran %.1f s at weight %d, after %.1f s queued\n",
+                 (e - s) / 1e9, w, (s - q) / 1e9 }'
 }
 
 #  True if PID is a live process (not gone, not a zombie).
