@@ -63,6 +63,9 @@ typedef struct {
     int64_t start;              //  When its transfer starts (ns), or
                                 //  SHAPER_NEVER before its first slice
     int64_t end;                //  When its last reserved slice ends
+    int64_t carried;            //  Sum of its slices' durations (ns):
+                                //  its transfer, without the gaps
+                                //  other flows took between them
     int64_t due;                //  When it arrives (ns, monotonic), or
                                 //  SHAPER_NEVER while bytes are unreserved
     bool blocked;               //  Due, but its link was full
@@ -279,6 +282,7 @@ s_reserve_slice (jace_shaper_t *self, pending_t *pending, int64_t now)
     if (pending->slices++ == 0)
         pending->start = start;
     pending->end = start + duration;
+    pending->carried += duration;
     pending->unreserved -= bytes;
     if (pending->unreserved > 0)
         return;
@@ -290,11 +294,12 @@ s_reserve_slice (jace_shaper_t *self, pending_t *pending, int64_t now)
     if (self->verbose)
         zsys_debug ("shaper: %s to task %" PRId64 " in %s: %zu bytes, "
                     "queued %" PRId64 " start %" PRId64 " transfer %"
-                    PRId64 " due %" PRId64 " ns, %zu slice%s", self->local,
-                    pending->to, pending->remote,
+                    PRId64 " due %" PRId64 " ns, %zu slice%s over %"
+                    PRId64 " ns", self->local, pending->to, pending->remote,
                     pending->bytes, pending->queued, pending->start,
-                    pending->end - pending->start, pending->due,
-                    pending->slices, pending->slices > 1 ? "s" : "");
+                    pending->carried, pending->due, pending->slices,
+                    pending->slices > 1 ? "s" : "",
+                    pending->end - pending->start);
 }
 
 //  True if a message before pending on its connection still has bytes to
