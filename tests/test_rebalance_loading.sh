@@ -5,7 +5,7 @@
 #  again, and the resumed job goes on on the old cut
 #
 #  Two daemons of cluster B take a file matrix from cluster Z over a
-#  2 Mb/s backbone, so that each of their blocks takes seconds to arrive;
+#  2 Mb/s backbone, so that their blocks take seconds to arrive;
 #  a third, in Z, takes its block at once.  The job rebalances by itself
 #  (job/rebalance = auto, a threshold of 1%: the daemons run at speeds 1,
 #  0.5 and 1), and its spawner is killed (SIGKILL) as soon as it
@@ -101,18 +101,26 @@ timeout 150 "$BIN/jace-spawner" resume "$job" --supernode "$SN" -q \
 resumed=$!
 resuming () { has_event r resume || ! kill -0 "$resumed"; }
 wait_for 30 resuming
-event r resume | jq -e --argjson old "$old_rows" \
-    '.answered == 3 and .daemons == 2 and .reassigned == 1
-     and .rows == $old' >/dev/null
-ok $? "the resume adopts the two daemons of B on the rows they ran, and assigns z1's task again: $(event r resume |
-    jq -c '{answered, daemons, reassigned, rows}') (the rebalance cut $old_rows to $new_rows)"
-
 gave_up () {        #  gave_up NAME: its log says it went back
     grep -q "the rebalance's block (epoch [0-9]*, [0-9]* of [0-9]* bytes in) was still loading as its spawner died; back on epoch" \
         "$RUN/$1.log"
 }
-gave_up fast1 && gave_up half1
-ok $? "each daemon of B gave up the block that could not come"
+#  fast1's block is the larger of B's (about 1.9 MB, 7 s at 2 Mb/s): it is
+#  still coming when the resume asks.  half1's is a quarter of it, and
+#  may be in by then on a slow machine; it is then on the new cut like
+#  z1, and given its old rows again too.
+loading=0
+for name in fast1 half1; do
+    gave_up "$name" && loading=$((loading + 1))
+done
+event r resume | jq -e --argjson old "$old_rows" --argjson loading $loading \
+    '.answered == 3 and .daemons == $loading and .reassigned == 3 - $loading
+     and .rows == $old' >/dev/null
+ok $? "the resume adopts the $loading daemons of B that gave up their block on the rows they ran, and assigns the others' tasks again: $(event r resume |
+    jq -c '{answered, daemons, reassigned, rows}') (the rebalance cut $old_rows to $new_rows)"
+
+gave_up fast1
+ok $? "fast1, whose block could not have come, gave it up"
 
 #  z1 took its new block at once, and is assigned its old rows again, at
 #  epoch 3; no daemon is lost or replaced
