@@ -272,6 +272,7 @@ lib_cleanup () {
     else
         rm -rf "$RUN"
     fi
+    lib_report_time
 }
 
 #  The two checks every multi-process test ends with.
@@ -280,7 +281,6 @@ lib_finish () {
     ok $? "every process exits 0 on SIGTERM"
     sanitizers_quiet
     ok $? "no sanitizer report in any log"
-    lib_report_time
     [ "$lib_failed" -eq 0 ]
 }
 
