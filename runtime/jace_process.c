@@ -5,7 +5,64 @@
 #include "jace_process.h"
 
 #include <errno.h>
+#include <execinfo.h>
 #include <math.h>
+#include <signal.h>
+#include <unistd.h>
+
+//  The signals that end a process on a bug, named for the last words.
+static const struct {
+    int number;
+    const char *name;
+} s_fatal_signals [] = {
+    { SIGSEGV, "SIGSEGV" }, { SIGBUS, "SIGBUS" }, { SIGFPE, "SIGFPE" },
+    { SIGILL, "SIGILL" }, { SIGABRT, "SIGABRT" }
+};
+#define FATAL_SIGNALS (sizeof s_fatal_signals / sizeof s_fatal_signals [0])
+
+//  Written once at start: the handler may not call CZMQ or printf.
+static char s_last_words [FATAL_SIGNALS][128];
+
+//  A daemon that dies of a bug on a user's node must say so in its log,
+//  with the stack, not vanish (a daemon once died after an ASSIGN and
+//  left nothing to go on).  Only async-signal-safe calls; the default
+//  action then runs, so the exit status and any core are as before.
+static void
+s_on_fatal_signal (int number)
+{
+    for (size_t i = 0; i < FATAL_SIGNALS; i++)
+        if (s_fatal_signals [i].number == number) {
+            const char *words = s_last_words [i];
+            ssize_t rc = write (STDERR_FILENO, words, strlen (words));
+            (void) rc;
+        }
+    void *frames [64];
+    backtrace_symbols_fd (frames, backtrace (frames, 64), STDERR_FILENO);
+    signal (number, SIG_DFL);
+    raise (number);
+}
+
+//  Sanitizer builds keep their own handlers: their reports say more.
+static void
+s_report_fatal_signals (const char *ident)
+{
+#if !defined (__SANITIZE_ADDRESS__)
+    //  backtrace() loads libgcc on its first call: do it now, not in a
+    //  signal handler.
+    void *frame;
+    backtrace (&frame, 1);
+    for (size_t i = 0; i < FATAL_SIGNALS; i++) {
+        snprintf (s_last_words [i], sizeof s_last_words [i],
+                  "F: (%s) killed by %s, pid %d; its stack:\n", ident,
+                  s_fatal_signals [i].name, (int) getpid ());
+        struct sigaction action = { .sa_handler = s_on_fatal_signal };
+        sigemptyset (&action.sa_mask);
+        sigaction (s_fatal_signals [i].number, &action, NULL);
+    }
+#else
+    (void) ident;
+#endif
+}
 
 void
 jace_process_init (const char *ident)
@@ -15,6 +72,7 @@ jace_process_init (const char *ident)
     zsys_set_logstream (stderr);
     //  A lost peer must not kill us with SIGPIPE.
     signal (SIGPIPE, SIG_IGN);
+    s_report_fatal_signals (ident);
 }
 
 int
