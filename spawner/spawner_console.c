@@ -291,6 +291,36 @@ spawner_console_finish (spawner_console_t *self, int64_t now,
     self->screen_rows = 0;
 }
 
+//  How many of the job's daemons each cluster holds, in the order the
+//  tasks first use them.  Every daemon by name made a line of thousands of
+//  characters at 128 tasks; the task table, the events and --report name
+//  each.
+static void
+s_print_clusters (const spawner_task_t *tasks, size_t count)
+{
+    size_t clusters = 0;
+    size_t *first = (size_t *) calloc (count ? count : 1, sizeof *first);
+    size_t *daemons = (size_t *) calloc (count ? count : 1, sizeof *daemons);
+    assert (first && daemons);
+    for (size_t i = 0; i < count; i++) {
+        size_t seen = 0;
+        while (seen < clusters && !streq (tasks [first [seen]].daemon.cluster,
+                                          tasks [i].daemon.cluster))
+            seen++;
+        if (seen == clusters)
+            first [clusters++] = i;
+        daemons [seen]++;
+    }
+    printf ("  daemons        %zu in %zu cluster%s:", count, clusters,
+            clusters == 1 ? "" : "s");
+    for (size_t seen = 0; seen < clusters; seen++)
+        printf ("%s %s %zu", seen ? "," : "",
+                tasks [first [seen]].daemon.cluster, daemons [seen]);
+    printf ("\n");
+    free (first);
+    free (daemons);
+}
+
 void
 spawner_console_summary (const spawner_summary_t *summary,
                          const spawner_task_t *tasks, size_t count)
@@ -300,10 +330,8 @@ spawner_console_summary (const spawner_summary_t *summary,
     printf ("job %s: verified answer\n", summary->job);
     printf ("  application    %s, %zu tasks, %" PRId64 " unknowns\n",
             summary->application, count, summary->unknowns);
-    printf ("  daemons       ");
-    for (size_t i = 0; i < count; i++)
-        printf (" %s@%s", tasks [i].daemon.id, tasks [i].daemon.cluster);
-    printf ("\n  time           %.3f s\n", summary->seconds);
+    s_print_clusters (tasks, count);
+    printf ("  time           %.3f s\n", summary->seconds);
     printf ("  iterations     %" PRId64 "..%" PRId64 " per task\n", min, max);
     printf ("  residual       %.3e (%s; tolerance %.1e)\n", summary->residual,
             summary->residual_meaning ? summary->residual_meaning
