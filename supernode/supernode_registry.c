@@ -394,6 +394,26 @@ supernode_registry_holds (supernode_registry_t *self, const char *lease)
 }
 
 size_t
+supernode_registry_take_back (supernode_registry_t *self, const char *lease,
+                              int64_t expires_at)
+{
+    assert (self);
+    assert (lease);
+    size_t taken = 0;
+    for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
+         entry = (entry_t *) zhashx_next (self->entries))
+        if (*lease && !*entry->lease
+        &&  entry->reported_state == JACE_NODE_WORKING
+        &&  streq (entry->node.job, lease)) {
+            snprintf (entry->lease, sizeof entry->lease, "%s", lease);
+            entry->lease_expires_at = expires_at;
+            s_derive_state (entry);
+            taken++;
+        }
+    return taken;
+}
+
+size_t
 supernode_registry_renew (supernode_registry_t *self, const char *lease,
                           int64_t expires_at)
 {

@@ -134,6 +134,13 @@ size_t
 bool
     supernode_registry_holds (supernode_registry_t *self, const char *lease);
 
+//  Hold again by `lease`, until expires_at, the daemons that report
+//  working for job `lease` and that no lease holds (theirs lapsed while
+//  the job had no spawner).  Returns how many.
+size_t
+    supernode_registry_take_back (supernode_registry_t *self,
+                                  const char *lease, int64_t expires_at);
+
 //  Extend every daemon held by `lease` until expires_at.  Returns how many.
 size_t
     supernode_registry_renew (supernode_registry_t *self, const char *lease,

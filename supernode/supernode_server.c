@@ -957,16 +957,39 @@ s_lease_message_allowed (server_t *self, jace_msg_t *msg)
                         jace_msg_user_id (msg));
 }
 
+//  A HEARTBEAT for a lease we do not know: its spawner died, the lease
+//  lapsed, and a resumed spawner renews it now (`resume` may come minutes
+//  later).  Without the lease, `jobs` listed the job as orphaned, and
+//  `cancel` stopped its daemons behind the live spawner's back, which
+//  replaced them all and went on.  The daemons still working for the job
+//  are held by it again; the spawner that renews it directly is its owner.
+static void
+s_lease_taken_back (server_t *self, jace_msg_t *msg, int64_t now,
+                    int64_t expires_at)
+{
+    const char *job = jace_msg_job (msg);
+    size_t daemons = supernode_registry_take_back (self->registry, job,
+                                                   expires_at);
+    if (jace_msg_forwarded (msg))
+        return;                 //  A peer's part is listed by its owner's
+    supernode_leases_begin (self->leases, job, jace_msg_endpoint (msg),
+                            jace_msg_user_id (msg), now, expires_at);
+    zsys_info ("supernode: lease %s had lapsed; renewed by its spawner at "
+               "%s, which holds it again (%zu of its daemons here)", job,
+               jace_msg_endpoint (msg), daemons);
+}
+
 static void
 s_on_lease_heartbeat (server_t *self, jace_msg_t *msg)
 {
     if (!s_lease_message_allowed (self, msg))
         return;
-    int64_t expires_at = zclock_mono () + self->timeout_msec;
+    int64_t now = zclock_mono ();
+    int64_t expires_at = now + self->timeout_msec;
     const char *job = jace_msg_job (msg);
     supernode_registry_renew (self->registry, job, expires_at);
-    if (*job)
-        supernode_leases_renew (self->leases, job, expires_at);
+    if (*job && !supernode_leases_renew (self->leases, job, expires_at))
+        s_lease_taken_back (self, msg, now, expires_at);
     s_lease_moved (self, job, jace_msg_endpoint (msg));
     if (jace_msg_forwarded (msg) == 0)
         s_forward_to_peers (self, msg);

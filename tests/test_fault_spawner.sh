@@ -9,13 +9,14 @@
 #     iterating; `jace-spawner resume JOBID` rebuilds the job from them
 #     and carries it to a verified answer, adding to the same event log;
 #     the job's secret outlives the crashed spawner, and the resumed one
-#     removes it at the end.
+#     removes it at the end; resumed after the dead spawner's lease
+#     lapsed, it holds the job again (listed with its owner).
 . "$(dirname "$0")/lib.sh"
 #  Exact inner solves (the default, 1e-3, is several times faster) keep
 #  each job running long enough for the crashes to land while it runs.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 20
+plan 21
 
 JOB=$JACE_SRCDIR/examples/poisson3d.job
 start_supernode a --heartbeat 200 --timeout 1000 --allow-crash
@@ -74,8 +75,31 @@ iterations_then=$(nodes_json "$SN_b" | jq "[.[] | select(.job == \"$orphan_job\"
 ok $? "the spawner is gone; its 4 daemons still work for the job"
 [ -f "$JACE_SECRETS/$orphan_job.secret" ]
 ok $? "a crashed spawner leaves the job's secret for resume"
+#  The dead spawner's lease lapses before the resume (a user may resume
+#  minutes later): the resumed spawner must hold the job again, or `jobs`
+#  lists it orphaned and `cancel` stops its daemons behind its back.
+lapsed () { grep -q "lease $orphan_job not renewed, ended" "$RUN/b.log"; }
+wait_for 30 lapsed
 timeout 120 "$BIN/jace-spawner" resume "$orphan_job" --supernode "$SN_b" -q \
-    --events "$RUN/orphan.events" >"$RUN/resume.out" 2>"$RUN/resume.err"
+    --events "$RUN/orphan.events" >"$RUN/resume.out" 2>"$RUN/resume.err" &
+resumed=$!
+resuming () { grep -q '"event":"resume"' "$RUN/orphan.events" ||
+              ! kill -0 "$resumed"; }
+wait_for 60 resuming
+owned () {
+    "$BIN/jace-spawner" jobs --supernode "$SN_b" --json | jq -e \
+        --arg job "$orphan_job" '.[] | select(.job == $job)
+                                 | .state != "orphaned" and .owner != ""' \
+        >/dev/null || ! kill -0 "$resumed"
+}
+wait_for 10 owned
+listed=$("$BIN/jace-spawner" jobs --supernode "$SN_b" --json |
+         jq -c --arg job "$orphan_job" '.[] | select(.job == $job)')
+lapsed && printf '%s' "$listed" | jq -e '.state != "orphaned" and .owner != ""' \
+    >/dev/null && grep -q "lease $orphan_job had lapsed; renewed by its spawner" \
+    "$RUN/b.log"
+ok $? "after its lease lapsed, the resumed spawner holds the job again: $listed"
+wait $resumed
 ok $? "resume carries the job to the end and exits 0"
 job_residual orphan >/dev/null
 ok $? "with a verified residual, in the same event log"
