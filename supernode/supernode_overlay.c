@@ -249,6 +249,22 @@ supernode_overlay_is_busy (supernode_overlay_t *self, const char *id)
     return false;
 }
 
+bool
+supernode_overlay_works_for (supernode_overlay_t *self, const char *job)
+{
+    assert (self);
+    assert (job);
+    for (size_t i = 0; i < self->count; i++)
+        for (record_t *record = (record_t *) zhashx_first (
+                 self->views [i]->records);
+             record; record = (record_t *) zhashx_next (
+                 self->views [i]->records))
+            if (record->node.state == JACE_NODE_WORKING
+            &&  streq (record->node.job, job))
+                return true;
+    return false;
+}
+
 size_t
 supernode_overlay_free_count (supernode_overlay_t *self, const char *peer,
                               const char *app)

@@ -47,6 +47,10 @@ int64_t
 bool
     supernode_overlay_is_busy (supernode_overlay_t *self, const char *id);
 
+//  True if a peer lists a daemon working for job.
+bool
+    supernode_overlay_works_for (supernode_overlay_t *self, const char *job);
+
 //  Endpoint of the peer whose record of daemon id is the freshest (the
 //  super-node it talks to; borrowed), or NULL if no peer lists it.
 const char *

@@ -963,6 +963,8 @@ s_lease_message_allowed (server_t *self, jace_msg_t *msg)
 //  `cancel` stopped its daemons behind the live spawner's back, which
 //  replaced them all and went on.  The daemons still working for the job
 //  are held by it again; the spawner that renews it directly is its owner.
+//  Only a job that some daemon of the grid works for: HEARTBEATs of made-up
+//  job ids must not fill the lease table.
 static void
 s_lease_taken_back (server_t *self, jace_msg_t *msg, int64_t now,
                     int64_t expires_at)
@@ -972,6 +974,8 @@ s_lease_taken_back (server_t *self, jace_msg_t *msg, int64_t now,
                                                    expires_at);
     if (jace_msg_forwarded (msg))
         return;                 //  A peer's part is listed by its owner's
+    if (daemons == 0 && !supernode_overlay_works_for (self->overlay, job))
+        return;
     supernode_leases_begin (self->leases, job, jace_msg_endpoint (msg),
                             jace_msg_user_id (msg), now, expires_at);
     zsys_info ("supernode: lease %s had lapsed; renewed by its spawner at "

@@ -16,7 +16,7 @@
 #  each job running long enough for the crashes to land while it runs.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 21
+plan 22
 
 JOB=$JACE_SRCDIR/examples/poisson3d.job
 start_supernode a --heartbeat 200 --timeout 1000 --allow-crash
@@ -99,6 +99,13 @@ lapsed && printf '%s' "$listed" | jq -e '.state != "orphaned" and .owner != ""' 
     >/dev/null && grep -q "lease $orphan_job had lapsed; renewed by its spawner" \
     "$RUN/b.log"
 ok $? "after its lease lapsed, the resumed spawner holds the job again: $listed"
+#  Only a job the grid's daemons work for: a HEARTBEAT of a made-up job
+#  begins no lease.
+"$BIN/tests/snclient" "$SN_b" heartbeat job-made-up >/dev/null 2>&1
+"$BIN/tests/snclient" "$SN_b" status >"$RUN/status-made-up" 2>&1 &&
+    grep -q "^param lease/$orphan_job/owner " "$RUN/status-made-up" &&
+    ! grep -q "lease/job-made-up/" "$RUN/status-made-up"
+ok $? "a HEARTBEAT of a job no daemon works for begins no lease"
 wait $resumed
 ok $? "resume carries the job to the end and exits 0"
 job_residual orphan >/dev/null
