@@ -8,9 +8,10 @@
 #  2 Mb/s backbone, so that their blocks take seconds to arrive;
 #  a third, in Z, takes its block at once.  The job rebalances by itself
 #  (job/rebalance = auto, a threshold of 1%: the daemons run at speeds 1,
-#  0.5 and 1), and its spawner is killed (SIGKILL) as soon as it
-#  re-assigns the tasks: the backbone's rate, not the machine, says the
-#  blocks of B are seconds from done while Z's daemon has its own.
+#  0.5 and 1), and its spawner is killed (SIGKILL) as soon as fast1 and
+#  z1 have their new block's ASSIGN: the backbone's rate, not the
+#  machine, says that fast1's block is seconds from done while Z's daemon
+#  has its own.
 #  - Before, a daemon still loading its new block did not answer the
 #    resume's ADOPT (its worker's answer was of the old epoch, and
 #    dropped); the resume released it, and with every daemon loading it
@@ -82,11 +83,18 @@ JOBFILE
 "$BIN/jace-spawner" submit "$RUN/r.job" --supernode "$SN" -q \
     --events "$RUN/r.events" >"$RUN/r.out" 2>"$RUN/r.err" &
 submitted=$!
+#  Killed once fast1 and z1 have their ASSIGN of the new cut: the
+#  spawner's rebalance_assign event comes before it sends them, and under
+#  load it was killed before B's daemons had theirs.
+took_assign () {    #  took_assign NAME: its new block is on its way
+    grep -q "task [0-9]* of job [^ ]* assigned again, epoch 2 (a rebalance)" \
+        "$RUN/$1.log"
+}
 reassigning () {     #  true once it re-assigns, or can no more
-    has_event r rebalance_assign || ! kill -0 "$submitted"
+    { took_assign fast1 && took_assign z1; } || ! kill -0 "$submitted"
 }
 wait_for 120 reassigning
-has_event r rebalance_assign
+took_assign fast1 && took_assign z1
 seen=$?
 kill -KILL "$submitted"
 wait "$submitted" 2>/dev/null
