@@ -104,7 +104,7 @@ old_rows=$(event r rebalance_plan | tail -n 1 | jq -c .old_rows)
 new_rows=$(event r rebalance_plan | tail -n 1 | jq -c .new_rows)
 
 job=$(head -n 1 "$RUN/r.events" | jq -r .job)
-timeout 150 "$BIN/jace-spawner" resume "$job" --supernode "$SN" -q \
+timeout $((150 * SLOW)) "$BIN/jace-spawner" resume "$job" --supernode "$SN" -q \
     --events "$RUN/r.events" >"$RUN/resume.out" 2>"$RUN/resume.err" &
 resumed=$!
 resuming () { has_event r resume || ! kill -0 "$resumed"; }
