@@ -65,6 +65,10 @@
 //  A silent super-node with none to fail over to is logged after the same
 //  delay, then again this often while it stays silent (not every beat)
 #define SILENCE_REPORT_MSEC 60000
+//  Super-nodes known at most: those given, then those learned from
+//  WELCOMEs (the peers of the one we talk to), so that a daemon given one
+//  super-node fails over when it dies.
+#define SUPERNODES_KNOWN_MAX 64
 //  How long the start-up benchmark runs.
 #define POWER_BUDGET_MSEC 200
 //  Silence of a spawner after which its job is abandoned, by default.
@@ -493,6 +497,27 @@ s_on_ping (server_t *self, jace_msg_t *ping)
     zlistx_add_end (self->pongs, held);
 }
 
+//  The super-nodes a WELCOME names (the peers of ours) that we did not
+//  know: they go to the back of the failover list, after those given.
+static void
+s_learn_supernodes (server_t *self, jace_msg_t *welcome)
+{
+    for (size_t i = 0; i < JACE_SUPERNODES_NAMED_MAX; i++) {
+        const char *endpoint = jace_msg_named_supernode (welcome, i);
+        if (!endpoint || zlist_size (self->supernodes) >= SUPERNODES_KNOWN_MAX)
+            continue;
+        bool known = false;
+        for (char *item = (char *) zlist_first (self->supernodes); item;
+             item = (char *) zlist_next (self->supernodes))
+            known |= streq (item, endpoint);
+        if (known)
+            continue;
+        zlist_append (self->supernodes, (void *) endpoint);   //  Copied
+        zsys_info ("daemon %s: learned of super-node %s from %s",
+                   self->self_node.id, endpoint, self->current);
+    }
+}
+
 //  Send the held PONGs that are due; usec until the next one, or -1 when
 //  none waits.  Holds are equal, so the oldest is first.
 static int64_t
@@ -522,6 +547,7 @@ s_recv_supernode (server_t *self)
         return;
     }
     if (jace_msg_type (msg) == JACE_MSG_WELCOME) {
+        s_learn_supernodes (self, msg);
         if (!self->registered)
             zsys_notice ("daemon %s: registered with %s", self->self_node.id,
                          self->current);

@@ -41,7 +41,8 @@ typedef struct {
 
 static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
     [JACE_MSG_HELLO] = { "HELLO", { F_SENDER, F_TOKEN, F_NODES, F_END } },
-    [JACE_MSG_WELCOME] = { "WELCOME", { F_SENDER, F_INTERVAL, F_END } },
+    [JACE_MSG_WELCOME] = { "WELCOME",
+        { F_SENDER, F_INTERVAL, F_PARAMS, F_END } },
     [JACE_MSG_HEARTBEAT] = { "HEARTBEAT",
         { F_SENDER, F_JOB, F_STATE, F_FORWARDED, F_ENDPOINT, F_TOKEN,
           F_END } },
@@ -1456,6 +1457,42 @@ jace_node_valid (const jace_node_t *node, char *reason, size_t reason_size)
     if (why && reason)
         snprintf (reason, reason_size, "%s", why);
     return why == NULL;
+}
+
+#define NAMED_SUPERNODE_KEY "supernode/%zu"
+
+void
+jace_msg_name_supernode (jace_msg_t *msg, const char *endpoint)
+{
+    assert (msg && endpoint);
+    for (size_t index = 0; index < JACE_SUPERNODES_NAMED_MAX; index++) {
+        char key [32];
+        snprintf (key, sizeof key, NAMED_SUPERNODE_KEY, index + 1);
+        if (!jace_msg_param (msg, key)) {
+            jace_msg_set_param (msg, key, endpoint);
+            return;
+        }
+    }
+}
+
+const char *
+jace_msg_named_supernode (const jace_msg_t *msg, size_t index)
+{
+    assert (msg);
+    if (index >= JACE_SUPERNODES_NAMED_MAX)
+        return NULL;
+    char key [32];
+    snprintf (key, sizeof key, NAMED_SUPERNODE_KEY, index + 1);
+    const char *endpoint = jace_msg_param (msg, key);
+    if (!endpoint)
+        return NULL;
+    size_t length = strlen (endpoint);
+    bool transport = strncmp (endpoint, "tcp://", 6) == 0
+                  || strncmp (endpoint, "ipc://", 6) == 0;
+    if (!transport || length <= 6 || length >= JACE_ENDPOINT_MAX
+    ||  !jace_name_plain (endpoint))
+        return NULL;
+    return endpoint;
 }
 
 bool

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 //  Wire version; a message of another version is rejected.
-#define JACE_MSG_VERSION        7
+#define JACE_MSG_VERSION        8
 //  RESTORED's count (the holder's task) when the task went on from the
 //  iterate its ASSIGN carried (a rebalance); -1 is its initial state.
 #define JACE_RESTORED_FROM_ASSIGN (-2)
@@ -332,6 +332,23 @@ const char *
 //  Set key to a copy of value.
 void
     jace_msg_set_param (jace_msg_t *self, const char *key, const char *value);
+
+//  Super-nodes a super-node names to its clients, in WELCOME and
+//  STATUS_REPLY params "supernode/1" to "supernode/N": the peers it hears
+//  from.  A daemon or spawner given one super-node learns them, and fails
+//  over to them when that one dies.
+#define JACE_SUPERNODES_NAMED_MAX 8
+
+//  Name endpoint as the next super-node in msg (up to
+//  JACE_SUPERNODES_NAMED_MAX; more are left out).
+void
+    jace_msg_name_supernode (jace_msg_t *msg, const char *endpoint);
+
+//  The index-th super-node msg names (from 0), or NULL past the last one
+//  or if it is no tcp:// or ipc:// endpoint of plain bytes (the process
+//  would connect to it: a forged one is not taken).
+const char *
+    jace_msg_named_supernode (const jace_msg_t *msg, size_t index);
 //  All params (an empty map is created if there are none); borrowed.
 zhash_t *
     jace_msg_params (jace_msg_t *self);

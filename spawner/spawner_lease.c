@@ -20,6 +20,10 @@
 //  there, or not reachable with our keys: say so, rather than wait for
 //  job/reserve_timeout and blame the daemons.
 #define SILENT_MSEC 4000
+//  Super-nodes known at most: those given, then those a listing names
+//  (the peers of the one we talk to), so that a spawner given one
+//  super-node fails over when it dies.
+#define SUPERNODES_KNOWN_MAX 64
 
 //  What the lease knows of a daemon id.
 #define KNOWN_SPARE "spare"
@@ -28,7 +32,7 @@
 
 struct _spawner_lease_t {
     char job [JACE_ID_MAX];     //  Job id, also the lease id
-    const char **endpoints;     //  Borrowed super-node endpoints
+    char **endpoints;           //  Super-nodes: given, then learned
     size_t endpoint_count;      //  Entries in endpoints
     size_t current;             //  Index of the one we talk to
     jace_security_t *security;  //  Borrowed
@@ -101,8 +105,10 @@ spawner_lease_new (const char *job, const char **endpoints,
     assert (job && endpoints && endpoint_count > 0);
     spawner_lease_t *self = (spawner_lease_t *) zmalloc (sizeof *self);
     snprintf (self->job, sizeof self->job, "%s", job);
-    self->endpoints = endpoints;
-    self->endpoint_count = endpoint_count;
+    self->endpoints = (char **) zmalloc (SUPERNODES_KNOWN_MAX
+                                         * sizeof (char *));
+    for (size_t i = 0; i < endpoint_count && i < SUPERNODES_KNOWN_MAX; i++)
+        self->endpoints [self->endpoint_count++] = strdup (endpoints [i]);
     self->security = security;
     self->owner = strdup (owner ? owner : "");
     self->known = zhash_new ();
@@ -139,6 +145,9 @@ spawner_lease_destroy (spawner_lease_t **self_p)
     free (self->taken);
     free (self->owner);
     free (self->failed_over_from);
+    for (size_t i = 0; i < self->endpoint_count; i++)
+        free (self->endpoints [i]);
+    free (self->endpoints);
     free (self);
     *self_p = NULL;
 }
@@ -378,6 +387,26 @@ s_listing_for_app (spawner_lease_t *self, jace_msg_t **listing_p)
     return seen;
 }
 
+//  The super-nodes a listing names (the peers of ours) that we did not
+//  know: they go after those given, in the failover order.
+static void
+s_learn_supernodes (spawner_lease_t *self, const jace_msg_t *listing)
+{
+    for (size_t i = 0; i < JACE_SUPERNODES_NAMED_MAX; i++) {
+        const char *endpoint = jace_msg_named_supernode (listing, i);
+        if (!endpoint || self->endpoint_count == SUPERNODES_KNOWN_MAX)
+            continue;
+        bool known = false;
+        for (size_t j = 0; j < self->endpoint_count; j++)
+            known |= streq (self->endpoints [j], endpoint);
+        if (known)
+            continue;
+        self->endpoints [self->endpoint_count++] = strdup (endpoint);
+        zsys_info ("spawner: learned of super-node %s from %s", endpoint,
+                   spawner_lease_endpoint (self));
+    }
+}
+
 int
 spawner_lease_recv (spawner_lease_t *self)
 {
@@ -399,6 +428,7 @@ spawner_lease_recv (spawner_lease_t *self)
     }
     else
     if (jace_msg_type (msg) == JACE_MSG_STATUS_REPLY) {
+        s_learn_supernodes (self, msg);
         self->listing_asked = 0;
         jace_msg_destroy (&self->listing);
         self->listing = s_listing_for_app (self, &msg);

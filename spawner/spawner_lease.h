@@ -23,8 +23,8 @@
 typedef struct _spawner_lease_t spawner_lease_t;
 
 //  A lease for job `job` through the super-nodes `endpoints` (failover
-//  order; borrowed, must outlive the lease), reached with `security`
-//  (borrowed).  `owner` is our status endpoint, told to the super-nodes so
+//  order; copied, and the peers a listing names are added after them),
+//  reached with `security` (borrowed).  `owner` is our status endpoint, told to the super-nodes so
 //  `jace-spawner jobs` can find us.  Returns NULL with the reason if no
 //  socket could be made.
 spawner_lease_t *

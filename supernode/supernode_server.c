@@ -47,8 +47,8 @@
 //  Leases listed in one STATUS_REPLY or PEER_STATE: what fits in a params
 //  map beside the audit and link params.
 #define LEASES_LISTED_MAX \
-    ((JACE_PARAMS_MAX - AUDIT_PARAMS - SUPERNODE_LINK_PARAMS_MAX) \
-     / SUPERNODE_LEASE_PARAMS)
+    ((JACE_PARAMS_MAX - AUDIT_PARAMS - JACE_SUPERNODES_NAMED_MAX \
+      - SUPERNODE_LINK_PARAMS_MAX) / SUPERNODE_LEASE_PARAMS)
 //  A probe target not probed for this many periods is forgotten.
 #define PROBE_FORGET_PERIODS 5
 //  A cluster pair not measured for this many periods is forgotten: every
@@ -457,6 +457,20 @@ s_hello_record (server_t *self, jace_msg_t *msg)
     return NULL;
 }
 
+//  The peers we hear from, named in msg: a daemon or spawner given only
+//  us learns where to fail over to when we die.  Peers gone silent are
+//  left out, and only configured ones (--peer) or ones that reached us
+//  are peers at all.
+static void
+s_name_peers (server_t *self, jace_msg_t *msg)
+{
+    int64_t now = zclock_mono ();
+    for (peer_t *peer = (peer_t *) zlistx_first (self->peers); peer;
+         peer = (peer_t *) zlistx_next (self->peers))
+        if (peer->heard && peer->expires_at > now)
+            jace_msg_name_supernode (msg, peer->endpoint);
+}
+
 //  The lease key a HELLO or BYE carries in its token, or -1 (unauthorised).
 static int
 s_lease_key (server_t *self, jace_msg_t *msg, jace_key_t *lease_key)
@@ -514,6 +528,7 @@ s_on_hello (server_t *self, jace_msg_t *msg)
     jace_msg_t *welcome = jace_msg_new (JACE_MSG_WELCOME);
     jace_msg_set_sender (welcome, self->id);
     jace_msg_set_interval (welcome, self->heartbeat_msec);
+    s_name_peers (self, welcome);
     s_reply (self, msg, &welcome);
 }
 
@@ -1073,6 +1088,7 @@ s_on_status (server_t *self, jace_msg_t *msg)
     s_describe_leases (self, reply, true);
     s_describe_audit (self, reply);
     supernode_probe_describe (self->probe, reply, true);
+    s_name_peers (self, reply);
     s_reply (self, msg, &reply);
 }
 

@@ -938,13 +938,58 @@ test_node_apps (void)
         "refused");
 }
 
+//  Super-nodes named to clients (protocol 8): what a process would
+//  connect to, so only plain tcp:// and ipc:// endpoints are read back.
+static void
+test_named_supernodes (void)
+{
+    jace_msg_t *msg = jace_msg_new (JACE_MSG_WELCOME);
+    for (int i = 0; i < JACE_SUPERNODES_NAMED_MAX + 2; i++) {
+        char endpoint [64];
+        snprintf (endpoint, sizeof endpoint, "tcp://127.0.0.1:%d", 9000 + i);
+        jace_msg_name_supernode (msg, endpoint);
+    }
+    jace_msg_t *copy = s_round_trip (msg);
+    bool named = copy != NULL;
+    for (int i = 0; copy && i < JACE_SUPERNODES_NAMED_MAX; i++) {
+        char endpoint [64];
+        snprintf (endpoint, sizeof endpoint, "tcp://127.0.0.1:%d", 9000 + i);
+        const char *got = jace_msg_named_supernode (copy, (size_t) i);
+        named &= got && streq (got, endpoint);
+    }
+    ok (named && !jace_msg_named_supernode (copy,
+                                            JACE_SUPERNODES_NAMED_MAX),
+        "a WELCOME names at most JACE_SUPERNODES_NAMED_MAX super-nodes, in "
+        "order, over the wire");
+    jace_msg_destroy (&copy);
+    jace_msg_destroy (&msg);
+
+    const char *forged [] = { "udp://1.2.3.4:5", "tcp://", "tcp://a b:1",
+                              "inproc://x", "tcp://h:1\"", "", "tcp://h:1\t" };
+    bool refused = true;
+    for (size_t i = 0; i < sizeof forged / sizeof forged [0]; i++) {
+        msg = jace_msg_new (JACE_MSG_STATUS_REPLY);
+        jace_msg_set_param (msg, "supernode/1", forged [i]);
+        refused &= jace_msg_named_supernode (msg, 0) == NULL;
+        jace_msg_destroy (&msg);
+    }
+    msg = jace_msg_new (JACE_MSG_STATUS_REPLY);
+    jace_msg_set_param (msg, "supernode/2", "ipc:///tmp/sn");
+    ok (refused && !jace_msg_named_supernode (msg, 0)
+        && streq (jace_msg_named_supernode (msg, 1), "ipc:///tmp/sn"),
+        "a named super-node that is no plain tcp:// or ipc:// endpoint is "
+        "not read; one after a gap is");
+    jace_msg_destroy (&msg);
+}
+
 int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (70);
+    tap_plan (72);
     test_node_names ();
     test_node_apps ();
+    test_named_supernodes ();
     test_every_type_round_trips ();
     test_fields_survive ();
     test_large_headers ();
