@@ -36,6 +36,7 @@ struct _spawner_job_t {
     const spawner_replacement_t *replacement;   //  job/replacement
     const char *mapping;        //  job/mapping (static string)
     bool adaptive_detector;     //  job/detector = adaptive (or fixed)
+    bool watch_links;           //  job/watch_links = on (or off)
     int64_t rows;               //  Rows of the problem
     int64_t unknowns_per_row;   //  Unknowns in each row
     spawner_scatter_config_t scatter;   //  The scatter section
@@ -56,10 +57,10 @@ static const char *const s_keys [] = {
     "job/application", "job/tasks", "job/tolerance", "job/max_iterations",
     "job/max_seconds", "job/reserve_timeout", "job/heartbeat_timeout",
     "job/orphan_timeout", "job/spares", "job/replacement", "job/mapping",
-    "job/detector", "checkpoint/copies", "checkpoint/every_iterations",
-    "checkpoint/every_seconds", "report/sample_seconds",
-    "job/stall_snapshots", "drain/schedule", "job/rebalance",
-    "job/rebalance_threshold", "job/rebalance_handoff",
+    "job/detector", "job/watch_links", "checkpoint/copies",
+    "checkpoint/every_iterations", "checkpoint/every_seconds",
+    "report/sample_seconds", "job/stall_snapshots", "drain/schedule",
+    "job/rebalance", "job/rebalance_threshold", "job/rebalance_handoff",
     "job/rebalance_schedule", NULL
 };
 
@@ -474,6 +475,15 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
         return -1;
     }
     self->adaptive_detector = !detector || streq (detector, "adaptive");
+    const char *watch = (const char *) zhash_lookup (self->params,
+                                                     "job/watch_links");
+    if (watch && !streq (watch, "on") && !streq (watch, "off")) {
+        snprintf (reason, reason_size, "%s: job/watch_links = '%s' is "
+                  "neither on nor off", s_origin (self, "job/watch_links",
+                  path), watch);
+        return -1;
+    }
+    self->watch_links = !watch || streq (watch, "on");
     self->drain_schedule = (const char *) zhash_lookup (self->params,
                                                         "drain/schedule");
     if (!self->drain_schedule)
@@ -673,6 +683,8 @@ const char *spawner_job_mapping (spawner_job_t *self)
     { assert (self); return self->mapping; }
 bool spawner_job_adaptive_detector (spawner_job_t *self)
     { assert (self); return self->adaptive_detector; }
+bool spawner_job_watch_links (spawner_job_t *self)
+    { assert (self); return self->watch_links; }
 int64_t spawner_job_rows (spawner_job_t *self)
     { assert (self); return self->rows; }
 int64_t spawner_job_unknowns_per_row (spawner_job_t *self)

@@ -107,6 +107,11 @@ const char *spawner_job_mapping (spawner_job_t *self);
 //  is the plain job/heartbeat_timeout, kept to measure the difference.
 bool spawner_job_adaptive_detector (spawner_job_t *self);
 
+//  True unless job/watch_links = off: a daemon whose link drops and whose
+//  port then refuses us is dead at once (spawner_watch.h), not after its
+//  silence; off leaves every loss to the detector, to measure it alone.
+bool spawner_job_watch_links (spawner_job_t *self);
+
 //  Rows and unknowns per row of the problem.
 int64_t spawner_job_rows (spawner_job_t *self);
 int64_t spawner_job_unknowns_per_row (spawner_job_t *self);

@@ -18,6 +18,7 @@
 
 #include "jace_msg.h"
 #include "spawner_stream.h"
+#include "spawner_watch.h"
 
 typedef enum {
     SPAWNER_TASK_WAITING,
@@ -31,6 +32,7 @@ typedef struct {
     spawner_task_phase_t phase; //  Where the placement stands
     jace_node_t daemon;         //  Daemon running it (task, epoch set)
     zsock_t *link;              //  DEALER to its control endpoint, or NULL
+    spawner_watch_t *watch;     //  The link's connection, or NULL
     int64_t epoch;              //  Epoch of this placement
     int64_t iteration;          //  Last reported iteration
     double change;              //  Last reported local change

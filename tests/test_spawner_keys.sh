@@ -9,7 +9,7 @@
 #  platform still loads.  Nothing here needs a grid: jace-map loads a job
 #  and a platform and plans, the checks come first.
 . "$(dirname "$0")/lib.sh"
-plan 16
+plan 17
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/jace-keys.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT
 PLATFORM=$JACE_SRCDIR/examples/platforms/local8.platform
@@ -48,6 +48,10 @@ ok $? "a mistyped --set key: the argument and the nearest key"
 map "$DIR/good.job" --set problem/nn=8
 refused_with $? "unknown key 'problem/nn' (did you mean problem/n?)"
 ok $? "an application's keys are checked too (jacobi2d reads problem/n)"
+
+map "$DIR/good.job" --set job/watch_links=maybe
+refused_with $? "job/watch_links = 'maybe' is neither on nor off"
+ok $? "a known key with a value it does not take is refused, naming both"
 
 printf 'checkpiont\n    copies = 1\n' | cat "$DIR/good.job" - >"$DIR/section.job"
 map "$DIR/section.job"
