@@ -17,10 +17,12 @@
 #            many daemons were declared dead in each run (goal: 0).
 #  recovery  Two CPU hogs, 16 daemons; a 12-task job loses one daemon
 #            (SIGKILL by the test, when a task has passed iteration 20);
-#            REPEATS (default 5) runs with job/detector = adaptive and as
-#            many with fixed, interleaved; prints the median detection
-#            delay (crash to "dead" event) and recovery (crash to
-#            "restored") of each.
+#            REPEATS (default 5) runs of each detection, interleaved:
+#            watch (the default: links watched, adaptive detector),
+#            adaptive and fixed (job/watch_links = off, job/detector =
+#            adaptive or fixed: silence alone); prints the median
+#            detection delay (crash to "dead" event) and recovery (crash
+#            to "restored") of each.
 set -eu
 : "${JACE_BUILDDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${JACE_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
@@ -123,11 +125,16 @@ load () {
 }
 
 #  One job that loses one daemon when a task has passed iteration 20.
-recover_once () {   #  recover_once NAME DETECTOR
+recover_once () {   #  recover_once NAME watch|adaptive|fixed
     wait_free 16
+    case $2 in
+        watch) detection="--set job/detector=adaptive" ;;
+        *) detection="--set job/detector=$2 --set job/watch_links=off" ;;
+    esac
+    # shellcheck disable=SC2086
     "$BIN/jace-spawner" submit "$JOB" --supernode "$sn" -q \
         --set job/tasks=12 --set problem/n=40 --set job/tolerance=1e-10 \
-        --set solver/inner_tolerance=1e-12 --set job/detector="$2" \
+        --set solver/inner_tolerance=1e-12 $detection \
         --events "$run/$1.events" >/dev/null 2>"$run/$1.err" &
     spawner=$!
     for _ in $(seq 1 600); do
@@ -160,13 +167,15 @@ recover_once () {   #  recover_once NAME DETECTOR
 recovery () {
     start_hogs
     start_grid 16
-    : >"$run/adaptive.detect"; : >"$run/fixed.detect"
-    : >"$run/adaptive.recover"; : >"$run/fixed.recover"
+    for detector in watch adaptive fixed; do
+        : >"$run/$detector.detect"; : >"$run/$detector.recover"
+    done
     for i in $(seq 1 "${repeats:-5}"); do
+        recover_once "w$i" watch
         recover_once "a$i" adaptive
         recover_once "f$i" fixed
     done
-    for detector in adaptive fixed; do
+    for detector in watch adaptive fixed; do
         echo "$detector: detection $(median <"$run/$detector.detect") s," \
              "recovery $(median <"$run/$detector.recover") s" \
              "(medians of $(wc -l <"$run/$detector.detect") runs;" \

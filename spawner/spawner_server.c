@@ -3325,9 +3325,9 @@ s_recv_api (server_t *self)
 //  An event of task `rank`'s link.  A daemon whose link dropped and whose
 //  port then refused us is dead now, not after its silence: a killed
 //  daemon's task waited the detector's bound (1 to 3.5 s measured) for
-//  nothing.  Judged as the detector judges, so a loss before the job runs
-//  or before the task's ASSIGN left waits: the watch says it again with
-//  every refused retry.
+//  nothing.  Judged when the detector would judge: a loss before the job
+//  runs or before the task's ASSIGN left is said again by each refused
+//  retry for SPAWNER_WATCH_REFUSED_MSEC, then left to the detector.
 static void
 s_recv_watch (server_t *self, size_t rank)
 {
