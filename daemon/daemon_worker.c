@@ -119,6 +119,7 @@ typedef struct {
     uint64_t received_before;   //  ... when the last iteration began
     daemon_checkpoints_t *copies;   //  Neighbours' checkpoints we keep
     size_t checkpoint_copies;   //  Copies of each of our checkpoints
+    bool checkpoint_offsite;    //  One copy outside our cluster (on)
     int64_t checkpoint_iterations;  //  Checkpoint every so many, or 0
     int64_t checkpoint_msec;    //  ... or every so long, or 0
     int64_t last_checkpoint_iteration;
@@ -729,6 +730,8 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
     int64_t copies = jace_task_param_int (self->task, "checkpoint/copies", 2);
     self->checkpoint_copies = copies < 0 ? 0 : copies > COPIES_MAX
                             ? COPIES_MAX : (size_t) copies;
+    const char *offsite = jace_task_param (self->task, "checkpoint/offsite");
+    self->checkpoint_offsite = !offsite || !streq (offsite, "off");
     self->checkpoint_iterations = jace_task_param_int (self->task,
         "checkpoint/every_iterations", 0);
     self->checkpoint_msec = (int64_t) (1000 * jace_task_param_double (
@@ -843,7 +846,7 @@ s_begin_fetch (worker_t *self)
     int64_t *targets = (int64_t *) zmalloc (
         (size_t) jace_task_count (self->task) * sizeof (int64_t));
     size_t count = jace_task_fetch_targets (self->task,
-                                            self->checkpoint_copies, targets);
+        self->checkpoint_copies, self->checkpoint_offsite, targets);
     self->fetch_pending = 0;
     free (self->fetch_waiting);
     self->fetch_waiting = (bool *) zmalloc (
@@ -1127,15 +1130,8 @@ s_copy_to_new_holder (worker_t *self, int64_t task)
     if ((self->state != WORKER_RUNNING && self->state != WORKER_HALTED)
     ||  !self->checkpoint_copies || !self->app->checkpoint)
         return;
-    int64_t *targets = (int64_t *) zmalloc (
-        (size_t) jace_task_count (self->task) * sizeof (int64_t));
-    size_t count = jace_task_fetch_targets (self->task,
-                                            self->checkpoint_copies, targets);
-    bool holder = false;
-    for (size_t i = 0; i < count && !holder; i++)
-        holder = targets [i] == task;
-    free (targets);
-    if (holder)
+    if (jace_task_is_holder (self->task, self->checkpoint_copies,
+                             self->checkpoint_offsite, task))
         s_send_checkpoint (self, &task, 1);
 }
 
@@ -1461,7 +1457,8 @@ s_checkpoint (worker_t *self)
         return;
     int64_t holders [COPIES_MAX];
     size_t count = jace_task_checkpoint_holders (self->task,
-        self->checkpoint_copies, self->checkpoint_round++, holders);
+        self->checkpoint_copies, self->checkpoint_offsite,
+        self->checkpoint_round++, holders);
     s_send_checkpoint (self, holders, count);
     self->last_checkpoint_iteration = iteration;
     self->last_checkpoint_time = now;

@@ -23,7 +23,9 @@
     Checkpoints: every checkpoint/every_iterations iterations or
     checkpoint/every_seconds seconds, whichever comes first, the task's
     state goes to checkpoint/copies neighbours (jace_task_checkpoint_holders)
-    over the data links; sends never block, a full link drops the copy.
+    over the data links, one of them in another cluster unless
+    checkpoint/offsite = off; sends never block, a full link drops the
+    copy.
     The worker also keeps the copies its neighbours send it (a
     daemon_checkpoints store) and answers FETCH with them.  A task placed
     with an epoch above 1 is a replacement: on START it asks every other

@@ -133,6 +133,7 @@ const char *const jace_task_runtime_keys [] = {
     "job/max_iterations",           //  daemon_worker
     "job/orphan_timeout",           //  daemon_server
     "checkpoint/copies",            //  daemon_worker
+    "checkpoint/offsite",           //  daemon_worker
     "checkpoint/every_iterations",  //  daemon_worker
     "checkpoint/every_seconds",     //  daemon_worker
     "exchange/algorithm",           //  daemon_worker
@@ -1380,9 +1381,35 @@ s_add_by_distance (const jace_task_t *self, bool neighbour, int64_t *list,
     return length;
 }
 
+//  The nearest task whose daemon is in another cluster than `ours`:
+//  neighbours first (we already talk to them), then the nearest rank,
+//  the lower one on a tie.  -1 if every task runs in that cluster.
+static int64_t
+s_offsite_holder (const jace_task_t *self, const char *ours)
+{
+    int64_t best = -1;
+    bool best_neighbour = false;
+    int64_t best_gap = 0;
+    for (int64_t rank = 0; rank < self->count; rank++) {
+        if (rank == self->rank || streq (self->peers [rank].node.cluster,
+                                         ours))
+            continue;
+        bool neighbour = s_is_neighbour (self, rank);
+        int64_t gap = rank > self->rank ? rank - self->rank
+                                        : self->rank - rank;
+        if (best < 0 || (neighbour && !best_neighbour)
+        ||  (neighbour == best_neighbour && gap < best_gap)) {
+            best = rank;
+            best_neighbour = neighbour;
+            best_gap = gap;
+        }
+    }
+    return best;
+}
+
 size_t
 jace_task_checkpoint_holders (const jace_task_t *self, size_t copies,
-                              int64_t round, int64_t *holders)
+                              bool offsite, int64_t round, int64_t *holders)
 {
     assert (self && holders);
     int64_t *candidates = (int64_t *) zmalloc ((size_t) self->count
@@ -1401,23 +1428,67 @@ jace_task_checkpoint_holders (const jace_task_t *self, size_t copies,
     for (size_t i = 0; i < chosen; i++)
         holders [i] = candidates [(start + i) % length];
     free (candidates);
+    //  Copies all in our cluster die with it (a site cut off, its power
+    //  gone): the last one goes to the nearest task elsewhere, if any.
+    if (!offsite || chosen < 2)
+        return chosen;
+    const char *ours = self->peers [self->rank].node.cluster;
+    for (size_t i = 0; i < chosen; i++)
+        if (!streq (self->peers [holders [i]].node.cluster, ours))
+            return chosen;
+    int64_t elsewhere = s_offsite_holder (self, ours);
+    if (elsewhere >= 0)
+        holders [chosen - 1] = elsewhere;
     return chosen;
+}
+
+bool
+jace_task_is_holder (const jace_task_t *self, size_t copies, bool offsite,
+                     int64_t rank)
+{
+    assert (self);
+    if (copies == 0 || rank < 0 || rank >= self->count || rank == self->rank)
+        return false;
+    int64_t *holders = (int64_t *) zmalloc ((size_t) self->count
+                                            * sizeof (int64_t));
+    bool found = false;
+    //  The rotation comes back to its start within count rounds
+    for (int64_t round = 0; round < self->count && !found; round++) {
+        size_t held = jace_task_checkpoint_holders (self, copies, offsite,
+                                                    round, holders);
+        for (size_t i = 0; i < held && !found; i++)
+            found = holders [i] == rank;
+    }
+    free (holders);
+    return found;
 }
 
 size_t
 jace_task_fetch_targets (const jace_task_t *self, size_t copies,
-                         int64_t *targets)
+                         bool offsite, int64_t *targets)
 {
     assert (self && targets);
     if (copies == 0)
         return 0;
+    //  An off-site copy went to the task nearest our predecessor outside
+    //  its cluster, as the tasks were placed then: since, they may have
+    //  moved (a whole cluster's tasks do when it is cut off), and which
+    //  task it was cannot be told from here.  Ask them all: only a
+    //  replacement does, once.
+    if (offsite && copies >= 2) {
+        size_t count = 0;
+        for (int64_t rank = 0; rank < self->count; rank++)
+            if (rank != self->rank)
+                targets [count++] = rank;
+        return count;
+    }
     //  Holders rotate over the neighbours when there are enough of them,
     //  so any neighbour may hold a copy; with fewer, the holder set is
     //  fixed and includes tasks that are no neighbours.
     size_t neighbours = s_add_by_distance (self, true, targets, 0);
     if (neighbours >= copies)
         return neighbours;
-    return jace_task_checkpoint_holders (self, copies, 0, targets);
+    return jace_task_checkpoint_holders (self, copies, false, 0, targets);
 }
 
 //  Per neighbour in a checkpoint: from, first, iteration, epoch, count.

@@ -180,20 +180,34 @@ int
 //  nearest rank), rotating over the neighbours from round to round;
 //  when there are fewer neighbours than copies, the nearest other tasks
 //  make up the number (and then every round goes to the same tasks).
-//  Returns how many were written.  Call after the request exchange.
+//  With `offsite` and two copies or more, a round whose holders all run
+//  in our cluster gives its last copy to the nearest task in another
+//  cluster instead (a neighbour if one is there), so that a copy
+//  survives a whole cluster's loss.  Returns how many were written.
+//  Call after the request exchange.
 size_t
     jace_task_checkpoint_holders (const jace_task_t *self, size_t copies,
-                                  int64_t round, int64_t *holders);
+                                  bool offsite, int64_t round,
+                                  int64_t *holders);
 
-//  The tasks a replacement asks for its checkpoint copies (FETCH): its
-//  neighbours (sources and sinks) when there are at least `copies` of
-//  them, as holders rotate over them, else the fixed holder set
-//  jace_task_checkpoint_holders gives.  targets has room for
-//  jace_task_count () entries; returns how many were written (none when
-//  copies is 0).  Call after jace_task_set_sinks.
+//  True if task `rank` keeps copies of our checkpoints in some round, by
+//  jace_task_checkpoint_holders with the same copies and offsite.
+bool
+    jace_task_is_holder (const jace_task_t *self, size_t copies,
+                         bool offsite, int64_t rank);
+
+//  The tasks a replacement asks for its checkpoint copies (FETCH): with
+//  `offsite` and two copies or more, every other task (the off-site
+//  holder was chosen from where its predecessor ran, among the tasks
+//  as they were placed then); else its neighbours (sources and sinks)
+//  when there are at least `copies` of them, as holders rotate over
+//  them, else the fixed holder set jace_task_checkpoint_holders gives.
+//  targets has room for jace_task_count () entries; returns how many
+//  were written (none when copies is 0).  Call after
+//  jace_task_set_sinks.
 size_t
     jace_task_fetch_targets (const jace_task_t *self, size_t copies,
-                             int64_t *targets);
+                             bool offsite, int64_t *targets);
 
 //  Append to checkpoint `copy` the newest values we hold from each
 //  neighbour (two payloads: int64 [from, first, iteration, epoch, count]

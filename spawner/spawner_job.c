@@ -332,6 +332,22 @@ s_number (spawner_job_t *self, const char *key, double min, double max,
     return -1;
 }
 
+//  A switch, on or off (fallback when unset), with the job file in the
+//  reason.
+static int
+s_on_off (spawner_job_t *self, const char *key, bool fallback, bool *value,
+          const char *path, char *reason, size_t reason_size)
+{
+    const char *text = (const char *) zhash_lookup (self->params, key);
+    if (text && !streq (text, "on") && !streq (text, "off")) {
+        snprintf (reason, reason_size, "%s: %s = '%s' is neither on nor "
+                  "off", s_origin (self, key, path), key, text);
+        return -1;
+    }
+    *value = text ? streq (text, "on") : fallback;
+    return 0;
+}
+
 //  Find the application before the keys are checked: which keys are
 //  known depends on it.
 static int
@@ -416,6 +432,10 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
     ||  s_number (self, "job/stall_snapshots", 0, 1e6, 20, &stall, path,
                   reason, reason_size))
         return -1;
+    bool offsite;               //  The daemons read it; checked here
+    if (s_on_off (self, "checkpoint/offsite", true, &offsite, path, reason,
+                  reason_size))
+        return -1;
     self->stall_snapshots = (int64_t) stall;
     if (copies != floor (copies) || spares != floor (spares)
     ||  iterations != floor (iterations)) {
@@ -475,15 +495,9 @@ s_check_recovery_sections (spawner_job_t *self, const char *path,
         return -1;
     }
     self->adaptive_detector = !detector || streq (detector, "adaptive");
-    const char *watch = (const char *) zhash_lookup (self->params,
-                                                     "job/watch_links");
-    if (watch && !streq (watch, "on") && !streq (watch, "off")) {
-        snprintf (reason, reason_size, "%s: job/watch_links = '%s' is "
-                  "neither on nor off", s_origin (self, "job/watch_links",
-                  path), watch);
+    if (s_on_off (self, "job/watch_links", true, &self->watch_links, path,
+                  reason, reason_size))
         return -1;
-    }
-    self->watch_links = !watch || streq (watch, "on");
     self->drain_schedule = (const char *) zhash_lookup (self->params,
                                                         "drain/schedule");
     if (!self->drain_schedule)

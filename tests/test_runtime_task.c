@@ -272,12 +272,12 @@ s_test_fetch_targets (jace_task_t *task)
 {
     int64_t targets [TASKS], holders [TASKS];
     //  Neighbours: sources 1, 3 and sinks 3, 4.
-    size_t count = jace_task_fetch_targets (task, 2, targets);
+    size_t count = jace_task_fetch_targets (task, 2, false, targets);
     ok (count == 3 && s_contains (targets, count, 1)
         && s_contains (targets, count, 3) && s_contains (targets, count, 4),
         "with enough neighbours FETCH goes to all of them");
-    count = jace_task_fetch_targets (task, 4, targets);
-    size_t held = jace_task_checkpoint_holders (task, 4, 0, holders);
+    count = jace_task_fetch_targets (task, 4, false, targets);
+    size_t held = jace_task_checkpoint_holders (task, 4, false, 0, holders);
     bool same = count == held;
     for (size_t i = 0; same && i < count; i++)
         same = s_contains (holders, held, targets [i]);
@@ -285,18 +285,83 @@ s_test_fetch_targets (jace_task_t *task)
         "fixed holder set");
     bool covered = true;
     for (size_t copies = 1; copies <= 5; copies++) {
-        count = jace_task_fetch_targets (task, copies, targets);
+        count = jace_task_fetch_targets (task, copies, false, targets);
         for (int64_t round = 0; round < 12; round++) {
-            held = jace_task_checkpoint_holders (task, copies, round,
-                                                 holders);
+            held = jace_task_checkpoint_holders (task, copies, false,
+                                                 round, holders);
             for (size_t i = 0; i < held; i++)
                 covered &= s_contains (targets, count, holders [i]);
         }
     }
     ok (covered, "every holder of every round is a FETCH target, for 1 "
         "to 5 copies");
-    ok (jace_task_fetch_targets (task, 0, targets) == 0,
+    ok (jace_task_fetch_targets (task, 0, false, targets) == 0,
         "no checkpoints, no FETCH");
+}
+
+//  Off-site copies: our neighbours 1, 3 and 4 run in our cluster "c";
+//  task 5, no neighbour, moves to cluster "far", then task 4 does.
+static bool
+s_holds (const int64_t *holders, size_t count, int64_t rank)
+{
+    return s_contains (holders, count, rank);
+}
+
+static void
+s_test_offsite (jace_task_t *task)
+{
+    int64_t holders [TASKS], targets [TASKS];
+    bool local = true;
+    for (int64_t round = 0; round < 6; round++) {
+        size_t held = jace_task_checkpoint_holders (task, 2, true, round,
+                                                    holders);
+        local &= held == 2 && !s_holds (holders, held, 5)
+              && !s_holds (holders, held, 0);
+    }
+    ok (local, "one cluster: off-site copies change nothing");
+
+    jace_node_t moved = *jace_task_node (task, 5);
+    moved.epoch++;
+    snprintf (moved.cluster, sizeof moved.cluster, "far");
+    jace_task_remap (task, &moved);
+    bool offsite = true, rotating = true;
+    for (int64_t round = 0; round < 6; round++) {
+        size_t held = jace_task_checkpoint_holders (task, 2, true, round,
+                                                    holders);
+        offsite &= held == 2 && holders [1] == 5 && holders [0] != 5;
+        int64_t first = holders [0];
+        held = jace_task_checkpoint_holders (task, 2, false, round, holders);
+        rotating &= held == 2 && !s_holds (holders, held, 5)
+                 && holders [0] == first;
+    }
+    ok (offsite && rotating, "every round's last copy goes to task 5 in "
+        "another cluster, the first still rotating over the neighbours");
+    size_t held = jace_task_checkpoint_holders (task, 1, true, 0, holders);
+    ok (held == 1 && holders [0] != 5, "a single copy stays with a "
+        "neighbour");
+    ok (jace_task_is_holder (task, 2, true, 5)
+        && !jace_task_is_holder (task, 2, false, 5)
+        && jace_task_is_holder (task, 2, true, 1)
+        && !jace_task_is_holder (task, 2, true, 0)
+        && !jace_task_is_holder (task, 2, true, RANK),
+        "task 5 holds copies only off-site; task 0 never; we never");
+    size_t count = jace_task_fetch_targets (task, 2, true, targets);
+    ok (count == TASKS - 1 && !s_contains (targets, count, RANK),
+        "a replacement asks every other task: its off-site holder may "
+        "be any");
+
+    moved = *jace_task_node (task, 4);
+    moved.epoch++;
+    snprintf (moved.cluster, sizeof moved.cluster, "far");
+    jace_task_remap (task, &moved);
+    bool neighbour = true;
+    for (int64_t round = 0; round < 6; round++) {
+        held = jace_task_checkpoint_holders (task, 2, true, round, holders);
+        neighbour &= held == 2 && s_holds (holders, held, 4)
+                  && !s_holds (holders, held, 5);
+    }
+    ok (neighbour, "a neighbour in another cluster is the off-site holder "
+        "before a nearer task that is none");
 }
 
 //  A restored task may number its exchanges back to where its
@@ -471,7 +536,7 @@ main (void)
     zsys_set_logstream (stderr);
     zsys_init ();
     jace_key_random (&s_job_key);
-    tap_plan (49);
+    tap_plan (55);
     zsock_t *pulls [TASKS] = { NULL };
     for (int rank = 0; rank < TASKS; rank++)
         if (rank != RANK) {
@@ -529,6 +594,8 @@ main (void)
     s_test_fetch_targets (task);
     s_test_reach (task);
     is_int (s_reached (pulls), 0x02, "it reached task 1");
+    s_test_offsite (task);
+    s_reached (pulls);          //  Whatever the moves sent
     is_int (s_unsealed, 0, "every request list and vector the task sent "
             "was sealed with the job key");
     jace_task_destroy (&task);

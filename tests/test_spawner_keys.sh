@@ -51,6 +51,10 @@ ok $? "an application's keys are checked too (jacobi2d reads problem/n)"
 
 map "$DIR/good.job" --set job/watch_links=maybe
 refused_with $? "job/watch_links = 'maybe' is neither on nor off"
+switch=$?
+map "$DIR/good.job" --set checkpoint/offsite=yes
+refused_with $? "checkpoint/offsite = 'yes' is neither on nor off" &&
+    [ $switch -eq 0 ]
 ok $? "a known key with a value it does not take is refused, naming both"
 
 printf 'checkpiont\n    copies = 1\n' | cat "$DIR/good.job" - >"$DIR/section.job"
