@@ -1168,3 +1168,101 @@ grid_netns_lookup (grid_run_t *run, const char *cluster,
     free (records);
     return rc;
 }
+
+
+//  --------------------------------------------------------------------------
+//  Cut a cluster off the backbone, or heal the cut
+
+//  Rule preferences of a cut: the lowest the main table's rule (32766)
+//  leaves free, two per cluster (to its subnet, from it)
+#define GRID_NETNS_CUT_PREF_FIRST 1000
+
+//  The backbone namespace and the cluster's subnet and number, from the
+//  records.  Returns 0, or -1 with a reason in error.
+static int
+s_cut_target (grid_run_t *run, const char *cluster, char *backbone,
+              char *subnet, int *index, char *error, size_t error_size)
+{
+    record_t *records = zmalloc (GRID_NETNS_RECORDS_MAX * sizeof (record_t));
+    int count = s_load_records (run, records, error, error_size);
+    int clusters = 0;
+    *index = -1;
+    backbone [0] = '\0';
+    for (int line = 0; line < count; line++)
+        if (streq (records [line].kind, "backbone"))
+            snprintf (backbone, GRID_NETNS_NAME_MAX, "%s",
+                      records [line].fields [0]);
+        else
+        if (streq (records [line].kind, "cluster")) {
+            if (streq (records [line].fields [0], cluster)) {
+                *index = clusters;
+                //  10.S.C.1, checked when read: its /24 is 10.S.C.0/24
+                const char *address = records [line].fields [2];
+                int host = (int) (strrchr (address, '.') - address);
+                snprintf (subnet, GRID_NETNS_ADDRESS_MAX + 8, "%.*s.0/24",
+                          host, address);
+            }
+            clusters++;
+        }
+    free (records);
+    if (count < 0)
+        return -1;
+    if (*index < 0 || !backbone [0]) {
+        snprintf (error, error_size, "no cluster %s in %s/netns", cluster,
+                  grid_run_dir (run));
+        return -1;
+    }
+    return 0;
+}
+
+int
+grid_netns_cut (grid_run_t *run, const char *cluster, bool cut, char *error,
+                size_t error_size)
+{
+    assert (run && cluster);
+    char backbone [GRID_NETNS_NAME_MAX];
+    char subnet [GRID_NETNS_ADDRESS_MAX + 8];
+    int index;
+    if (s_cut_target (run, cluster, backbone, subnet, &index, error,
+                      error_size))
+        return -1;
+    char to_pref [16], from_pref [16];
+    snprintf (to_pref, sizeof to_pref, "%d",
+              GRID_NETNS_CUT_PREF_FIRST + 2 * index);
+    snprintf (from_pref, sizeof from_pref, "%d",
+              GRID_NETNS_CUT_PREF_FIRST + 2 * index + 1);
+    runner_t runner = { grid_run_path (run, "logs/netns.log"), "" };
+    char *rules = NULL;
+    int rc = s_query (&runner, &rules, "ip", "-n", backbone, "rule", "show",
+                      "pref", to_pref, NULL);
+    bool is_cut = rc == 0 && rules && rules [strspn (rules, " \t\n")];
+    free (rules);
+    if (rc == 0 && is_cut == cut) {
+        snprintf (runner.error, sizeof runner.error, "cluster %s is %s",
+                  cluster, cut ? "cut off already" : "not cut off");
+        rc = -1;
+    }
+    //  Blackhole rules drop what the backbone routes to or from the
+    //  cluster, and answer nothing: the cluster's peers see silence, as
+    //  behind a dead site's router, not a refused connection.
+    if (rc == 0 && cut) {
+        rc = s_run (&runner, "ip", "-n", backbone, "rule", "add", "to",
+                    subnet, "blackhole", "pref", to_pref, NULL);
+        if (rc == 0)
+            rc = s_run (&runner, "ip", "-n", backbone, "rule", "add", "from",
+                        subnet, "blackhole", "pref", from_pref, NULL);
+    }
+    else
+    if (rc == 0) {
+        //  Both, even if the first fails: a half cut heals too
+        rc = s_run (&runner, "ip", "-n", backbone, "rule", "del", "pref",
+                    to_pref, NULL);
+        if (s_run (&runner, "ip", "-n", backbone, "rule", "del", "pref",
+                   from_pref, NULL))
+            rc = -1;
+    }
+    if (rc)
+        snprintf (error, error_size, "%s", runner.error);
+    free (runner.log_path);
+    return rc;
+}

@@ -130,6 +130,18 @@ int
 zlist_t *
     grid_netns_sweep (char *error, size_t error_size);
 
+//  Cut cluster off the backbone of a recorded testbed (cut true), or
+//  heal the cut: while cut, every packet the backbone would route to or
+//  from the cluster's subnet is dropped without an answer (ip rule
+//  blackhole in the backbone namespace).  Its processes live on and
+//  reach each other; the rest of the grid and this machine hear nothing
+//  from them, as from a site whose link went down.  `jace-grid stop`
+//  removes the rules with the namespace.  Returns 0, or -1 with a reason
+//  in error (no such cluster, already cut, not cut).
+int
+    grid_netns_cut (grid_run_t *run, const char *cluster, bool cut,
+                    char *error, size_t error_size);
+
 //  Find a cluster of a recorded testbed: its namespace and address, into
 //  buffers of GRID_NETNS_NAME_MAX and GRID_NETNS_ADDRESS_MAX bytes.
 //  Returns 0, or -1 with a reason in error.

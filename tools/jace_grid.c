@@ -83,6 +83,13 @@ static const char *s_usage =
 "      to another's, or within one, and print the rate it got (giving up\n"
 "      after --timeout seconds, default 30):\n"
 "          from A to B: 4000000 bytes in 3.215 s, 9.953 Mb/s\n"
+"  cut --run DIR --cluster NAME\n"
+"      In a --netns grid, cut a cluster off the backbone: every packet\n"
+"      to or from it is dropped without an answer, so the rest of the grid\n"
+"      and this machine hear nothing from its processes (they live on, and\n"
+"      reach each other), as when a site's link goes down.\n"
+"  heal --run DIR --cluster NAME\n"
+"      Join a cut cluster to the backbone again.\n"
 "\n"
 "Options:\n"
 "  --platform FILE   platform file (ZPL; see jace-platform(5))\n"
@@ -113,6 +120,7 @@ typedef struct {
     const char *bulk_from;          //  bulk: sending cluster
     const char *bulk_to;            //  bulk: receiving cluster
     size_t bulk_bytes;              //  bulk: bytes to send
+    const char *cluster;            //  cut, heal: the cluster
 } grid_options_t;
 
 
@@ -219,6 +227,9 @@ s_apply_option (grid_options_t *options, const char *name, const char *value)
     if (streq (name, "to"))
         options->bulk_to = value;
     else
+    if (streq (name, "cluster"))
+        options->cluster = value;
+    else
     if (streq (name, "bytes")) {
         if (s_parse_bytes (value, GRID_BULK_MAX_BYTES, &options->bulk_bytes))
             return s_usage_error ("--bytes wants a whole number of bytes"
@@ -285,6 +296,7 @@ s_parse_options (grid_options_t *options, const char *command,
         { "from", required_argument, NULL, 0 },
         { "to", required_argument, NULL, 0 },
         { "bytes", required_argument, NULL, 0 },
+        { "cluster", required_argument, NULL, 0 },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
@@ -720,6 +732,46 @@ s_command_bulk (grid_options_t *options)
 
 
 //  --------------------------------------------------------------------------
+//  jace-grid cut, jace-grid heal
+
+static int
+s_cut_or_heal (grid_options_t *options, bool cut)
+{
+    const char *command = cut ? "cut" : "heal";
+    if (!options->cluster)
+        return s_usage_error ("%s needs --cluster NAME", command);
+    const char *dir = options->launch.run_dir;
+    grid_run_t *run = grid_run_new (dir);
+    char reason [1024] = "";
+    int rc = -1;
+    if (!grid_netns_is_recorded (run))
+        snprintf (reason, sizeof reason, "no namespaces recorded in %s (no"
+                  " %s/netns): only a grid started with --netns has links"
+                  " to cut; `jace-grid kill` crashes processes", dir, dir);
+    else
+        rc = grid_netns_cut (run, options->cluster, cut, reason,
+                             sizeof reason);
+    if (rc)
+        fprintf (stderr, "jace-grid: %s %s: %s\n", command, options->cluster,
+                 reason);
+    grid_run_destroy (&run);
+    return rc == 0 ? 0 : 1;
+}
+
+static int
+s_command_cut (grid_options_t *options)
+{
+    return s_cut_or_heal (options, true);
+}
+
+static int
+s_command_heal (grid_options_t *options)
+{
+    return s_cut_or_heal (options, false);
+}
+
+
+//  --------------------------------------------------------------------------
 //  Options each command takes, and the command itself
 
 typedef struct {
@@ -736,6 +788,8 @@ static const grid_command_t s_commands [] = {
     { "kill", "run daemon supernode random", s_command_kill },
     { "revive", "run", s_command_revive },
     { "bulk", "run from to bytes timeout", s_command_bulk },
+    { "cut", "run cluster", s_command_cut },
+    { "heal", "run cluster", s_command_heal },
     { "sweep", "grace", s_command_sweep },
 };
 
@@ -745,7 +799,7 @@ main (int argc, char **argv)
 {
     if (argc < 2)
         return s_usage_error ("missing command (start, stop, status, kill,"
-                              " revive, bulk, sweep)");
+                              " revive, bulk, cut, heal, sweep)");
     if (streq (argv [1], "--help") || streq (argv [1], "-h")
     ||  streq (argv [1], "help")) {
         fputs (s_usage, stdout);
