@@ -38,6 +38,29 @@ skip () {   #  skip REASON: a check that cannot run here
 
 diag () { echo "# $*" >&2; }
 
+#  Skip the whole test, before its plan ("1..0 # SKIP", which the TAP
+#  driver reports as SKIP).
+skip_all () {   #  skip_all REASON
+    echo "1..0 # SKIP $1"
+    exit 0
+}
+
+#  Skip the whole test unless network namespaces can be made here, and
+#  CHECK (a command run with $probe naming a fresh namespace) succeeds.
+require_netns () {  #  require_netns WHY-NOT CHECK...
+    [ "$(id -u)" = 0 ] || skip_all "not root: network namespaces need root"
+    command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 ||
+        skip_all "no ip or tc (iproute2)"
+    probe=jace-probe-$$
+    ip netns add "$probe" >/dev/null 2>&1 ||
+        skip_all "ip netns add fails here (no CAP_SYS_ADMIN, or no netns)"
+    why_not=$1; shift
+    "$@" >/dev/null 2>&1
+    probed=$?
+    ip netns del "$probe"
+    [ $probed -eq 0 ] || skip_all "$why_not"
+}
+
 #  Run a command, report it as one check.
 check () {  #  check NAME COMMAND...
     name=$1; shift

@@ -17,21 +17,10 @@
 #  netns add` or tbf refused.
 . "$(dirname "$0")/lib.sh"
 
-skip_all () {
-    echo "1..0 # SKIP $1"
-    exit 0
+probe_tbf () {
+    tc -n "$probe" qdisc add dev lo root tbf rate 1mbit burst 3200 limit 6400
 }
-[ "$(id -u)" = 0 ] || skip_all "not root: network namespaces need root"
-command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 ||
-    skip_all "no ip or tc (iproute2)"
-probe=jace-probe-$$
-ip netns add "$probe" >/dev/null 2>&1 ||
-    skip_all "ip netns add fails here (no CAP_SYS_ADMIN, or no netns)"
-tc -n "$probe" qdisc add dev lo root tbf rate 1mbit burst 3200 \
-    limit 6400 >/dev/null 2>&1
-tbf=$?
-ip netns del "$probe"
-[ $tbf -eq 0 ] || skip_all "tc tbf is not available in this kernel"
+require_netns "tc tbf is not available in this kernel" probe_tbf
 
 lib_init medium
 plan 23
