@@ -27,6 +27,12 @@
 //  OWNER_BUSY_MSEC before anything is done behind its back.
 #define OWNER_BUSY_MSEC 20000
 #define OWNER_RETRY_MSEC 2000
+//  A super-node that was cut off from its peers (or restarted) lists the
+//  daemons it has of a job before it hears again which spawner holds
+//  the job's lease: seen right after a cut cluster was healed, a cancel
+//  through it took the job for orphaned and stopped those daemons only,
+//  while the job went on elsewhere.  Its peers report every second.
+#define OWNER_LEARN_MSEC 3000
 //  Longest wait for a cancelled job's daemons to be free.
 #define FREE_WAIT_MSEC 15000
 
@@ -239,6 +245,24 @@ s_owner_alive (jace_msg_t *registry, const char *job_id)
     return owner && *owner;
 }
 
+//  Daemons work for job_id and no spawner holds its lease: ask again for
+//  up to OWNER_LEARN_MSEC, in case the super-node has yet to hear of the
+//  owner from its peers.  Updates *registry_p and returns the daemons
+//  working, or -1 if the super-node fell silent.
+static int64_t
+s_learn_owner (const char *supernode, jace_security_t *security,
+               const char *job_id, jace_msg_t **registry_p, int64_t working)
+{
+    int64_t deadline = zclock_mono () + OWNER_LEARN_MSEC;
+    while (working > 0 && !s_owner_alive (*registry_p, job_id)
+    &&     zclock_mono () < deadline && !zsys_interrupted) {
+        zclock_sleep (500);
+        jace_msg_destroy (registry_p);
+        working = s_working_for (supernode, security, job_id, registry_p);
+    }
+    return working;
+}
+
 //  Ask the owner spawner to cancel, with a CANCEL sealed with the job
 //  key.  Returns 1 when it obeyed, 0 when none answered, -1 when it
 //  refused (the reason on stderr).
@@ -272,17 +296,33 @@ s_ask_cancel (jace_msg_t *registry, const char *job_id,
     return rc;
 }
 
-//  Wait until no daemon works for the job (or the wait is over).
-//  Returns those still working, or -1 if the super-node fell silent.
+//  Wait until no daemon works for the job (or the wait is over); once
+//  the job has no owner, tell those still working to stop, unless `told`
+//  (they were, as orphans).  Returns those still working, or -1 if the
+//  super-node fell silent.
 static int64_t
 s_wait_free (const char *supernode, jace_security_t *security,
-             const char *job_id, int64_t working, int timeout_msec)
+             const char *job_id, int64_t working, int timeout_msec,
+             const jace_key_t *job_key, bool told)
 {
     int64_t deadline = zclock_mono () + (timeout_msec > FREE_WAIT_MSEC
                                          ? timeout_msec : FREE_WAIT_MSEC);
     while (working > 0 && zclock_mono () < deadline && !zsys_interrupted) {
         zclock_sleep (200);
-        working = s_working_for (supernode, security, job_id, NULL);
+        jace_msg_t *registry = NULL;
+        working = s_working_for (supernode, security, job_id, &registry);
+        //  The job is over and its spawner gone, yet daemons work for it:
+        //  ones it had lost (cut off, frozen) and never reached again.
+        //  Left alone they would hold their task until their orphan
+        //  timeout (600 s by default).
+        if (working > 0 && !told && !s_owner_alive (registry, job_id)) {
+            size_t stopped = s_stop_daemons (registry, job_id, security,
+                                             job_key);
+            printf ("job %s: told %zu daemons its spawner had lost to "
+                    "stop\n", job_id, stopped);
+            told = true;
+        }
+        jace_msg_destroy (&registry);
     }
     return working;
 }
@@ -335,6 +375,9 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
     jace_msg_t *registry = NULL;
     int64_t before = security ? s_working_for (supernode, security, job_id,
                                                &registry) : -1;
+    if (before > 0)
+        before = s_learn_owner (supernode, security, job_id, &registry,
+                                before);
     int asked = before < 0 ? -1
               : s_ask_cancel (registry, job_id, security, &job_key,
                               OWNER_WAIT_MSEC);
@@ -373,10 +416,10 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
                 "to stop\n", job_id,
                 s_stop_daemons (registry, job_id, security, &job_key));
     jace_msg_destroy (&registry);
-    jace_key_wipe (&job_key);
     int64_t working = asked < 0 ? before
                     : s_wait_free (supernode, security, job_id, before,
-                                   timeout_msec);
+                                   timeout_msec, &job_key, asked == 0);
+    jace_key_wipe (&job_key);
     jace_security_destroy (&security);
     if (asked < 0)
         return 1;               //  Said why already
