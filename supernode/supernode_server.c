@@ -1540,23 +1540,31 @@ s_recv_api (server_t *self)
 //  Housekeeping, every heartbeat
 
 //  A silent peer's daemons are forgotten (they fail over and reappear);
-//  a silent peer we only learned of is dropped, freeing its slot.
+//  a silent peer we only learned of is dropped, freeing its slot.  A
+//  removal moves the list's cursor (s_peer_remove finds the peer), so
+//  the walk starts again from the first: those seen are no longer heard.
+//  (Kept the next item instead, and two learned peers falling silent
+//  together, as a cluster cut off saw them, read the second after it
+//  was freed.)
 static void
 s_expire_peers (server_t *self, int64_t now)
 {
     peer_t *peer = (peer_t *) zlistx_first (self->peers);
     while (peer) {
-        peer_t *next = (peer_t *) zlistx_next (self->peers);
+        bool removed = false;
         if (peer->heard && peer->expires_at < now) {
             zsys_notice ("supernode: peer %s silent, forgetting its %zu "
                          "daemons", peer->endpoint, supernode_overlay_forget (
                          self->overlay, peer->endpoint));
             peer->heard = false;
             supernode_probe_forget_peer (self->probe, peer->endpoint);
-            if (!peer->configured)
+            if (!peer->configured) {
                 s_peer_remove (self, peer);
+                removed = true;
+            }
         }
-        peer = next;
+        peer = (peer_t *) (removed ? zlistx_first (self->peers)
+                                   : zlistx_next (self->peers));
     }
 }
 
