@@ -318,8 +318,8 @@ s_wait_free (const char *supernode, jace_security_t *security,
         if (working > 0 && !told && !s_owner_alive (registry, job_id)) {
             size_t stopped = s_stop_daemons (registry, job_id, security,
                                              job_key);
-            printf ("job %s: told %zu daemons its spawner had lost to "
-                    "stop\n", job_id, stopped);
+            printf ("job %s: its spawner is gone; told the %zu daemons "
+                    "still on it to stop\n", job_id, stopped);
             told = true;
         }
         jace_msg_destroy (&registry);
