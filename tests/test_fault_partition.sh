@@ -1,27 +1,29 @@
 #!/bin/sh
 #  test_fault_partition - a site cut off mid-job, then joined again
 #
-#  A job runs on a three-cluster grid in network namespaces.  Once every
-#  task has done its rounds but the last and checkpointed, `jace-grid cut`
-#  drops every packet to and from the
-#  cluster running most of them, without an answer: its daemons live on,
-#  but the spawner hears nothing.  Their links do not drop (no RST, no
-#  refused port), so the link watch must not fire: the tasks there are
-#  declared dead for their silence alone, and run again outside the cut
-#  cluster, from the copies of their state kept off-site (checkpoint/
-#  offsite: a job of total exchanges cannot go on from a task's initial
-#  state).  No daemon elsewhere is declared dead.  `jace-grid heal`
-#  then joins the cluster again while the job runs: the cut daemons,
-#  still on their old tasks, must not disturb it (they are fenced and
-#  freed).  The job's last round waits for a file the test creates after
-#  the heal (exchange/hold_file), so the job outlasts every step on any
+#  An exchange job runs on a three-cluster grid in network namespaces.
+#  Once every task has done its rounds but the last and checkpointed,
+#  `jace-grid cut` drops every packet to and from the cluster running
+#  most of them, without an answer: its daemons live on, but the spawner
+#  hears nothing.  Their links do not drop (no RST, no refused port), so
+#  the link watch must not fire: the tasks there are declared dead for
+#  their silence alone, and run again outside the cut cluster from
+#  checkpoints (a job of total exchanges cannot go on from a task's
+#  initial state).  No daemon elsewhere is declared dead.  `jace-grid
+#  heal` then joins the cluster again while the job runs: the cut
+#  daemons, still on their old tasks, are fenced and none still works.
+#  The job's last round waits for a file the test creates after the
+#  heal (exchange/hold_file), so the job outlasts every step on any
 #  machine; it ends with a verified answer.
 #
-#  Then a band job (jacobi2d: each task's neighbours hold the next rows)
-#  loses the same cluster: the tasks whose neighbours all ran there go
-#  on from their off-site copies too (OFFSITE=off in the environment
-#  runs both jobs without them: three of those four tasks then restart
-#  from their initial state, and that check fails).
+#  Then a band job (jacobi2d: each task's neighbours hold the next rows,
+#  its tolerance out of reach) loses the same cluster: the tasks whose
+#  neighbours all ran there go on from their off-site copies
+#  (checkpoint/offsite; OFFSITE=off in the environment runs both jobs
+#  without them: three of those four tasks then restart from their
+#  initial state, and that check fails).  It is cancelled at once
+#  through the healed cluster's super-node, which has yet to hear from
+#  its peers which spawner holds the job.
 #
 #  Skips the whole test where namespaces cannot be made (not root, no
 #  iproute2, no `ip netns add`).
