@@ -691,6 +691,22 @@ s_command_revive (grid_options_t *options)
 
 
 //  --------------------------------------------------------------------------
+//  True if the run in dir was started with --netns, else false with why
+//  (bulk, cut and heal work on namespaces only)
+
+static bool
+s_netns_recorded (grid_run_t *run, const char *dir, char *reason,
+                  size_t reason_size)
+{
+    if (grid_netns_is_recorded (run))
+        return true;
+    snprintf (reason, reason_size, "no namespaces recorded in %s (no "
+              "%s/netns): start the grid with --netns", dir, dir);
+    return false;
+}
+
+
+//  --------------------------------------------------------------------------
 //  jace-grid bulk
 
 static int
@@ -707,11 +723,8 @@ s_command_bulk (grid_options_t *options)
     char reason [1024] = "";
     double seconds = 0;
     int rc = -1;
-    if (!grid_netns_is_recorded (run))
-        snprintf (reason, sizeof reason, "no namespaces recorded in %s (no"
-                  " %s/netns): start the grid with --netns", dir, dir);
-    else
-    if (grid_netns_lookup (run, options->bulk_from, from_namespace,
+    if (s_netns_recorded (run, dir, reason, sizeof reason)
+    &&  grid_netns_lookup (run, options->bulk_from, from_namespace,
                            from_address, reason, sizeof reason) == 0
     &&  grid_netns_lookup (run, options->bulk_to, to_namespace, to_address,
                            reason, sizeof reason) == 0)
@@ -744,11 +757,7 @@ s_cut_or_heal (grid_options_t *options, bool cut)
     grid_run_t *run = grid_run_new (dir);
     char reason [1024] = "";
     int rc = -1;
-    if (!grid_netns_is_recorded (run))
-        snprintf (reason, sizeof reason, "no namespaces recorded in %s (no"
-                  " %s/netns): only a grid started with --netns has links"
-                  " to cut; `jace-grid kill` crashes processes", dir, dir);
-    else
+    if (s_netns_recorded (run, dir, reason, sizeof reason))
         rc = grid_netns_cut (run, options->cluster, cut, reason,
                              sizeof reason);
     if (rc)
