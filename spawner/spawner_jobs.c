@@ -31,7 +31,11 @@
 //  daemons it has of a job before it hears again which spawner holds
 //  the job's lease: seen right after a cut cluster was healed, a cancel
 //  through it took the job for orphaned and stopped those daemons only,
-//  while the job went on elsewhere.  Its peers report every second.
+//  while the job went on elsewhere.  Its peers report every second once
+//  their links are back, which took 5 s after a cut of 15 s (TCP's
+//  back-off).  A spawner that runs on this machine (it holds the job's
+//  secret) is waited for up to OWNER_BUSY_MSEC; one elsewhere cannot be
+//  told from a dead one, and is waited for OWNER_LEARN_MSEC.
 #define OWNER_LEARN_MSEC 3000
 //  Longest wait for a cancelled job's daemons to be free.
 #define FREE_WAIT_MSEC 15000
@@ -246,14 +250,15 @@ s_owner_alive (jace_msg_t *registry, const char *job_id)
 }
 
 //  Daemons work for job_id and no spawner holds its lease: ask again for
-//  up to OWNER_LEARN_MSEC, in case the super-node has yet to hear of the
-//  owner from its peers.  Updates *registry_p and returns the daemons
-//  working, or -1 if the super-node fell silent.
+//  up to `msec`, in case the super-node has yet to hear of the owner
+//  from its peers.  Updates *registry_p and returns the daemons working,
+//  or -1 if the super-node fell silent.
 static int64_t
 s_learn_owner (const char *supernode, jace_security_t *security,
-               const char *job_id, jace_msg_t **registry_p, int64_t working)
+               const char *job_id, jace_msg_t **registry_p, int64_t working,
+               int msec)
 {
-    int64_t deadline = zclock_mono () + OWNER_LEARN_MSEC;
+    int64_t deadline = zclock_mono () + msec;
     while (working > 0 && !s_owner_alive (*registry_p, job_id)
     &&     zclock_mono () < deadline && !zsys_interrupted) {
         zclock_sleep (500);
@@ -375,9 +380,19 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
     jace_msg_t *registry = NULL;
     int64_t before = security ? s_working_for (supernode, security, job_id,
                                                &registry) : -1;
+    bool spawner_here = spawner_secret_in_use (secrets_dir, job_id);
     if (before > 0)
         before = s_learn_owner (supernode, security, job_id, &registry,
-                                before);
+                                before, spawner_here ? OWNER_BUSY_MSEC
+                                                     : OWNER_LEARN_MSEC);
+    if (before > 0 && spawner_here && !s_owner_alive (registry, job_id)) {
+        //  Its daemons are not orphans: leave them to it
+        fprintf (stderr, "jace-spawner: the spawner of job %s runs on this "
+                 "machine, but super-node %s does not name it after %d s: "
+                 "try again, or through another super-node\n", job_id,
+                 supernode, OWNER_BUSY_MSEC / 1000);
+        before = -1;
+    }
     int asked = before < 0 ? -1
               : s_ask_cancel (registry, job_id, security, &job_key,
                               OWNER_WAIT_MSEC);

@@ -94,6 +94,22 @@ spawner_secret_hold (const char *option, const char *job, char *reason,
     return fd;
 }
 
+bool
+spawner_secret_in_use (const char *option, const char *job)
+{
+    assert (job);
+    char *dir = spawner_secret_dir (option);
+    char *path = zsys_sprintf ("%s/%s.secret", dir, job);
+    int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    bool held = fd >= 0 && flock (fd, LOCK_SH | LOCK_NB) != 0
+             && errno == EWOULDBLOCK;
+    if (fd >= 0)
+        close (fd);
+    free (path);
+    free (dir);
+    return held;
+}
+
 void
 spawner_secret_let_go (int *fd_p)
 {

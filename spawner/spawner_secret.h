@@ -47,6 +47,12 @@ int
     spawner_secret_hold (const char *option, const char *job, char *reason,
                          size_t reason_size);
 
+//  True if a process of this machine holds job `job`'s secret file in
+//  `dir` (`option`, or the default when NULL): its spawner runs here.
+//  Tests with a shared lock, let go at once.
+bool
+    spawner_secret_in_use (const char *option, const char *job);
+
 //  Let go of a held secret file; sets *fd_p to -1.  Safe on -1.
 void
     spawner_secret_let_go (int *fd_p);
