@@ -4,7 +4,7 @@
     A checkpoint is a CKPT message: the task's job, number, epoch and
     iteration, the application's state as an opaque byte payload, the
     newest values the task held from its neighbours (two more payloads,
-    jace_task_save_newest), its pieces of the last total exchange it
+    jace_task_save_newest), its pieces of the last total exchanges it
     completed (two more, if its log held them: jace_task_save_pieces),
     and a seal over all of them: keyed BLAKE2b
     under the job key, in the CKPT's token.  The seal binds the bytes to

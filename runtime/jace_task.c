@@ -43,6 +43,10 @@
 //  at about 2^45: far from what pins a job for good.
 #define MAX_ITERATION_RATE 1000000
 
+//  The copies whose exchange counts we remember: enough to know how many
+//  rounds a copy's pieces must cover (s_first_saved_round).
+#define COPY_ROUNDS_KEPT 3
+
 //  A vector of one task's values: the newest received from a neighbour,
 //  or the newest a full link refused to take to it.
 typedef struct {
@@ -119,6 +123,10 @@ struct _jace_task_t {
                                 //  round 0 trades request lists, round k
                                 //  is the k-th jace_task_alltoallv
     int64_t exchanges;          //  jace_task_alltoallv calls completed
+    int64_t copy_rounds [COPY_ROUNDS_KEPT];
+                                //  Exchange counts of our last copies,
+                                //  oldest first
+    size_t copy_round_count;    //  ... how many (fewer before the third)
     size_t send_failures;       //  Sends that failed (counted per round 0)
     jace_task_wait_fn *wait;    //  The daemon's wait for input, or NULL
     void *wait_arg;             //  Its argument
@@ -1597,39 +1605,111 @@ jace_task_restore_newest (jace_task_t *self, const jace_msg_t *copy)
 //  lose the task's state with them.  A larger round is not saved (the
 //  others fail, saying so, if the task dies before they have it).
 #define SAVED_PIECES_MAX ((size_t) 64 << 20)
+//  The older rounds a copy carries besides, together.  Every copy carries
+//  them again, so they must stay small beside a task's state.
+#define SAVED_OLDER_MAX ((size_t) 8 << 20)
+
+//  The oldest round a copy made now should carry.  Tasks lost together
+//  restart from copies of different rounds, and one restored at round a
+//  must give one restored at b < a its pieces of rounds b + 1 to a: its
+//  log died with its daemon, and it will not run them again.  The
+//  others' copies lie as many rounds apart as ours (a period in seconds,
+//  the same for every task, or in iterations), and a holder may keep the
+//  copy before the newest: from the round of our copy three back, b is
+//  covered with a period to spare.  Before our third copy, from round 1.
+static int64_t
+s_first_saved_round (const jace_task_t *self)
+{
+    if (self->copy_round_count < COPY_ROUNDS_KEPT
+    ||  self->copy_rounds [0] < 1)
+        return 1;
+    return self->copy_rounds [0];
+}
+
+static void
+s_remember_copy_round (jace_task_t *self)
+{
+    if (self->copy_round_count == COPY_ROUNDS_KEPT) {
+        memmove (self->copy_rounds, self->copy_rounds + 1,
+                 (COPY_ROUNDS_KEPT - 1) * sizeof (int64_t));
+        self->copy_round_count--;
+    }
+    self->copy_rounds [self->copy_round_count++] = self->exchanges;
+}
+
+static size_t
+s_round_bytes (const size_t *sizes, size_t tasks)
+{
+    size_t bytes = 0;
+    for (size_t task = 0; task < tasks; task++)
+        bytes += sizes [task];
+    return bytes;
+}
+
+//  The oldest round of the window our log still holds, newest first
+//  while they fit; last + 1 when not even the last round does.  The
+//  bytes of the rounds taken go to *total.
+static int64_t
+s_oldest_saved_round (const jace_task_t *self, int64_t first, size_t *total)
+{
+    size_t tasks = (size_t) self->count;
+    int64_t last = self->exchanges;
+    int64_t oldest = last + 1;
+    size_t older = 0;
+    *total = 0;
+    for (int64_t round = last; round >= first; round--) {
+        const unsigned char *const *buffers;
+        const size_t *sizes;
+        if (jace_exchange_logged (self->exchange, round, &buffers, &sizes))
+            break;
+        size_t bytes = s_round_bytes (sizes, tasks);
+        if (round == last ? bytes > SAVED_PIECES_MAX
+                          : older + bytes > SAVED_OLDER_MAX)
+            break;
+        if (round < last)
+            older += bytes;
+        *total += bytes;
+        oldest = round;
+    }
+    return oldest;
+}
 
 void
-jace_task_save_pieces (const jace_task_t *self, jace_msg_t *copy)
+jace_task_save_pieces (jace_task_t *self, jace_msg_t *copy)
 {
     assert (self && copy);
-    const unsigned char *const *buffers;
-    const size_t *sizes;
-    if (self->exchanges < 1
-    ||  jace_exchange_logged (self->exchange, self->exchanges, &buffers,
-                              &sizes))
+    int64_t first = s_first_saved_round (self);
+    s_remember_copy_round (self);
+    int64_t last = self->exchanges;
+    size_t total = 0;
+    int64_t oldest = last >= 1 ? s_oldest_saved_round (self, first, &total)
+                               : last + 1;
+    if (oldest > last)
         return;
     size_t tasks = (size_t) self->count;
-    int64_t *shape = (int64_t *) malloc ((tasks + 1) * sizeof (int64_t));
-    assert (shape);
-    shape [0] = self->exchanges;
-    size_t total = 0;
-    for (size_t task = 0; task < tasks; task++) {
-        shape [task + 1] = (int64_t) sizes [task];
-        total += sizes [task];
-    }
-    if (total > SAVED_PIECES_MAX) {
-        free (shape);
-        return;
-    }
+    size_t rounds = (size_t) (last - oldest + 1);
+    size_t length = 2 + rounds * tasks;
+    int64_t *shape = (int64_t *) malloc (length * sizeof (int64_t));
     unsigned char *bytes = (unsigned char *) malloc (total + 1);
-    assert (bytes);
+    assert (shape && bytes);
+    shape [0] = (int64_t) rounds;
+    shape [1] = oldest;
     size_t at = 0;
-    for (size_t task = 0; task < tasks; task++) {
-        if (sizes [task])
-            memcpy (bytes + at, buffers [task], sizes [task]);
-        at += sizes [task];
+    for (size_t index = 0; index < rounds; index++) {
+        const unsigned char *const *buffers;
+        const size_t *sizes;
+        int rc = jace_exchange_logged (self->exchange,
+                                       oldest + (int64_t) index, &buffers,
+                                       &sizes);
+        assert (rc == 0);
+        for (size_t task = 0; task < tasks; task++) {
+            shape [2 + index * tasks + task] = (int64_t) sizes [task];
+            if (sizes [task])
+                memcpy (bytes + at, buffers [task], sizes [task]);
+            at += sizes [task];
+        }
     }
-    jace_msg_add_payload (copy, JACE_PAYLOAD_I64, shape, tasks + 1);
+    jace_msg_add_payload (copy, JACE_PAYLOAD_I64, shape, length);
     jace_msg_add_payload (copy, JACE_PAYLOAD_BYTES, bytes, total);
     free (shape);
     free (bytes);
@@ -1642,21 +1722,26 @@ jace_task_restore_pieces (jace_task_t *self, const jace_msg_t *copy)
     size_t tasks = (size_t) self->count;
     if (jace_msg_payload_count (copy) != 5
     ||  jace_msg_payload_kind (copy, 3) != JACE_PAYLOAD_I64
-    ||  jace_msg_payload_kind (copy, 4) != JACE_PAYLOAD_BYTES
-    ||  jace_msg_payload_length (copy, 3) != tasks + 1)
+    ||  jace_msg_payload_kind (copy, 4) != JACE_PAYLOAD_BYTES)
         return -1;
-    int64_t *shape = (int64_t *) malloc ((tasks + 1) * sizeof (int64_t));
+    size_t length = jace_msg_payload_length (copy, 3);
+    if (length < 2 + tasks || (length - 2) % tasks)
+        return -1;
+    size_t rounds = (length - 2) / tasks;
+    int64_t *shape = (int64_t *) malloc (length * sizeof (int64_t));
     assert (shape);
     jace_msg_payload_copy (copy, 3, shape);
-    //  Only the round the restored count says we completed last.
+    //  Consecutive rounds, the last the one the restored count says we
+    //  completed last.
+    bool fits = shape [0] == (int64_t) rounds && shape [1] >= 1
+             && shape [1] <= self->exchanges
+             && self->exchanges - shape [1] + 1 == (int64_t) rounds;
     size_t total = jace_msg_payload_length (copy, 4);
     size_t sum = 0;
-    bool fits = shape [0] == self->exchanges && shape [0] >= 1;
-    for (size_t task = 0; fits && task < tasks; task++) {
-        fits = shape [task + 1] >= 0
-            && (uint64_t) shape [task + 1] <= total - sum;
+    for (size_t index = 2; fits && index < length; index++) {
+        fits = shape [index] >= 0 && (uint64_t) shape [index] <= total - sum;
         if (fits)
-            sum += (size_t) shape [task + 1];
+            sum += (size_t) shape [index];
     }
     int rc = -1;
     if (fits && sum == total) {
@@ -1666,12 +1751,18 @@ jace_task_restore_pieces (jace_task_t *self, const jace_msg_t *copy)
                                                         * sizeof (void *));
         size_t *sizes = (size_t *) zmalloc (tasks * sizeof (size_t));
         size_t at = 0;
-        for (size_t task = 0; task < tasks; task++) {
-            sizes [task] = (size_t) shape [task + 1];
-            buffers [task] = sizes [task] ? bytes + at : NULL;
-            at += sizes [task];
+        rc = 0;
+        for (size_t index = 0; index < rounds; index++) {
+            for (size_t task = 0; task < tasks; task++) {
+                sizes [task] = (size_t) shape [2 + index * tasks + task];
+                buffers [task] = sizes [task] ? bytes + at : NULL;
+                at += sizes [task];
+            }
+            if (jace_exchange_relog (self->exchange,
+                                     shape [1] + (int64_t) index, buffers,
+                                     sizes))
+                rc = -1;
         }
-        rc = jace_exchange_relog (self->exchange, shape [0], buffers, sizes);
         free (buffers);
         free (sizes);
     }

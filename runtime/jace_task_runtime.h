@@ -224,18 +224,23 @@ size_t
     jace_task_restore_newest (jace_task_t *self, const jace_msg_t *copy);
 
 //  Append to checkpoint `copy` (after jace_task_save_newest) our pieces
-//  of the last total exchange we completed, when our log holds them (two
-//  payloads: int64 [round, size per task], and the pieces end to end).
-//  A task that completed round r may die before the others got its
-//  pieces of r; restored at r, it runs r + 1 next and could not give
-//  them again otherwise.
+//  of the total exchanges we completed last, as far as our log holds
+//  them (two payloads: int64 [rounds, first round, then each round's size
+//  per task], and the pieces end to end, rounds in order).  A task that
+//  completed round r may die before the others got its pieces of r;
+//  restored at r, it runs r + 1 next and could not give them again
+//  otherwise.  Tasks lost together may restore from copies of different
+//  rounds, so the copy reaches back over our last three copies' rounds
+//  (the last round up to 64 MiB, the older ones 8 MiB together).  Each
+//  call counts as a copy made.
 void
-    jace_task_save_pieces (const jace_task_t *self, jace_msg_t *copy);
+    jace_task_save_pieces (jace_task_t *self, jace_msg_t *copy);
 
 //  Put the pieces a checkpoint saved back in our exchange log (after
 //  jace_task_restore_newest, which restores the exchange count).
 //  Returns 0, or -1 when the copy holds none that fit this task (any
-//  other shape is not trusted: nothing is taken).
+//  other shape is not trusted: nothing is taken), or a round could not
+//  be logged.
 int
     jace_task_restore_pieces (jace_task_t *self, const jace_msg_t *copy);
 

@@ -799,6 +799,75 @@ s_test_restored_after_round (restore_case_t restore)
     s_net_destroy (&net);
 }
 
+//  Two tasks lost together, restored from copies of different rounds:
+//  task 1 at round 3, task 3 at round 5.  Task 1 runs rounds 4 and 5
+//  again, and needs task 3's pieces of them, which died with task 3's
+//  log.  A copy that carries rounds 3 to 5 (jace_task_save_pieces
+//  reaches back over several copies) serves them; one that carries round
+//  5 alone cannot.
+static void
+s_test_restored_apart (bool older_rounds)
+{
+    int sizes [] = { 3, 2 };
+    int64_t early = 1, late = 3;
+    net_t *net = s_net_new (sizes, 2, "lg");
+    ok (s_job (net, 5), "five rounds before two tasks are lost");
+    int64_t first = older_rounds ? 3 : 5;
+    void *saved [3][TASKS_MAX];
+    size_t saved_sizes [3][TASKS_MAX];
+    for (int64_t round = first; round <= 5; round++) {
+        const unsigned char *const *logged;
+        const size_t *logged_sizes;
+        int rc = jace_exchange_logged (net->task [late].engine, round,
+                                       &logged, &logged_sizes);
+        assert (rc == 0);
+        for (int64_t to = 0; to < net->tasks; to++) {
+            size_t size = logged_sizes [to];
+            saved_sizes [round - 3][to] = size;
+            saved [round - 3][to] = size ? zmalloc (size) : NULL;
+            if (size)
+                memcpy (saved [round - 3][to], logged [to], size);
+        }
+    }
+    int64_t lost [2] = { early, late };
+    for (int i = 0; i < 2; i++) {
+        net->epoch [lost [i]] = 2;
+        jace_exchange_destroy (&net->task [lost [i]].engine);
+        s_start_task (net, lost [i], "lg");
+    }
+    for (int64_t rank = 0; rank < net->tasks; rank++)
+        for (int i = 0; i < 2; i++)
+            if (rank != lost [i])
+                jace_exchange_moved (net->task [rank].engine, lost [i],
+                                     net->now);
+    bool relogged = true;
+    for (int64_t round = first; round <= 5; round++)
+        relogged &= jace_exchange_relog (net->task [late].engine, round,
+                                         (const void *const *)
+                                         saved [round - 3],
+                                         saved_sizes [round - 3]) == 0;
+    ok (relogged, "task 3's replacement logs the rounds its copy carried");
+    s_begin (net, early, 4);
+    s_begin (net, late, 6);
+    bool done = s_run (net, 6);
+    const char *failure = NULL;
+    for (int64_t rank = 0; rank < net->tasks && !failure; rank++)
+        failure = jace_exchange_failure (net->task [rank].engine);
+    if (older_rounds)
+        ok (done && net->wrong == 0 && !failure,
+            "task 1 runs rounds 4 and 5 again from task 3's copy, and "
+            "every task completes round 6, each piece once and right");
+    else
+        ok (!done && failure && strstr (failure, "no longer holds"),
+            "with round 5 alone, task 1 learns task 3 no longer holds "
+            "round 4");
+    diag ("done %d: %s", done, failure ? failure : "(none)");
+    for (int64_t round = first; round <= 5; round++)
+        for (int64_t to = 0; to < net->tasks; to++)
+            free (saved [round - 3][to]);
+    s_net_destroy (&net);
+}
+
 //  A task whose log is full answers a pull of a dropped round "gone",
 //  and the task that needs it says so instead of waiting for ever.
 static void
@@ -833,7 +902,7 @@ main (void)
     zsys_set_logstream (stderr);
     zsys_init ();
     srandom (14);
-    tap_plan (56);
+    tap_plan (62);
     s_test_plans ();
     s_test_loss ();
     s_test_relay_dies ("lg", 0);
@@ -844,6 +913,8 @@ main (void)
     s_test_hostile ();
     s_test_nonsense ();
     s_test_gone ();
+    s_test_restored_apart (true);
+    s_test_restored_apart (false);
     s_test_restored_after_round (RESTORE_PULLS_IN_FLIGHT);
     s_test_restored_after_round (RESTORE_PULLS_FIRST);
     s_test_restored_after_round (RESTORE_PULLS_BETWEEN);

@@ -392,9 +392,11 @@ s_test_replay (void)
     jace_task_destroy (&task);
 }
 
-//  A copy made with the pieces of the task's last exchange: restored into
-//  the exchange log only when its round is the copy's exchange count and
-//  its sizes add up; a restored task saves them again unchanged.
+//  A copy made with the pieces of the task's last exchanges: restored
+//  into the exchange log only when its rounds end at the copy's exchange
+//  count and its sizes add up; a restored task saves them again
+//  unchanged, and once it has made three copies, reaches back to the
+//  round of the third last only.
 static jace_msg_t *
 s_copy_with_pieces (int64_t exchanges, const int64_t *shape, size_t length,
                     const char *bytes, size_t size)
@@ -410,14 +412,32 @@ s_copy_with_pieces (int64_t exchanges, const int64_t *shape, size_t length,
     return copy;
 }
 
+//  The rounds a copy made now carries: first round and count, 0 if none.
+static int64_t
+s_saved_rounds (jace_task_t *task, int64_t *first, size_t *bytes)
+{
+    jace_msg_t *copy = jace_msg_new (JACE_MSG_CKPT);
+    jace_task_save_pieces (task, copy);
+    int64_t shape [2 + 8 * TASKS] = { 0 };
+    if (jace_msg_payload_count (copy) == 2
+    &&  jace_msg_payload_length (copy, 0) >= 2
+    &&  jace_msg_payload_length (copy, 0) <= 2 + 8 * TASKS)
+        jace_msg_payload_copy (copy, 0, shape);
+    *bytes = jace_msg_payload_count (copy) == 2
+           ? jace_msg_payload_length (copy, 1) : 0;
+    jace_msg_destroy (&copy);
+    *first = shape [1];
+    return shape [0];
+}
+
 static void
 s_test_pieces (void)
 {
     //  Round 7: 3 bytes for task 0, none for 1, 2 for 2, 1 for 3.
-    int64_t shape [TASKS + 1] = { 7, 3, 0, 2, 1 };
+    int64_t shape [2 + TASKS] = { 1, 7, 3, 0, 2, 1 };
     const char *bytes = "abcdef";
     jace_task_t *task = s_task ();
-    jace_msg_t *copy = s_copy_with_pieces (6, shape, TASKS + 1, bytes, 6);
+    jace_msg_t *copy = s_copy_with_pieces (6, shape, 2 + TASKS, bytes, 6);
     jace_task_restore_newest (task, copy);
     ok (jace_task_restore_pieces (task, copy) == -1,
         "pieces of round 7 in a copy made after 6 exchanges: refused");
@@ -425,25 +445,31 @@ s_test_pieces (void)
     jace_task_destroy (&task);
 
     task = s_task ();
-    copy = s_copy_with_pieces (7, shape, TASKS + 1, bytes, 5);
+    copy = s_copy_with_pieces (7, shape, 2 + TASKS, bytes, 5);
     jace_task_restore_newest (task, copy);
     ok (jace_task_restore_pieces (task, copy) == -1,
         "sizes adding up to more than the bytes: refused");
     jace_msg_destroy (&copy);
-    copy = s_copy_with_pieces (7, shape, TASKS, bytes, 6);
+    copy = s_copy_with_pieces (7, shape, 1 + TASKS, bytes, 6);
     ok (jace_task_restore_pieces (task, copy) == -1,
         "a size missing for a task: refused");
     jace_msg_destroy (&copy);
-    copy = s_copy_with_pieces (7, shape, TASKS + 1, bytes, 6);
+    int64_t lying [2 + 2 * TASKS] = { 1, 6, 3, 0, 2, 1, 0, 0,
+                                      0, 0, 0, 0, 0, 0 };
+    copy = s_copy_with_pieces (7, lying, 2 + 2 * TASKS, bytes, 6);
+    ok (jace_task_restore_pieces (task, copy) == -1,
+        "a count of rounds that is not the shape's: refused");
+    jace_msg_destroy (&copy);
+    copy = s_copy_with_pieces (7, shape, 2 + TASKS, bytes, 6);
     ok (jace_task_restore_pieces (task, copy) == 0,
         "the pieces of the last exchange are taken back into the log");
     jace_msg_destroy (&copy);
 
     jace_msg_t *again = jace_msg_new (JACE_MSG_CKPT);
     jace_task_save_pieces (task, again);
-    int64_t saved [TASKS + 1] = { 0 };
+    int64_t saved [2 + TASKS] = { 0 };
     bool same = jace_msg_payload_count (again) == 2
-             && jace_msg_payload_length (again, 0) == TASKS + 1
+             && jace_msg_payload_length (again, 0) == 2 + TASKS
              && jace_msg_payload_length (again, 1) == 6;
     if (same) {
         jace_msg_payload_copy (again, 0, saved);
@@ -452,6 +478,37 @@ s_test_pieces (void)
     }
     ok (same, "a restored task saves the same pieces in its next copy");
     jace_msg_destroy (&again);
+    jace_task_destroy (&task);
+
+    //  Rounds 5, 6 and 7, two bytes each (to tasks 0 and 1).
+    int64_t three [2 + 3 * TASKS] = { 3, 5, 1, 1, 0, 0, 0, 0,
+                                      1, 1, 0, 0, 0, 0,
+                                      1, 1, 0, 0, 0, 0 };
+    task = s_task ();
+    copy = s_copy_with_pieces (8, three, 2 + 3 * TASKS, bytes, 6);
+    jace_task_restore_newest (task, copy);
+    ok (jace_task_restore_pieces (task, copy) == -1,
+        "rounds 5 to 7 in a copy made after 8 exchanges: refused");
+    jace_msg_destroy (&copy);
+    jace_task_destroy (&task);
+    task = s_task ();
+    copy = s_copy_with_pieces (7, three, 2 + 3 * TASKS, bytes, 6);
+    jace_task_restore_newest (task, copy);
+    ok (jace_task_restore_pieces (task, copy) == 0,
+        "rounds 5 to 7 in a copy made after 7 exchanges: all logged again");
+    jace_msg_destroy (&copy);
+    int64_t first = 0;
+    size_t size = 0;
+    int64_t rounds = s_saved_rounds (task, &first, &size);
+    ok (rounds == 3 && first == 5 && size == 6,
+        "its next copies carry rounds 5 to 7 again");
+    diag ("rounds %" PRId64 " from %" PRId64 ", %zu bytes", rounds, first,
+          size);
+    s_saved_rounds (task, &first, &size);
+    s_saved_rounds (task, &first, &size);
+    rounds = s_saved_rounds (task, &first, &size);
+    ok (rounds == 1 && first == 7 && size == 2,
+        "three copies on, all made after round 7, only round 7");
     jace_task_destroy (&task);
 }
 
@@ -536,7 +593,7 @@ main (void)
     zsys_set_logstream (stderr);
     zsys_init ();
     jace_key_random (&s_job_key);
-    tap_plan (55);
+    tap_plan (60);
     zsock_t *pulls [TASKS] = { NULL };
     for (int rank = 0; rank < TASKS; rank++)
         if (rank != RANK) {
