@@ -1605,9 +1605,13 @@ jace_task_restore_newest (jace_task_t *self, const jace_msg_t *copy)
 //  lose the task's state with them.  A larger round is not saved (the
 //  others fail, saying so, if the task dies before they have it).
 #define SAVED_PIECES_MAX ((size_t) 64 << 20)
-//  The older rounds a copy carries besides, together.  Every copy carries
-//  them again, so they must stay small beside a task's state.
-#define SAVED_OLDER_MAX ((size_t) 8 << 20)
+//  The older rounds a copy carries besides, together: as many bytes as
+//  the task's state, or this many for a smaller one.  Every copy carries
+//  them again, so a copy grows by its state at most: with TSIRM's
+//  exchanges (330 KB a round, 12 rounds a second beside a state of 216
+//  KB), a copy carried 7.5 MB of rounds when they were bounded by 8 MiB
+//  only.
+#define SAVED_OLDER_MIN ((size_t) 1 << 20)
 
 //  The oldest round a copy made now should carry.  Tasks lost together
 //  restart from copies of different rounds, and one restored at round a
@@ -1650,7 +1654,8 @@ s_round_bytes (const size_t *sizes, size_t tasks)
 //  while they fit; last + 1 when not even the last round does.  The
 //  bytes of the rounds taken go to *total.
 static int64_t
-s_oldest_saved_round (const jace_task_t *self, int64_t first, size_t *total)
+s_oldest_saved_round (const jace_task_t *self, int64_t first,
+                      size_t older_max, size_t *total)
 {
     size_t tasks = (size_t) self->count;
     int64_t last = self->exchanges;
@@ -1664,7 +1669,7 @@ s_oldest_saved_round (const jace_task_t *self, int64_t first, size_t *total)
             break;
         size_t bytes = s_round_bytes (sizes, tasks);
         if (round == last ? bytes > SAVED_PIECES_MAX
-                          : older + bytes > SAVED_OLDER_MAX)
+                          : older + bytes > older_max)
             break;
         if (round < last)
             older += bytes;
@@ -1681,9 +1686,14 @@ jace_task_save_pieces (jace_task_t *self, jace_msg_t *copy)
     int64_t first = s_first_saved_round (self);
     s_remember_copy_round (self);
     int64_t last = self->exchanges;
+    size_t state = jace_msg_payload_count (copy) >= 1
+                && jace_msg_payload_kind (copy, 0) == JACE_PAYLOAD_BYTES
+                 ? jace_msg_payload_length (copy, 0) : 0;
+    size_t older_max = state > SAVED_OLDER_MIN ? state : SAVED_OLDER_MIN;
     size_t total = 0;
-    int64_t oldest = last >= 1 ? s_oldest_saved_round (self, first, &total)
-                               : last + 1;
+    int64_t oldest = last >= 1
+                   ? s_oldest_saved_round (self, first, older_max, &total)
+                   : last + 1;
     if (oldest > last)
         return;
     size_t tasks = (size_t) self->count;

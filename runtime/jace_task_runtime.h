@@ -231,8 +231,9 @@ size_t
 //  restored at r, it runs r + 1 next and could not give them again
 //  otherwise.  Tasks lost together may restore from copies of different
 //  rounds, so the copy reaches back over our last three copies' rounds
-//  (the last round up to 64 MiB, the older ones 8 MiB together).  Each
-//  call counts as a copy made.
+//  (the last round up to 64 MiB, the older ones together as many bytes
+//  as the copy's state, the payload before, or 1 MiB if that is less).
+//  Each call counts as a copy made.
 void
     jace_task_save_pieces (jace_task_t *self, jace_msg_t *copy);
 

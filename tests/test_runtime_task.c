@@ -510,6 +510,28 @@ s_test_pieces (void)
     ok (rounds == 1 && first == 7 && size == 2,
         "three copies on, all made after round 7, only round 7");
     jace_task_destroy (&task);
+
+    //  Rounds 5, 6 and 7 of 600 KB each, beside a state smaller than
+    //  1 MiB: the older rounds a copy carries stay within 1 MiB.
+    size_t piece = 600 << 10;
+    char *large = (char *) zmalloc (3 * piece);
+    int64_t heavy [2 + 3 * TASKS] = { 3, 5, (int64_t) piece, 0, 0, 0, 0, 0,
+                                      (int64_t) piece, 0, 0, 0, 0, 0,
+                                      (int64_t) piece, 0, 0, 0, 0, 0 };
+    task = s_task ();
+    copy = s_copy_with_pieces (7, heavy, 2 + 3 * TASKS, large, 3 * piece);
+    jace_task_restore_newest (task, copy);
+    ok (jace_task_restore_pieces (task, copy) == 0,
+        "three rounds of 600 KB are logged again");
+    jace_msg_destroy (&copy);
+    rounds = s_saved_rounds (task, &first, &size);
+    ok (rounds == 2 && first == 6 && size == 2 * piece,
+        "a copy with a small state carries one older round of them besides "
+        "the last (1 MiB for the older rounds)");
+    diag ("rounds %" PRId64 " from %" PRId64 ", %zu bytes", rounds, first,
+          size);
+    jace_task_destroy (&task);
+    free (large);
 }
 
 //  A rebalance's ASSIGN with the iterate: every unknown, or our row and
@@ -593,7 +615,7 @@ main (void)
     zsys_set_logstream (stderr);
     zsys_init ();
     jace_key_random (&s_job_key);
-    tap_plan (60);
+    tap_plan (62);
     zsock_t *pulls [TASKS] = { NULL };
     for (int rank = 0; rank < TASKS; rank++)
         if (rank != RANK) {
