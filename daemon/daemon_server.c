@@ -13,7 +13,9 @@
     message of its for our job counts as a sign of life.  Silent for
     job/orphan_timeout seconds (default 600), it is presumed dead and its
     job failed: we stop the task as a STOP would and are free again,
-    rather than iterate for nobody until someone kills us.
+    rather than iterate for nobody until someone kills us.  A job that
+    ended while we were cut off from it is over for good: our super-node
+    says so in a WELCOME (job_over), and we stop at once.
 
     Task data arrives in CHUNKs (daemon_transfer) here, not in the worker:
     this thread answers each with a CHUNK_ACK and keeps heartbeating, and
@@ -533,6 +535,23 @@ s_flush_pongs (server_t *self)
     return held ? held->due - now : -1;
 }
 
+static void s_stop_job (server_t *self, const char *reason);
+
+//  A WELCOME may say that the job we work for is over: its spawner ended
+//  it while we could not hear it (a partition), and replaced us.  It
+//  will not come back for us, so we do not wait job/orphan_timeout.
+static void
+s_check_job_over (server_t *self, jace_msg_t *welcome)
+{
+    const char *over = jace_msg_param (welcome, "job_over");
+    if (!over || !*self->job || !streq (over, self->job))
+        return;
+    zsys_notice ("daemon %s: job %s is over, says super-node %s (its "
+                 "spawner ended it without us); dropping our task",
+                 self->self_node.id, self->job, self->current);
+    s_stop_job (self, "job over");
+}
+
 static void
 s_recv_supernode (server_t *self)
 {
@@ -554,6 +573,7 @@ s_recv_supernode (server_t *self)
         self->registered = true;
         self->last_welcome = zclock_mono ();
         self->silence_reported = 0;
+        s_check_job_over (self, msg);
     }
     else
     if (jace_msg_type (msg) == JACE_MSG_PING)

@@ -109,6 +109,13 @@ typedef enum {
     JACE_NODE_WORKING = 2       //  running a task
 } jace_node_state_t;
 
+//  States of a lease HEARTBEAT (spawner -> super-node).
+typedef enum {
+    JACE_LEASE_RENEW = 0,       //  The job goes on: keep the lease
+    JACE_LEASE_OVER = 1         //  The job is over: its RELEASE follows,
+                                //  and daemons still on it may stop
+} jace_lease_state_t;
+
 //  States of a task in PROGRESS messages.
 typedef enum {
     JACE_TASK_RUNNING = 0,      //  Iterating, not locally converged

@@ -552,13 +552,20 @@ void
 spawner_lease_release_all (spawner_lease_t *self)
 {
     assert (self);
-    if (self->held_count == 0 || !self->dealer)
+    if (!self->dealer)
+        return;
+    //  Our sockets drop unsent messages on close; these must leave.
+    zsock_set_linger (self->dealer, 1000);
+    //  The job is over: daemons of it that we lost (cut off, not dead)
+    //  learn it from their super-nodes (supernode_ended).
+    jace_msg_t *over = s_lease_msg (self, JACE_MSG_HEARTBEAT);
+    jace_msg_set_state (over, JACE_LEASE_OVER);
+    jace_msg_send (&over, self->dealer);
+    if (self->held_count == 0)
         return;
     jace_msg_t *release = s_lease_msg (self, JACE_MSG_RELEASE);
     for (size_t i = 0; i < self->held_count; i++)
         jace_msg_add_node (release, &self->held [i]);
-    //  Our sockets drop unsent messages on close; this one must leave.
-    zsock_set_linger (self->dealer, 1000);
     jace_msg_send (&release, self->dealer);
     self->held_count = 0;
     self->shortfall = 0;

@@ -116,8 +116,10 @@ bool
 void
     spawner_lease_forget (spawner_lease_t *self, const char *id);
 
-//  Release every daemon held, taken or not (the job is over).  The
-//  message leaves even if the socket closes right after.
+//  The job is over: say so to the super-node (a lease HEARTBEAT of state
+//  JACE_LEASE_OVER, which tells daemons we lost), then release every
+//  daemon held, taken or not.  The messages leave even if the socket
+//  closes right after.
 void
     spawner_lease_release_all (spawner_lease_t *self);
 

@@ -23,6 +23,7 @@
 #include "supernode_registry.h"
 #include "supernode_overlay.h"
 #include "supernode_leases.h"
+#include "supernode_ended.h"
 #include "supernode_probe.h"
 #include "jace_msg.h"
 #include "jace_shaper.h"
@@ -115,6 +116,7 @@ typedef struct {
     supernode_registry_t *registry;  //  Our daemons
     supernode_overlay_t *overlay;    //  Our peers' daemons and leases
     supernode_leases_t *leases; //  Our leases, by job
+    supernode_ended_t *ended;   //  Jobs the grid knows are over
     zlistx_t *peers;            //  peer_t items, owned
     zlistx_t *pending;          //  pending_t items, owned
     zhashx_t *refused;          //  Endpoints refused as peers (no values)
@@ -336,6 +338,7 @@ s_server_new (zsock_t *pipe, supernode_config_t *config)
     self->refused = zhashx_new ();
     self->overlay = supernode_overlay_new ();
     self->leases = supernode_leases_new ();
+    self->ended = supernode_ended_new ();
     self->max_peers = config->max_peers > 0 ? config->max_peers
                                             : SUPERNODE_MAX_PEERS;
     self->max_daemons = config->max_daemons > 0 ? config->max_daemons
@@ -387,6 +390,7 @@ s_server_destroy (server_t **self_p)
     zhashx_destroy (&self->refused);
     supernode_overlay_destroy (&self->overlay);
     supernode_leases_destroy (&self->leases);
+    supernode_ended_destroy (&self->ended);
     zpoller_destroy (&self->poller);
     zsock_destroy (&self->router);
     supernode_registry_destroy (&self->registry);
@@ -482,6 +486,21 @@ s_lease_key (server_t *self, jace_msg_t *msg, jace_key_t *lease_key)
     return -1;
 }
 
+//  A daemon that still works for a job that is over (it was cut off
+//  while its spawner replaced it and ended the job) is told so in its
+//  WELCOME, and its record here no longer holds it for that lease.
+static void
+s_tell_job_over (server_t *self, const jace_node_t *node,
+                 jace_msg_t *welcome)
+{
+    if (!*node->job || !supernode_ended_has (self->ended, node->job))
+        return;
+    jace_msg_set_param (welcome, "job_over", node->job);
+    if (supernode_registry_release (self->registry, node->job, node->id))
+        zsys_notice ("supernode: daemon %s still works for job %s, which "
+                     "is over: told to stop", node->id, node->job);
+}
+
 static void
 s_on_hello (server_t *self, jace_msg_t *msg)
 {
@@ -529,6 +548,7 @@ s_on_hello (server_t *self, jace_msg_t *msg)
     jace_msg_set_sender (welcome, self->id);
     jace_msg_set_interval (welcome, self->heartbeat_msec);
     s_name_peers (self, welcome);
+    s_tell_job_over (self, node, welcome);
     s_reply (self, msg, &welcome);
 }
 
@@ -998,12 +1018,38 @@ s_lease_taken_back (server_t *self, jace_msg_t *msg, int64_t now,
                jace_msg_endpoint (msg), daemons);
 }
 
+//  The lease owner's last word: its job is over (supernode_ended).  Only
+//  from the key of a lease we know: a lease that lapsed may be resumed,
+//  and its daemons wait for that.
+static void
+s_on_job_over (server_t *self, jace_msg_t *msg, int64_t now)
+{
+    const char *job = jace_msg_job (msg);
+    const char *owner_key = *job ? s_lease_owner_key (self, job) : NULL;
+    if (jace_msg_forwarded (msg) == 0
+    &&  (!owner_key || !streq (owner_key, jace_msg_user_id (msg)))) {
+        jace_security_unauthorised (self->security, msg, WHO, "job over "
+                                    "for lease '%s', which it does not "
+                                    "hold", job);
+        return;
+    }
+    if (supernode_ended_add (self->ended, job, now))
+        zsys_info ("supernode: job %s is over, says its spawner%s", job,
+                   jace_msg_forwarded (msg) ? " (through a peer)" : "");
+    if (jace_msg_forwarded (msg) == 0)
+        s_forward_to_peers (self, msg);
+}
+
 static void
 s_on_lease_heartbeat (server_t *self, jace_msg_t *msg)
 {
     if (!s_lease_message_allowed (self, msg))
         return;
     int64_t now = zclock_mono ();
+    if (jace_msg_state (msg) == JACE_LEASE_OVER) {
+        s_on_job_over (self, msg, now);
+        return;
+    }
     int64_t expires_at = now + self->timeout_msec;
     const char *job = jace_msg_job (msg);
     supernode_registry_renew (self->registry, job, expires_at);
@@ -1121,6 +1167,7 @@ s_on_peer_state (server_t *self, jace_msg_t *msg)
     if (cluster && jace_name_plain (cluster))
         snprintf (peer->cluster, sizeof peer->cluster, "%s", cluster);
     supernode_probe_learn (self->probe, peer->endpoint, msg);
+    supernode_ended_read (self->ended, msg, now);
     peer->expires_at = now + self->timeout_msec;
 }
 
@@ -1136,6 +1183,7 @@ s_send_peer_states (server_t *self)
     jace_msg_set_endpoint (state, self->endpoint);
     supernode_registry_describe (self->registry, s_moved_away, self, state);
     s_describe_leases (self, state, false);
+    supernode_ended_describe (self->ended, state, zclock_mono ());
     //  Our cluster, for peers to emulate the link to us.
     jace_msg_set_param (state, "cluster",
                         supernode_probe_cluster (self->probe));
@@ -1576,6 +1624,7 @@ s_expire_leases_and_moves (server_t *self, int64_t now)
     zlist_t *gone = zlist_new ();
     zlist_autofree (gone);
     supernode_leases_expire (self->leases, now, gone);
+    supernode_ended_expire (self->ended, now);
     for (char *job = (char *) zlist_first (gone); job;
          job = (char *) zlist_next (gone))
         zsys_info ("supernode: lease %s not renewed, ended", job);

@@ -11,6 +11,8 @@
             RELEASE of those daemons
         snclient [OPTIONS] ENDPOINT heartbeat JOB
             HEARTBEAT of lease JOB
+        snclient [OPTIONS] ENDPOINT over JOB
+            HEARTBEAT of lease JOB saying the job is over
         snclient [OPTIONS] ENDPOINT status
             STATUS; prints "node ID SUPERNODE STATE" and "param KEY VALUE"
         snclient [OPTIONS] ENDPOINT peer CLAIMED_ENDPOINT [TIMES]
@@ -175,13 +177,15 @@ s_release (options_t *options, zsock_t *sock, char *argv [], int argc)
 }
 
 static int
-s_heartbeat (options_t *options, zsock_t *sock, char *argv [], int argc)
+s_heartbeat (options_t *options, zsock_t *sock, char *argv [], int argc,
+             jace_lease_state_t state)
 {
     if (argc < 1)
         return 2;
     jace_msg_t *beat = jace_msg_new (JACE_MSG_HEARTBEAT);
     jace_msg_set_sender (beat, "snclient");
     jace_msg_set_job (beat, argv [0]);
+    jace_msg_set_state (beat, state);
     jace_msg_set_forwarded (beat, options->forwarded);
     return jace_msg_send (&beat, sock) ? 1 : 0;
 }
@@ -369,7 +373,9 @@ s_request (options_t *options, zsock_t *sock, const char *command,
     return streq (command, "reserve") ? s_reserve (options, sock, argv, argc)
          : streq (command, "release") ? s_release (options, sock, argv, argc)
          : streq (command, "heartbeat") ? s_heartbeat (options, sock, argv,
-                                                       argc)
+                                                       argc, JACE_LEASE_RENEW)
+         : streq (command, "over") ? s_heartbeat (options, sock, argv, argc,
+                                                  JACE_LEASE_OVER)
          : streq (command, "status") ? s_status (options, sock)
          : streq (command, "peer") ? s_peer (options, sock, argv, argc)
          : streq (command, "hello") ? s_hello (options, sock, argv, argc)
@@ -444,7 +450,7 @@ main (int argc, char *argv [])
                           .cluster = "default", .wait_msec = 5000 };
     if (s_parse (&options, argc, argv) || optind >= argc) {
         fprintf (stderr, "usage: snclient [OPTIONS] ENDPOINT reserve|release|"
-                 "heartbeat|status|peer|hello|flood|bye|crash ARGS...\n"
+                 "heartbeat|over|status|peer|hello|flood|bye|crash ARGS...\n"
                  "       snclient key|token|cert|whoami ARGS...\n");
         return 2;
     }

@@ -25,6 +25,11 @@
 #  through the healed cluster's super-node, which has yet to hear from
 #  its peers which spawner holds the job.
 #
+#  Last, an exchange job ends, verified, while its busiest cluster is
+#  cut off.  Joined again, the daemons there, which never got its STOP,
+#  are told by their super-node that the job is over, and are free
+#  within seconds, not job/orphan_timeout.
+#
 #  Skips the whole test where namespaces cannot be made (not root, no
 #  iproute2, no `ip netns add`).
 . "$(dirname "$0")/lib.sh"
@@ -35,7 +40,7 @@ probe_blackhole () {
 require_netns "ip rule ... blackhole is refused here" probe_blackhole
 
 lib_init medium
-plan 13
+plan 15
 
 cat >"$RUN/three.platform" <<EOF
 platform
@@ -206,6 +211,45 @@ wait "$band"
 [ $rc -eq 0 ] && tail -n 1 "$RUN/band.events" | jq -e 'select(.event ==
     "failure") | .reason | startswith("cancelled")' >/dev/null
 ok $? "its spawner cancels it, asked through the healed cluster"
+
+#  A job that ends while a cluster is cut off: its daemons there, still
+#  on their old tasks, never get their spawner's STOP.  Once joined
+#  again, their super-node learns from its peers that the job is over
+#  and tells them (they kept their tasks for job/orphan_timeout, 600 s).
+wait_for 20 count_is 12 "$sn" '.state == "free"'
+submit ended "$RUN/x.job" "$sn" --set exchange/hold_file="$RUN/open3" &
+job=$!
+ended_checkpointed () {
+    for task in 0 1 2 3 4 5; do
+        iterated ended $task 16 || return 1
+    done
+}
+ended_moved_out () {
+    for task in $lost; do
+        jq -e -s --arg c "$cut" --argjson t "$task" '
+            map(select(.event == "replace" and .task == $t)) | length > 0
+            and (last | .cluster != $c)' "$RUN/ended.events" >/dev/null ||
+            return 1
+    done
+}
+wait_for $((60 * SLOW)) ended_checkpointed &&
+    cut=$(busiest_cluster "$RUN/ended.events") &&
+    lost=$(jq -r --arg c "$cut" 'select(.event == "assign"
+                                 and .cluster == $c) | .task' \
+           "$RUN/ended.events") &&
+    timeout 30 "$BIN/jace-grid" cut --run "$RUN/grid" --cluster "$cut" &&
+    wait_for $((60 * SLOW)) ended_moved_out
+rc=$?
+touch "$RUN/open3"
+wait "$job" && [ $rc -eq 0 ]
+ok $? "a job whose cluster $cut is cut off ends verified without it"
+timeout 30 "$BIN/jace-grid" heal --run "$RUN/grid" --cluster "$cut"
+wait_for $((40 * SLOW)) count_is 0 "$sn" \
+    ".cluster == \"$cut\" and .state == \"working\"" &&
+    grep -q "is over, says super-node" "$RUN"/grid/logs/*.log
+rc=$?
+[ $rc -ne 0 ] && diag "$(nodes_json "$sn" | jq -c '.[] | {id, state, job}')"
+ok $rc "healed, the daemons of $cut left the ended job's tasks at once"
 
 ! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
     "$RUN"/grid/logs/*.log >/dev/null 2>&1

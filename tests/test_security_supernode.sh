@@ -6,14 +6,14 @@
 #  a HELLO from a spawner's key, a HELLO claiming another key, a live
 #  daemon id taken over, another daemon's BYE, a forged forwarded RESERVE,
 #  a PEER_STATE from a daemon, a RESERVE, RELEASE or HEARTBEAT of another
-#  owner's lease, a CRASH from a daemon, a lease of INT64_MAX ms, a flood
+#  owner's lease, a "job over" of it or of a lease nobody holds, a CRASH from a daemon, a lease of INT64_MAX ms, a flood
 #  of HELLOs past --max-daemons, a PEER_STATE past it.  Each is refused,
 #  counted in STATUS (audit/...) and the super-node keeps answering.
 #  Grants carry the lease tokens the daemons will check, for the right
 #  spawner key.  A job runs beside a stream of these attacks and verifies.
 . "$(dirname "$0")/lib.sh"
 lib_init light
-plan 41
+plan 42
 CLIENT=$BIN/tests/snclient
 KEYS=$RUN/keys
 HUGE=9223372036854775807
@@ -124,6 +124,14 @@ as spawner2 "$KS" heartbeat job-a
 wait_for 3 counted_above "$KS" $((before + 1)) \
     && [ "$(state_of "$KS" dA)" = 1 ]
 ok $? "RELEASE and HEARTBEAT of another's lease are refused; it stays leased"
+#  A job said over stops the daemons still on it (supernode_ended): only
+#  its lease's owner may say so, and only of a lease the grid holds (a
+#  lapsed one may be resumed).
+before=$(unauthorised "$KS")
+as spawner2 "$KS" over job-a
+as spawner2 "$KS" over job-nobody
+wait_for 3 counted_above "$KS" $((before + 1))
+ok $? "'job over' for another's lease, or a lease nobody holds, is refused"
 as spawner "$KS" release job-a dA
 wait_for 3 state_is "$KS" dA 0
 ok $? "its owner releases it"
