@@ -1417,6 +1417,29 @@ s_task_state (worker_t *self)
            ? JACE_TASK_CONVERGED : JACE_TASK_RUNNING;
 }
 
+//  What a copy weighs: the state, and the exchange rounds it carries
+//  (jace_task_save_pieces: payload 3 is [rounds, first round, sizes...]).
+static void
+s_log_copy (worker_t *self, jace_msg_t *copy, size_t state, size_t holders)
+{
+    int64_t head [2] = { 0, 0 };
+    size_t bytes = 0;
+    if (jace_msg_payload_count (copy) == 5) {
+        int64_t *shape = (int64_t *) malloc (jace_msg_payload_length (copy, 3)
+                                             * sizeof (int64_t));
+        assert (shape);
+        jace_msg_payload_copy (copy, 3, shape);
+        head [0] = shape [0];
+        head [1] = shape [1];
+        free (shape);
+        bytes = jace_msg_payload_length (copy, 4);
+    }
+    zsys_debug ("%s: copy at iteration %" PRId64 " to %zu holders: state "
+                "%zu bytes, exchange rounds %" PRId64 " from %" PRId64
+                " (%zu bytes)", self->sender, jace_task_iteration (self->task),
+                holders, state, head [0], head [1], bytes);
+}
+
 //  Send a copy of our state to each of `count` holders.
 static void
 s_send_checkpoint (worker_t *self, const int64_t *holders, size_t count)
@@ -1429,6 +1452,8 @@ s_send_checkpoint (worker_t *self, const int64_t *holders, size_t count)
         jace_task_epoch (self->task), iteration, bytes, size);
     jace_task_save_newest (self->task, copy);
     jace_task_save_pieces (self->task, copy);
+    if (self->verbose)
+        s_log_copy (self, copy, size, count);
     jace_checkpoint_seal (copy, jace_task_job_key (self->task));
     for (size_t i = 0; i < count; i++) {
         jace_msg_t *msg = i + 1 < count
