@@ -91,34 +91,38 @@ ok $? "a grid of three clusters starts in network namespaces"
 #  tasks restored from copies of different rounds could not replay the
 #  total exchanges between them (each copy carries its last round's
 #  pieces only), and the job would fail for that, not for the cut.
-checkpointed () {
+checkpointed () {     #  checkpointed NAME N: every task did N iterations
     for task in 0 1 2 3 4 5; do
-        iterated split $task 16 || return 1
+        iterated "$1" $task "$2" || return 1
     done
 }
-submit split "$RUN/x.job" "$sn" &
-job=$!
-wait_for $((60 * SLOW)) checkpointed
-ok $? "the 6 tasks iterate, and have sent copies of their state"
-
-cut=$(busiest_cluster "$RUN/split.events")
-lost=$(jq -r --arg c "$cut" 'select(.event == "assign" and .cluster == $c)
-                             | .task' "$RUN/split.events" | sort -n)
-diag "cluster $cut runs tasks $(echo $lost)"
-timeout 30 "$BIN/jace-grid" cut --run "$RUN/grid" --cluster "$cut" \
-    2>"$RUN/cut.err"
-ok $? "jace-grid cut --cluster $cut exits 0"
-
-#  Every task of the cut cluster runs again elsewhere
-moved_out () {
+#  Every task of cluster $cut ($lost) runs again elsewhere
+moved_out () {        #  moved_out NAME
     for task in $lost; do
         jq -e -s --arg c "$cut" --argjson t "$task" '
             map(select(.event == "replace" and .task == $t)) | length > 0
-            and (last | .cluster != $c)' "$RUN/split.events" >/dev/null ||
+            and (last | .cluster != $c)' "$RUN/$1.events" >/dev/null ||
             return 1
     done
 }
-wait_for $((60 * SLOW)) moved_out
+#  Cut off the cluster running most of job NAME's tasks: $cut, $lost
+cut_busiest () {      #  cut_busiest NAME
+    cut=$(busiest_cluster "$RUN/$1.events") &&
+    lost=$(jq -r --arg c "$cut" 'select(.event == "assign"
+                                 and .cluster == $c) | .task' \
+           "$RUN/$1.events" | sort -n) &&
+    timeout 30 "$BIN/jace-grid" cut --run "$RUN/grid" --cluster "$cut" \
+        2>"$RUN/cut.err"
+}
+submit split "$RUN/x.job" "$sn" &
+job=$!
+wait_for $((60 * SLOW)) checkpointed split 16
+ok $? "the 6 tasks iterate, and have sent copies of their state"
+
+cut_busiest split
+ok $? "jace-grid cut --cluster $cut exits 0"
+diag "cluster $cut runs tasks $(echo $lost)"
+wait_for $((60 * SLOW)) moved_out split
 ok $? "each task of cluster $cut is replaced outside it"
 event split replace | jq -c '{task, daemon, reason}' | while read -r line; do
     diag "replace: $line"
@@ -172,20 +176,10 @@ submit band "$JACE_SRCDIR/examples/poisson2d.job" "$sn" \
     --set job/heartbeat_timeout=2000 --set checkpoint/every_iterations=100 \
     --set checkpoint/offsite="${OFFSITE:-on}" &
 band=$!
-band_checkpointed () {
-    for task in 0 1 2 3 4 5; do
-        iterated band $task 300 || return 1
-    done
-}
 band_restored () {
     [ "$(event band restored | jq -s 'length')" -ge "$(echo $lost | wc -w)" ]
 }
-wait_for $((60 * SLOW)) band_checkpointed &&
-    cut=$(busiest_cluster "$RUN/band.events") &&
-    lost=$(jq -r --arg c "$cut" 'select(.event == "assign"
-                                 and .cluster == $c) | .task' \
-           "$RUN/band.events") &&
-    timeout 30 "$BIN/jace-grid" cut --run "$RUN/grid" --cluster "$cut" &&
+wait_for $((60 * SLOW)) checkpointed band 300 && cut_busiest band &&
     wait_for $((60 * SLOW)) band_restored
 rc=$?
 event band restored | jq -c '{task, daemon, from, iteration}' |
@@ -219,26 +213,8 @@ ok $? "its spawner cancels it, asked through the healed cluster"
 wait_for 20 count_is 12 "$sn" '.state == "free"'
 submit ended "$RUN/x.job" "$sn" --set exchange/hold_file="$RUN/open3" &
 job=$!
-ended_checkpointed () {
-    for task in 0 1 2 3 4 5; do
-        iterated ended $task 16 || return 1
-    done
-}
-ended_moved_out () {
-    for task in $lost; do
-        jq -e -s --arg c "$cut" --argjson t "$task" '
-            map(select(.event == "replace" and .task == $t)) | length > 0
-            and (last | .cluster != $c)' "$RUN/ended.events" >/dev/null ||
-            return 1
-    done
-}
-wait_for $((60 * SLOW)) ended_checkpointed &&
-    cut=$(busiest_cluster "$RUN/ended.events") &&
-    lost=$(jq -r --arg c "$cut" 'select(.event == "assign"
-                                 and .cluster == $c) | .task' \
-           "$RUN/ended.events") &&
-    timeout 30 "$BIN/jace-grid" cut --run "$RUN/grid" --cluster "$cut" &&
-    wait_for $((60 * SLOW)) ended_moved_out
+wait_for $((60 * SLOW)) checkpointed ended 16 && cut_busiest ended &&
+    wait_for $((60 * SLOW)) moved_out ended
 rc=$?
 touch "$RUN/open3"
 wait "$job" && [ $rc -eq 0 ]
