@@ -134,7 +134,8 @@ spawner_lease_destroy (spawner_lease_t **self_p)
     spawner_lease_t *self = *self_p;
     if (!self)
         return;
-    spawner_lease_release_all (self);
+    //  Whoever ends the job says so first (spawner_lease_release_all).
+    spawner_lease_release_all (self, false);
     zsock_destroy (&self->dealer);
     zhash_destroy (&self->known);
     zhash_destroy (&self->tokens);
@@ -549,18 +550,20 @@ spawner_lease_forget (spawner_lease_t *self, const char *id)
 }
 
 void
-spawner_lease_release_all (spawner_lease_t *self)
+spawner_lease_release_all (spawner_lease_t *self, bool job_over)
 {
     assert (self);
     if (!self->dealer)
         return;
     //  Our sockets drop unsent messages on close; these must leave.
     zsock_set_linger (self->dealer, 1000);
-    //  The job is over: daemons of it that we lost (cut off, not dead)
-    //  learn it from their super-nodes (supernode_ended).
-    jace_msg_t *over = s_lease_msg (self, JACE_MSG_HEARTBEAT);
-    jace_msg_set_state (over, JACE_LEASE_OVER);
-    jace_msg_send (&over, self->dealer);
+    //  Daemons of the job that we lost (cut off, not dead) learn that it
+    //  is over from their super-nodes (supernode_ended).
+    if (job_over) {
+        jace_msg_t *over = s_lease_msg (self, JACE_MSG_HEARTBEAT);
+        jace_msg_set_state (over, JACE_LEASE_OVER);
+        jace_msg_send (&over, self->dealer);
+    }
     if (self->held_count == 0)
         return;
     jace_msg_t *release = s_lease_msg (self, JACE_MSG_RELEASE);

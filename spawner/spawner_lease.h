@@ -116,12 +116,13 @@ bool
 void
     spawner_lease_forget (spawner_lease_t *self, const char *id);
 
-//  The job is over: say so to the super-node (a lease HEARTBEAT of state
-//  JACE_LEASE_OVER, which tells daemons we lost), then release every
-//  daemon held, taken or not.  The messages leave even if the socket
-//  closes right after.
+//  Release every daemon held, taken or not.  With job_over, say first
+//  that the job is over (a lease HEARTBEAT of state JACE_LEASE_OVER,
+//  which tells daemons we lost): not when a resume fails before it took
+//  the job, which another resume may still take.  The messages leave
+//  even if the socket closes right after.
 void
-    spawner_lease_release_all (spawner_lease_t *self);
+    spawner_lease_release_all (spawner_lease_t *self, bool job_over);
 
 //  The lease token of daemon `id` from its GRANT (params token/<id>), for
 //  its ASSIGN; "" if the grant carried none (an adopted daemon).

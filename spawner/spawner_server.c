@@ -3978,8 +3978,10 @@ s_finish (server_t *self)
             zsock_set_linger (self->tasks [i].link, 1000);
     for (size_t i = 0; i < self->fenced_count; i++)
         zsock_set_linger (self->fenced [i], 1000);
+    //  A resume that failed before it took the job over does not end it:
+    //  another resume may.
     if (self->lease)
-        spawner_lease_release_all (self->lease);
+        spawner_lease_release_all (self->lease, self->secret_ours);
     //  The job is over and its daemons told: nothing can use the secret
     //  any more.  (A spawner that crashes never gets here: resume needs
     //  the file.)
