@@ -13,6 +13,8 @@ struct _spawner_faults_t {
     int64_t every_msec;         //  Between rounds, 0 if no schedule
     int64_t first_msec;         //  Before the first round
     int64_t first_iteration;    //  Or: first round at this iteration
+    bool first_by_every;        //  ... once every task is there, not the
+                                //  first one (faults/first_iteration_by)
     int64_t first_fired;        //  When the first round fired (msec)
     int64_t count;              //  Daemons per round
     int64_t rounds;             //  Rounds at most, 0: no limit
@@ -77,9 +79,36 @@ s_read_tasks (spawner_faults_t *self, const char *text, int64_t tasks,
     return 0;
 }
 
+//  faults/first_iteration_by: `any` (the default), the first round when
+//  the fastest task reaches faults/first_iteration; `every`, when the
+//  slowest does (so that every task has checkpointed by then).
+static int
+s_read_by (spawner_faults_t *self, zhash_t *params, bool by_iteration,
+           char *reason, size_t reason_size)
+{
+    const char *by = (const char *) zhash_lookup (params,
+                                                  "faults/first_iteration_by");
+    if (!by)
+        return 0;
+    if (!streq (by, "any") && !streq (by, "every")) {
+        snprintf (reason, reason_size, "faults/first_iteration_by = '%s' "
+                  "is neither any (the first task to get there) nor every "
+                  "(the last)", by);
+        return -1;
+    }
+    if (!by_iteration) {
+        snprintf (reason, reason_size, "faults/first_iteration_by needs "
+                  "faults/first_iteration");
+        return -1;
+    }
+    self->first_by_every = streq (by, "every");
+    return 0;
+}
+
 const char *const spawner_faults_keys [] = {
     "faults/every", "faults/count", "faults/first", "faults/first_iteration",
-    "faults/rounds", "faults/seed", "faults/tasks", NULL
+    "faults/first_iteration_by", "faults/rounds", "faults/seed",
+    "faults/tasks", NULL
 };
 
 spawner_faults_t *
@@ -132,6 +161,10 @@ spawner_faults_new (zhash_t *params, int64_t tasks, char *reason,
         spawner_faults_destroy (&self);
         return NULL;
     }
+    if (s_read_by (self, params, first_iteration > 0, reason, reason_size)) {
+        spawner_faults_destroy (&self);
+        return NULL;
+    }
     self->every_msec = (int64_t) (every * 1000);
     self->first_msec = (int64_t) (first * 1000);
     self->first_iteration = (int64_t) first_iteration;
@@ -160,7 +193,7 @@ spawner_faults_enabled (spawner_faults_t *self)
 
 size_t
 spawner_faults_due (spawner_faults_t *self, int64_t elapsed,
-                    int64_t iteration)
+                    int64_t slowest, int64_t fastest)
 {
     assert (self);
     if (!spawner_faults_enabled (self)
@@ -170,6 +203,7 @@ spawner_faults_due (spawner_faults_t *self, int64_t elapsed,
     //  at `first` seconds, or when the job has reached `first_iteration`
     //  (so that it certainly crashes a running job, on any machine).
     if (self->first_iteration > 0 && self->done == 0) {
+        int64_t iteration = self->first_by_every ? slowest : fastest;
         if (iteration < self->first_iteration)
             return 0;
         self->first_fired = elapsed;

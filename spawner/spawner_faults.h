@@ -47,12 +47,12 @@ void
 bool
     spawner_faults_enabled (spawner_faults_t *self);
 
-//  At `elapsed` msec since the job started, its most advanced task at
-//  `iteration`: the number of daemons to crash now (0 when no round is
-//  due; each round is reported once).
+//  At `elapsed` msec since the job started, its least and most advanced
+//  tasks at iterations slowest and fastest: the number of daemons to
+//  crash now (0 when no round is due; each round is reported once).
 size_t
     spawner_faults_due (spawner_faults_t *self, int64_t elapsed,
-                        int64_t iteration);
+                        int64_t slowest, int64_t fastest);
 
 //  Pick up to `count` victims among the `candidates` tasks (the ones
 //  working right now), writing them to victims.  Returns how many.  The

@@ -3422,7 +3422,7 @@ s_inject_faults (server_t *self, int64_t now)
     int64_t min, max;
     spawner_console_iteration_range (self->tasks, self->task_count, &min,
                                      &max);
-    size_t due = spawner_faults_due (faults, now - self->started, max);
+    size_t due = spawner_faults_due (faults, now - self->started, min, max);
     if (due == 0)
         return;
     int64_t *candidates = (int64_t *) zmalloc (self->task_count
