@@ -1607,8 +1607,8 @@ jace_task_restore_newest (jace_task_t *self, const jace_msg_t *copy)
 #define SAVED_PIECES_MAX ((size_t) 64 << 20)
 //  The older rounds a copy carries besides, together: as many bytes as
 //  the task's state, or this many for a smaller one.  Every copy carries
-//  them again, so a copy grows by its state at most: with TSIRM's
-//  exchanges (330 KB a round, 12 rounds a second beside a state of 216
+//  them again, so they add no more than the state itself: with TSIRM's
+//  exchanges (about 310 KB a round, 12 a second, beside a state of 216
 //  KB), a copy carried 7.5 MB of rounds when they were bounded by 8 MiB
 //  only.
 #define SAVED_OLDER_MIN ((size_t) 1 << 20)
