@@ -539,13 +539,24 @@ static void s_stop_job (server_t *self, const char *reason);
 
 //  A WELCOME may say that the job we work for is over: its spawner ended
 //  it while we could not hear it (a partition), and replaced us.  It
-//  will not come back for us, so we do not wait job/orphan_timeout.
+//  will not come back for us, so we do not wait job/orphan_timeout.  The
+//  super-node passes on the spawner's proof, made with the job key: only
+//  the job's spawner can end it this way.
 static void
 s_check_job_over (server_t *self, jace_msg_t *welcome)
 {
     const char *over = jace_msg_param (welcome, "job_over");
+    const char *proof = jace_msg_param (welcome, "job_over_proof");
     if (!over || !*self->job || !streq (over, self->job))
         return;
+    if (!proof || !jace_job_over_proof_valid (&self->job_key, self->job,
+                                              proof)) {
+        if (s_count_bad (self))
+            zsys_warning ("daemon %s: super-node %s says job %s is over, "
+                          "without its proof: ignored", self->self_node.id,
+                          self->current, self->job);
+        return;
+    }
     zsys_notice ("daemon %s: job %s is over, says super-node %s (its "
                  "spawner ended it without us); dropping our task",
                  self->self_node.id, self->job, self->current);

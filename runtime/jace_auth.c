@@ -14,6 +14,7 @@
 //  another.
 #define JOB_KEY_DOMAIN "jace job key v1"
 #define LEASE_DOMAIN "jace lease token v1"
+#define OVER_DOMAIN "jace job over v1"
 
 //  --------------------------------------------------------------------------
 
@@ -64,15 +65,14 @@ jace_job_key (const jace_key_t *secret, jace_key_t *job_key)
 //  (job, spawner, daemon) triples hash alike.
 
 static void
-s_lease_mac (const jace_key_t *lease_key, const char *job,
-             const char *spawner_id, const char *daemon_id,
-             unsigned char *mac)
+s_mac (const jace_key_t *key, const char *domain, const char *job,
+       const char *spawner_id, const char *daemon_id, unsigned char *mac)
 {
     jace_sodium_init ();
     crypto_generichash_state state;
-    crypto_generichash_init (&state, lease_key->bytes,
-                             sizeof lease_key->bytes, JACE_KEY_BYTES);
-    const char *parts [] = { LEASE_DOMAIN, job, spawner_id, daemon_id };
+    crypto_generichash_init (&state, key->bytes, sizeof key->bytes,
+                             JACE_KEY_BYTES);
+    const char *parts [] = { domain, job, spawner_id, daemon_id };
     for (size_t i = 0; i < 4; i++)
         crypto_generichash_update (&state, (const unsigned char *) parts [i],
                                    strlen (parts [i]) + 1);
@@ -85,7 +85,7 @@ jace_lease_token (const jace_key_t *lease_key, const char *job,
 {
     assert (lease_key && job && spawner_id && daemon_id && token);
     unsigned char mac [JACE_KEY_BYTES];
-    s_lease_mac (lease_key, job, spawner_id, daemon_id, mac);
+    s_mac (lease_key, LEASE_DOMAIN, job, spawner_id, daemon_id, mac);
     zmq_z85_encode (token, mac, sizeof mac);
 }
 
@@ -98,7 +98,29 @@ jace_lease_token_valid (const jace_key_t *lease_key, const char *job,
     unsigned char presented [JACE_KEY_BYTES], mac [JACE_KEY_BYTES];
     if (strlen (token) != JACE_KEY_TEXT || !zmq_z85_decode (presented, token))
         return false;
-    s_lease_mac (lease_key, job, spawner_id, daemon_id, mac);
+    s_mac (lease_key, LEASE_DOMAIN, job, spawner_id, daemon_id, mac);
+    return sodium_memcmp (mac, presented, sizeof mac) == 0;
+}
+
+void
+jace_job_over_proof (const jace_key_t *job_key, const char *job,
+                     char *proof)
+{
+    assert (job_key && job && proof);
+    unsigned char mac [JACE_KEY_BYTES];
+    s_mac (job_key, OVER_DOMAIN, job, "", "", mac);
+    zmq_z85_encode (proof, mac, sizeof mac);
+}
+
+bool
+jace_job_over_proof_valid (const jace_key_t *job_key, const char *job,
+                           const char *proof)
+{
+    assert (job_key && job && proof);
+    unsigned char presented [JACE_KEY_BYTES], mac [JACE_KEY_BYTES];
+    if (strlen (proof) != JACE_KEY_TEXT || !zmq_z85_decode (presented, proof))
+        return false;
+    s_mac (job_key, OVER_DOMAIN, job, "", "", mac);
     return sodium_memcmp (mac, presented, sizeof mac) == 0;
 }
 

@@ -71,6 +71,21 @@ bool
                             const char *spawner_id, const char *daemon_id,
                             const char *token);
 
+//  The proof that job `job` is over (Z85, JACE_KEY_TEXT + 1 bytes): a
+//  keyed BLAKE2b under its job key.  The spawner that ends the job makes
+//  it; super-nodes, which cannot check it, pass it on to daemons still on
+//  the job, and a daemon drops its task on their word only with it: a
+//  process without the job key cannot stop the job that way.
+void
+    jace_job_over_proof (const jace_key_t *job_key, const char *job,
+                         char *proof);
+
+//  True if proof is job's proof of being over under job_key (constant
+//  time).
+bool
+    jace_job_over_proof_valid (const jace_key_t *job_key, const char *job,
+                               const char *proof);
+
 //  Where job secrets live by default: $JACE_SECRETS, else
 //  $XDG_STATE_HOME/jace/secrets, else $HOME/.local/state/jace/secrets.
 //  Returns a fresh string the caller frees.

@@ -135,7 +135,7 @@ spawner_lease_destroy (spawner_lease_t **self_p)
     if (!self)
         return;
     //  Whoever ends the job says so first (spawner_lease_release_all).
-    spawner_lease_release_all (self, false);
+    spawner_lease_release_all (self, NULL);
     zsock_destroy (&self->dealer);
     zhash_destroy (&self->known);
     zhash_destroy (&self->tokens);
@@ -550,7 +550,8 @@ spawner_lease_forget (spawner_lease_t *self, const char *id)
 }
 
 void
-spawner_lease_release_all (spawner_lease_t *self, bool job_over)
+spawner_lease_release_all (spawner_lease_t *self,
+                           const jace_key_t *job_over)
 {
     assert (self);
     if (!self->dealer)
@@ -560,8 +561,11 @@ spawner_lease_release_all (spawner_lease_t *self, bool job_over)
     //  Daemons of the job that we lost (cut off, not dead) learn that it
     //  is over from their super-nodes (supernode_ended).
     if (job_over) {
+        char proof [JACE_KEY_TEXT + 1];
+        jace_job_over_proof (job_over, self->job, proof);
         jace_msg_t *over = s_lease_msg (self, JACE_MSG_HEARTBEAT);
         jace_msg_set_state (over, JACE_LEASE_OVER);
+        jace_msg_set_token (over, proof);
         jace_msg_send (&over, self->dealer);
     }
     if (self->held_count == 0)

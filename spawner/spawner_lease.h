@@ -19,6 +19,7 @@
 
 #include "jace_msg.h"
 #include "jace_security.h"
+#include "jace_auth.h"
 
 typedef struct _spawner_lease_t spawner_lease_t;
 
@@ -116,13 +117,15 @@ bool
 void
     spawner_lease_forget (spawner_lease_t *self, const char *id);
 
-//  Release every daemon held, taken or not.  With job_over, say first
-//  that the job is over (a lease HEARTBEAT of state JACE_LEASE_OVER,
-//  which tells daemons we lost): not when a resume fails before it took
+//  Release every daemon held, taken or not.  Given the job key, say
+//  first that the job is over (a lease HEARTBEAT of state
+//  JACE_LEASE_OVER, its token the job's proof of it: jace_job_over_proof),
+//  which tells daemons we lost; not when a resume fails before it took
 //  the job, which another resume may still take.  The messages leave
 //  even if the socket closes right after.
 void
-    spawner_lease_release_all (spawner_lease_t *self, bool job_over);
+    spawner_lease_release_all (spawner_lease_t *self,
+                               const jace_key_t *job_over);
 
 //  The lease token of daemon `id` from its GRANT (params token/<id>), for
 //  its ASSIGN; "" if the grant carried none (an adopted daemon).

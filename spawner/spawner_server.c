@@ -3981,7 +3981,8 @@ s_finish (server_t *self)
     //  A resume that failed before it took the job over does not end it:
     //  another resume may.
     if (self->lease)
-        spawner_lease_release_all (self->lease, self->secret_ours);
+        spawner_lease_release_all (self->lease, self->secret_ours
+                                                ? &self->job_key : NULL);
     //  The job is over and its daemons told: nothing can use the secret
     //  any more.  (A spawner that crashes never gets here: resume needs
     //  the file.)

@@ -6,15 +6,21 @@
 
 #include <errno.h>
 
+//  One job known to be over.
+typedef struct {
+    int64_t at;                         //  When it ended (msec, our clock)
+    char proof [JACE_KEY_TEXT + 1];     //  Its proof, as first heard
+} record_t;
+
 struct _supernode_ended_t {
-    zhashx_t *jobs;             //  Job id -> int64_t when it ended, owned
+    zhashx_t *jobs;             //  Job id -> record_t, owned
 };
 
 //  Param key prefix of a record on the wire.
 #define KEY_PREFIX "ended/"
 
 static void
-s_time_destroy (void **item_p)
+s_record_destroy (void **item_p)
 {
     free (*item_p);
     *item_p = NULL;
@@ -25,7 +31,7 @@ supernode_ended_new (void)
 {
     supernode_ended_t *self = (supernode_ended_t *) zmalloc (sizeof *self);
     self->jobs = zhashx_new ();
-    zhashx_set_destructor (self->jobs, s_time_destroy);
+    zhashx_set_destructor (self->jobs, s_record_destroy);
     return self;
 }
 
@@ -49,10 +55,10 @@ s_drop_oldest (supernode_ended_t *self)
 {
     const char *oldest = NULL;
     int64_t oldest_at = INT64_MAX;
-    for (int64_t *at = (int64_t *) zhashx_first (self->jobs); at;
-         at = (int64_t *) zhashx_next (self->jobs))
-        if (*at < oldest_at) {
-            oldest_at = *at;
+    for (record_t *record = (record_t *) zhashx_first (self->jobs); record;
+         record = (record_t *) zhashx_next (self->jobs))
+        if (record->at < oldest_at) {
+            oldest_at = record->at;
             oldest = (const char *) zhashx_cursor (self->jobs);
         }
     if (oldest) {
@@ -64,31 +70,35 @@ s_drop_oldest (supernode_ended_t *self)
 
 bool
 supernode_ended_add (supernode_ended_t *self, const char *job,
-                     int64_t ended_at)
+                     int64_t ended_at, const char *proof)
 {
     assert (self);
-    assert (job);
-    if (!*job || !jace_name_plain (job) || strlen (job) >= JACE_ID_MAX)
+    assert (job && proof);
+    if (!*job || !jace_name_plain (job) || strlen (job) >= JACE_ID_MAX
+    ||  strlen (proof) != JACE_KEY_TEXT || !jace_name_plain (proof))
         return false;
-    int64_t *at = (int64_t *) zhashx_lookup (self->jobs, job);
-    if (at) {
-        if (ended_at < *at)
-            *at = ended_at;
+    record_t *record = (record_t *) zhashx_lookup (self->jobs, job);
+    if (record) {
+        if (ended_at < record->at)
+            record->at = ended_at;
         return false;
     }
     if (zhashx_size (self->jobs) >= SUPERNODE_ENDED_MAX)
         s_drop_oldest (self);
-    at = (int64_t *) zmalloc (sizeof *at);
-    *at = ended_at;
-    zhashx_insert (self->jobs, job, at);
+    record = (record_t *) zmalloc (sizeof *record);
+    record->at = ended_at;
+    snprintf (record->proof, sizeof record->proof, "%s", proof);
+    zhashx_insert (self->jobs, job, record);
     return true;
 }
 
-bool
-supernode_ended_has (supernode_ended_t *self, const char *job)
+const char *
+supernode_ended_proof (supernode_ended_t *self, const char *job)
 {
     assert (self);
-    return job && *job && zhashx_lookup (self->jobs, job) != NULL;
+    record_t *record = job && *job
+                     ? (record_t *) zhashx_lookup (self->jobs, job) : NULL;
+    return record ? record->proof : NULL;
 }
 
 void
@@ -97,9 +107,9 @@ supernode_ended_expire (supernode_ended_t *self, int64_t now)
     assert (self);
     zlist_t *old = zlist_new ();
     zlist_autofree (old);
-    for (int64_t *at = (int64_t *) zhashx_first (self->jobs); at;
-         at = (int64_t *) zhashx_next (self->jobs))
-        if (now - *at > SUPERNODE_ENDED_KEEP_MSEC)
+    for (record_t *record = (record_t *) zhashx_first (self->jobs); record;
+         record = (record_t *) zhashx_next (self->jobs))
+        if (now - record->at > SUPERNODE_ENDED_KEEP_MSEC)
             zlist_append (old, (void *) zhashx_cursor (self->jobs));
     for (char *job = (char *) zlist_first (old); job;
          job = (char *) zlist_next (old))
@@ -109,18 +119,21 @@ supernode_ended_expire (supernode_ended_t *self, int64_t now)
 
 //  --------------------------------------------------------------------------
 
-//  An age in msec from wire text, or -1 if it is not one we keep.
-static int64_t
-s_parse_age (const char *text)
+//  A record's value from the wire, "AGE PROOF", into age (msec) and
+//  proof; false if it is not one we keep.
+static bool
+s_parse_record (const char *text, int64_t *age, char *proof)
 {
-    if (!text || !*text)
-        return -1;
     errno = 0;
     char *end;
-    long long age = strtoll (text, &end, 10);
-    if (errno || *end || age < 0 || age > SUPERNODE_ENDED_KEEP_MSEC)
-        return -1;
-    return (int64_t) age;
+    long long value = strtoll (text, &end, 10);
+    if (errno || end == text || *end != ' ' || value < 0
+    ||  value > SUPERNODE_ENDED_KEEP_MSEC
+    ||  strlen (end + 1) != JACE_KEY_TEXT)
+        return false;
+    *age = (int64_t) value;
+    memcpy (proof, end + 1, JACE_KEY_TEXT + 1);
+    return true;
 }
 
 size_t
@@ -134,9 +147,11 @@ supernode_ended_read (supernode_ended_t *self, jace_msg_t *msg, int64_t now)
     for (const char *value = (const char *) zhash_first (params); value;
          value = (const char *) zhash_next (params)) {
         const char *key = zhash_cursor (params);
-        int64_t age = s_parse_age (value);
-        if (strncmp (key, KEY_PREFIX, prefix) == 0 && age >= 0
-        &&  supernode_ended_add (self, key + prefix, now - age))
+        int64_t age;
+        char proof [JACE_KEY_TEXT + 1];
+        if (strncmp (key, KEY_PREFIX, prefix) == 0
+        &&  s_parse_record (value, &age, proof)
+        &&  supernode_ended_add (self, key + prefix, now - age, proof))
             added++;
     }
     return added;
@@ -148,13 +163,14 @@ supernode_ended_describe (supernode_ended_t *self, jace_msg_t *msg,
 {
     assert (self);
     assert (msg);
-    for (int64_t *at = (int64_t *) zhashx_first (self->jobs); at;
-         at = (int64_t *) zhashx_next (self->jobs)) {
-        char key [JACE_ID_MAX + 16], age [32];
+    for (record_t *record = (record_t *) zhashx_first (self->jobs); record;
+         record = (record_t *) zhashx_next (self->jobs)) {
+        char key [JACE_ID_MAX + 16], value [JACE_KEY_TEXT + 32];
         snprintf (key, sizeof key, KEY_PREFIX "%s",
                   (const char *) zhashx_cursor (self->jobs));
-        snprintf (age, sizeof age, "%" PRId64, now - *at);
-        jace_msg_set_param (msg, key, age);
+        snprintf (value, sizeof value, "%" PRId64 " %s", now - record->at,
+                  record->proof);
+        jace_msg_set_param (msg, key, value);
     }
 }
 

@@ -3,18 +3,25 @@
 
     A spawner that ends its job (verified, failed or cancelled) says so
     to its super-node before it gives its daemons back: a lease HEARTBEAT
-    whose state is JACE_LEASE_OVER.  The super-node passes it on to its
-    peers, and keeps the job here, listed in every PEER_STATE, so that a
-    super-node cut off when it happened learns it once it hears its peers
-    again.  A daemon cut off with it still works for the job, which its
-    spawner replaced and finished without it; its super-node tells it, in
-    the WELCOME, that the job is over, and it stops.  Without this such a
-    daemon kept its task for job/orphan_timeout (600 s by default).
+    whose state is JACE_LEASE_OVER, its token the job's proof of it
+    (jace_job_over_proof, under the job key).  The super-node passes it on
+    to its peers, and keeps the job and its proof here, listed in every
+    PEER_STATE, so that a super-node cut off when it happened learns it
+    once it hears its peers again.  A daemon cut off with it still works
+    for the job, which its spawner replaced and finished without it; its
+    super-node gives it the proof in the WELCOME, and the daemon, which
+    holds the job key, checks it and stops.  Without this such a daemon
+    kept its task for job/orphan_timeout (600 s by default).  Super-nodes
+    cannot check a proof: a record keeps the first one heard, so on a
+    keyless grid a local process that says a job is over first, with a
+    wrong proof, leaves its cut-off daemons to that timeout again (it
+    cannot stop them).
 
     A spawner that dies never says it: its job may be resumed, and its
     daemons wait for that.  Records are kept ENDED_KEEP_MSEC, at most
     ENDED_MAX of them (the oldest go first).  On the wire a record is the
-    param ended/<job> = milliseconds since it ended.
+    param ended/<job> = "AGE PROOF": milliseconds since it ended, a space,
+    and the proof (Z85).
     =========================================================================
 */
 #ifndef SUPERNODE_ENDED_H_INCLUDED
@@ -36,15 +43,18 @@ supernode_ended_t *
 void
     supernode_ended_destroy (supernode_ended_t **self_p);
 
-//  Job `job` ended at ended_at (msec, our clock).  A job already known
-//  keeps the earlier time.  Returns true if it is new.
+//  Job `job` ended at ended_at (msec, our clock), with that proof
+//  (JACE_KEY_TEXT characters of Z85, not checked here).  A job already
+//  known keeps the earlier time and its first proof.  Returns true if it
+//  is new; false for it, or for a job id or proof that is not one.
 bool
     supernode_ended_add (supernode_ended_t *self, const char *job,
-                         int64_t ended_at);
+                         int64_t ended_at, const char *proof);
 
-//  True if job `job` is known to be over.
-bool
-    supernode_ended_has (supernode_ended_t *self, const char *job);
+//  The proof heard that job `job` is over, or NULL if it is not known to
+//  be (borrowed).
+const char *
+    supernode_ended_proof (supernode_ended_t *self, const char *job);
 
 //  Forget records older than SUPERNODE_ENDED_KEEP_MSEC at now.
 void

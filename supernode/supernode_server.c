@@ -488,14 +488,17 @@ s_lease_key (server_t *self, jace_msg_t *msg, jace_key_t *lease_key)
 
 //  A daemon that still works for a job that is over (it was cut off
 //  while its spawner replaced it and ended the job) is told so in its
-//  WELCOME, and its record here no longer holds it for that lease.
+//  WELCOME, with the proof it checks, and its record here no longer
+//  holds it for that lease.
 static void
 s_tell_job_over (server_t *self, const jace_node_t *node,
                  jace_msg_t *welcome)
 {
-    if (!*node->job || !supernode_ended_has (self->ended, node->job))
+    const char *proof = supernode_ended_proof (self->ended, node->job);
+    if (!proof)
         return;
     jace_msg_set_param (welcome, "job_over", node->job);
+    jace_msg_set_param (welcome, "job_over_proof", proof);
     if (supernode_registry_release (self->registry, node->job, node->id))
         zsys_notice ("supernode: daemon %s still works for job %s, which "
                      "is over: told to stop", node->id, node->job);
@@ -1018,9 +1021,10 @@ s_lease_taken_back (server_t *self, jace_msg_t *msg, int64_t now,
                jace_msg_endpoint (msg), daemons);
 }
 
-//  The lease owner's last word: its job is over (supernode_ended).  Only
-//  from the key of a lease we know: a lease that lapsed may be resumed,
-//  and its daemons wait for that.
+//  The lease owner's last word: its job is over (supernode_ended), with
+//  the proof its daemons will check.  Only from the key of a lease we
+//  know: a lease that lapsed may be resumed, and its daemons wait for
+//  that.
 static void
 s_on_job_over (server_t *self, jace_msg_t *msg, int64_t now)
 {
@@ -1033,7 +1037,7 @@ s_on_job_over (server_t *self, jace_msg_t *msg, int64_t now)
                                     "hold", job);
         return;
     }
-    if (supernode_ended_add (self->ended, job, now))
+    if (supernode_ended_add (self->ended, job, now, jace_msg_token (msg)))
         zsys_info ("supernode: job %s is over, says its spawner%s", job,
                    jace_msg_forwarded (msg) ? " (through a peer)" : "");
     if (jace_msg_forwarded (msg) == 0)

@@ -11,8 +11,9 @@
             RELEASE of those daemons
         snclient [OPTIONS] ENDPOINT heartbeat JOB
             HEARTBEAT of lease JOB
-        snclient [OPTIONS] ENDPOINT over JOB
-            HEARTBEAT of lease JOB saying the job is over
+        snclient [OPTIONS] ENDPOINT over JOB [PROOF]
+            HEARTBEAT of lease JOB saying the job is over, with PROOF as
+            its token
         snclient [OPTIONS] ENDPOINT status
             STATUS; prints "node ID SUPERNODE STATE" and "param KEY VALUE"
         snclient [OPTIONS] ENDPOINT peer CLAIMED_ENDPOINT [TIMES]
@@ -186,6 +187,8 @@ s_heartbeat (options_t *options, zsock_t *sock, char *argv [], int argc,
     jace_msg_set_sender (beat, "snclient");
     jace_msg_set_job (beat, argv [0]);
     jace_msg_set_state (beat, state);
+    if (argc > 1)
+        jace_msg_set_token (beat, argv [1]);
     jace_msg_set_forwarded (beat, options->forwarded);
     return jace_msg_send (&beat, sock) ? 1 : 0;
 }

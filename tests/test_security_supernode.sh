@@ -11,9 +11,11 @@
 #  counted in STATUS (audit/...) and the super-node keeps answering.
 #  Grants carry the lease tokens the daemons will check, for the right
 #  spawner key.  A job runs beside a stream of these attacks and verifies.
+#  On a keyless grid, a job said over by a local process with a made-up
+#  proof: its daemons check the proof and work on.
 . "$(dirname "$0")/lib.sh"
 lib_init light
-plan 42
+plan 44
 CLIENT=$BIN/tests/snclient
 KEYS=$RUN/keys
 HUGE=9223372036854775807
@@ -287,4 +289,26 @@ plain --nodes 20 "$KL" peer tcp://127.0.0.1:9 1
 ok $? "of a PEER_STATE of 20 records, 8 (--max-daemons) are taken"
 status_of "$KL" >/dev/null
 ok $? "the keyless super-node still answers STATUS"
+
+#  A local process says a running job is over, with a made-up proof: the
+#  super-node cannot tell (no keys), and passes it on to the job's
+#  daemons, which check it with the job key and work on.
+start_supernode kj --heartbeat 200 --timeout 2000
+add_daemons 3 "$SN_kj"
+wait_for 15 count_is 3 "$SN_kj"
+submit claimed "$JACE_SRCDIR/examples/poisson2d.job" "$SN_kj" \
+    --set job/tasks=3 --set problem/n=48 --set job/tolerance=1e-9 &
+job=$!
+claimed=0
+while kill -0 "$job" 2>/dev/null; do
+    id=$(head -n 1 "$RUN/claimed.events" 2>/dev/null | jq -r .job)
+    if [ -n "$id" ] && [ "$id" != null ]; then
+        plain "$SN_kj" over "$id" "$(key)" && claimed=$((claimed + 1))
+    fi
+    sleep 0.2
+done
+wait "$job"
+ok $? "a job said over by another local process, $claimed times, ends verified"
+grep -q "without its proof: ignored" "$RUN"/d*.log
+ok $? "its daemons were told, and found the proof false"
 lib_finish
