@@ -301,33 +301,19 @@ s_ask_cancel (jace_msg_t *registry, const char *job_id,
     return rc;
 }
 
-//  Wait until no daemon works for the job (or the wait is over); once
-//  the job has no owner, tell those still working to stop, unless `told`
-//  (they were, as orphans).  Returns those still working, or -1 if the
-//  super-node fell silent.
+//  Wait until no daemon works for the job (or the wait is over).
+//  Daemons the spawner had lost (cut off, frozen) learn that the job is
+//  over from their super-node, as after any job's end (supernode_ended).
+//  Returns those still working, or -1 if the super-node fell silent.
 static int64_t
 s_wait_free (const char *supernode, jace_security_t *security,
-             const char *job_id, int64_t working, int timeout_msec,
-             const jace_key_t *job_key, bool told)
+             const char *job_id, int64_t working, int timeout_msec)
 {
     int64_t deadline = zclock_mono () + (timeout_msec > FREE_WAIT_MSEC
                                          ? timeout_msec : FREE_WAIT_MSEC);
     while (working > 0 && zclock_mono () < deadline && !zsys_interrupted) {
         zclock_sleep (200);
-        jace_msg_t *registry = NULL;
-        working = s_working_for (supernode, security, job_id, &registry);
-        //  The job is over and its spawner gone, yet daemons work for it:
-        //  ones it had lost (cut off, frozen) and never reached again.
-        //  Left alone they would hold their task until their orphan
-        //  timeout (600 s by default).
-        if (working > 0 && !told && !s_owner_alive (registry, job_id)) {
-            size_t stopped = s_stop_daemons (registry, job_id, security,
-                                             job_key);
-            printf ("job %s: its spawner is gone; told the %zu daemons "
-                    "still on it to stop\n", job_id, stopped);
-            told = true;
-        }
-        jace_msg_destroy (&registry);
+        working = s_working_for (supernode, security, job_id, NULL);
     }
     return working;
 }
@@ -433,7 +419,7 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
     jace_msg_destroy (&registry);
     int64_t working = asked < 0 ? before
                     : s_wait_free (supernode, security, job_id, before,
-                                   timeout_msec, &job_key, asked == 0);
+                                   timeout_msec);
     jace_key_wipe (&job_key);
     jace_security_destroy (&security);
     if (asked < 0)
