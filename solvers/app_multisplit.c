@@ -635,12 +635,7 @@ s_blocks_valid (const int64_t *first_row, int64_t tasks, int32_t n)
 //  every block, so the ratios between tasks are right); c_ij = the distinct columns of
 //  block j that block i's rows use, the values task i receives from task j
 //  every iteration (with overlap 0; an overlap adds the extended rows'
-//  columns, which the contract leaves out).  One pass over the nonzeros
-//  collects each block's columns outside it, which are sorted to count
-//  the distinct ones; a column's block is a binary search of the cut.
-//  O(nnz + m log m + tasks) for m columns outside the blocks, and no
-//  array of the matrix's order: two such, fresh from malloc, cost 2 ms of
-//  page faults on a 50,000-row matrix, the most of the describe.
+//  columns, which the contract leaves out): s_describe below.
 //  Flops of one iteration on rows begin..end: one product of the rows by
 //  a vector; with lu-banded, the banded solve's substitutions too, four
 //  flops per row per diagonal of the block's band (a 2D grid's band is
@@ -664,42 +659,48 @@ s_block_cost (const problem_t *problem, int64_t begin, int64_t end)
     return flops + 4.0 * (double) band * (double) (end - begin);
 }
 
-static int
-s_compare_columns (const void *a, const void *b)
+//  The set bits of `seen` in [from, to), a word at a time.
+static int64_t
+s_bits_set (const uint64_t *seen, int64_t from, int64_t to)
 {
-    int32_t x = *(const int32_t *) a, y = *(const int32_t *) b;
-    return (x > y) - (x < y);
+    int64_t count = 0;
+    while (from < to) {
+        int64_t bit = from % 64;
+        int64_t span = to - from < 64 - bit ? to - from : 64 - bit;
+        uint64_t mask = span == 64 ? ~(uint64_t) 0
+                                   : (((uint64_t) 1 << span) - 1) << bit;
+        count += __builtin_popcountll (seen [from / 64] & mask);
+        from += span;
+    }
+    return count;
 }
 
-//  Task `task` needs each distinct column of `outside` (sorted) from the
-//  block that holds it: walk both in order, one block at a time.
+//  Task `task` needs from each other block the distinct columns of it
+//  marked in `seen`, all between low and high.
 static void
-s_add_needs (jace_graph_t *graph, const int64_t *first_row, int32_t task,
-             const int32_t *outside, size_t count)
+s_add_needs (jace_graph_t *graph, const int64_t *first_row, int64_t tasks,
+             int64_t task, const uint64_t *seen, int64_t low, int64_t high)
 {
-    int32_t block = 0;
-    double values = 0;
-    for (size_t k = 0; k < count; k++) {
-        if (k > 0 && outside [k] == outside [k - 1])
+    for (int64_t block = 0; block < tasks; block++) {
+        int64_t from = first_row [block] > low ? first_row [block] : low;
+        int64_t to = first_row [block + 1] < high + 1 ? first_row [block + 1]
+                                                      : high + 1;
+        if (block == task || from >= to)
             continue;
-        if (outside [k] >= first_row [block + 1]) {
-            if (values > 0)
-                jace_graph_add_need (graph, task, block, values);
-            values = 0;
-            while (outside [k] >= first_row [block + 1])
-                block++;
-        }
-        values++;
+        int64_t values = s_bits_set (seen, from, to);
+        if (values > 0)
+            jace_graph_add_need (graph, task, block, (double) values);
     }
-    if (values > 0)
-        jace_graph_add_need (graph, task, block, values);
 }
 
 //  Spawner side: each block's cost, and the distinct columns it reads
-//  from each other block.  Sorting the columns outside a block, rather
-//  than marking them in an array of the matrix's order, keeps this
-//  within the rows' own memory (BENCHMARKS, "The task graph's page
-//  faults").
+//  from each other block.  One bit per column marks those a block's rows
+//  use outside it; counting the bits between two block starts gives the
+//  need.  O(nnz + tasks x (m / 64 + tasks)) for m the span of the
+//  columns marked.  A bitmap, not a sorted list of the columns (qsort
+//  took 540 ms of the 1.6-million-row NAS-CG-like job's plan) nor an
+//  int array of the matrix's order (its fresh pages cost 2 ms on 50,000
+//  rows: BENCHMARKS, "The task graph's page faults"): 6 KB there.
 static int
 s_describe (void *raw, const int64_t *first_row, int64_t tasks,
             jace_graph_t *graph)
@@ -708,31 +709,29 @@ s_describe (void *raw, const int64_t *first_row, int64_t tasks,
     const csr_t *A = problem->A;
     if (!s_blocks_valid (first_row, tasks, A->nrows) || tasks > INT32_MAX)
         return -1;
-    int32_t *outside = NULL;
-    size_t outside_size = 0;
-    for (int32_t task = 0; task < (int32_t) tasks; task++) {
+    size_t words = ((size_t) A->ncols + 63) / 64;
+    uint64_t *seen = (uint64_t *) calloc (words + 1, sizeof (uint64_t));
+    assert (seen);
+    for (int64_t task = 0; task < tasks; task++) {
         int64_t begin = first_row [task], end = first_row [task + 1];
         jace_graph_set_cost (graph, task, s_block_cost (problem, begin,
                                                         end));
-        size_t count = 0;
+        int64_t low = A->ncols, high = -1;
         for (int64_t k = A->row_ptr [begin]; k < A->row_ptr [end]; k++) {
-            int32_t j = A->col_idx [k];
+            int64_t j = A->col_idx [k];
             if (j >= begin && j < end)
                 continue;
-            if (count == outside_size) {
-                outside_size = outside_size ? 2 * outside_size : 1024;
-                outside = (int32_t *) realloc (outside, outside_size
-                                               * sizeof (int32_t));
-                assert (outside);
-            }
-            outside [count++] = j;
+            seen [j / 64] |= (uint64_t) 1 << (j % 64);
+            low = j < low ? j : low;
+            high = j > high ? j : high;
         }
-        //  None outside (one task): nothing to sort, and no array yet
-        if (count > 1)
-            qsort (outside, count, sizeof (int32_t), s_compare_columns);
-        s_add_needs (graph, first_row, task, outside, count);
+        if (high < 0)
+            continue;           //  Nothing outside (one task)
+        s_add_needs (graph, first_row, tasks, task, seen, low, high);
+        memset (seen + low / 64, 0,
+                (size_t) (high / 64 - low / 64 + 1) * sizeof (uint64_t));
     }
-    free (outside);
+    free (seen);
     return 0;
 }
 
