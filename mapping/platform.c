@@ -231,15 +231,17 @@ s_parse_cluster (parser_t *parser, zpl_t *item, cluster_t *cluster,
                        "files and processes; use up to %d letters, digits, "
                        "'.', '_' or '-'", cluster->name, PLATFORM_NAME_MAX);
     cluster->nodes = 0;
-    if (!zpl_locate (item, "nodes"))
-        return s_fail (parser, item, "cluster %s has no nodes",
-                       cluster->name);
     static const char *const known [] = {
         "name", "nodes", "speed", "speeds", "power", "latency_us",
         "bandwidth_mbps", "supernodes", "uplink_mbps", NULL
     };
+    //  Names first: "nodez = 4" is a typing mistake to point at, more
+    //  than a cluster without nodes
     if (s_check_names (parser, item, "cluster", known))
         return -1;
+    if (!zpl_locate (item, "nodes"))
+        return s_fail (parser, item, "cluster %s has no nodes",
+                       cluster->name);
     cluster->supernodes = 1;
     cluster->power = 1.0;
     double speed = 1.0;
@@ -447,6 +449,14 @@ s_parse_platform (parser_t *parser, platform_t *self, zpl_t *root)
     }
     if (s_parse_clusters (parser, self, root))
         return -1;
+    //  Clusters may lean on another's super-node, not all of them
+    size_t supernodes = 0;
+    for (size_t cluster = 0; cluster < count; cluster++)
+        supernodes += self->clusters [cluster].supernodes;
+    if (supernodes == 0)
+        return s_fail (parser, zpl_locate (root, "cluster"), "no cluster "
+                       "has a super-node (supernodes = 0 in each): its "
+                       "daemons would have none to register with");
     for (zpl_t *item = zpl_child (root); item; item = zpl_next (item))
         if (streq (zpl_name (item), "link") && s_parse_link (parser, self, item))
             return -1;
@@ -481,35 +491,6 @@ platform_parse (const char *text, char *error, size_t error_size)
     return self;
 }
 
-//  Read a whole file; returns a fresh string or NULL
-static char *
-s_read_file (const char *path)
-{
-    FILE *file = fopen (path, "rb");
-    if (!file)
-        return NULL;
-    size_t size = 0, capacity = 4096;
-    char *text = (char *) malloc (capacity);
-    assert (text);
-    size_t got;
-    while ((got = fread (text + size, 1, capacity - size - 1, file)) > 0) {
-        size += got;
-        if (capacity - size - 1 == 0) {
-            capacity *= 2;
-            text = (char *) realloc (text, capacity);
-            assert (text);
-        }
-    }
-    bool failed = ferror (file);
-    fclose (file);
-    if (failed) {
-        free (text);
-        return NULL;
-    }
-    text [size] = '\0';
-    return text;
-}
-
 //  --------------------------------------------------------------------------
 //  Load a platform file
 
@@ -517,12 +498,9 @@ platform_t *
 platform_load (const char *path, char *error, size_t error_size)
 {
     assert (path);
-    char *text = s_read_file (path);
-    if (!text) {
-        if (error)
-            snprintf (error, error_size, "%s: %s", path, strerror (errno));
+    char *text = zpl_read_file (path, ZPL_FILE_MAX, error, error_size);
+    if (!text)
         return NULL;
-    }
     char reason [512] = "";
     platform_t *self = platform_parse (text, reason, sizeof reason);
     free (text);

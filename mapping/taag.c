@@ -1248,34 +1248,9 @@ taag_mapping_t *
 taag_mapping_load (const char *path, char *error, size_t error_size)
 {
     assert (path);
-    FILE *file = fopen (path, "r");
-    if (!file) {
-        if (error)
-            snprintf (error, error_size, "%s: %s", path, strerror (errno));
+    zpl_t *tree = zpl_load (path, error, error_size);
+    if (!tree)
         return NULL;
-    }
-    size_t size = 0, capacity = 4096;
-    char *text = (char *) malloc (capacity);
-    assert (text);
-    size_t got;
-    while ((got = fread (text + size, 1, capacity - size - 1, file)) > 0) {
-        size += got;
-        if (size + 1 == capacity) {
-            capacity *= 2;
-            text = (char *) realloc (text, capacity);
-            assert (text);
-        }
-    }
-    fclose (file);
-    text [size] = '\0';
-    char reason [256];
-    zpl_t *tree = zpl_parse (text, reason, sizeof reason);
-    free (text);
-    if (!tree) {
-        if (error)
-            snprintf (error, error_size, "%s: %s", path, reason);
-        return NULL;
-    }
     taag_mapping_t *self = (taag_mapping_t *) calloc (1, sizeof (*self));
     assert (self);
     zpl_t *root = zpl_locate (tree, "mapping");

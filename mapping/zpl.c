@@ -181,6 +181,68 @@ zpl_parse (const char *text, char *error, size_t error_size)
 //  --------------------------------------------------------------------------
 //  Read and parse a ZPL file
 
+char *
+zpl_read_file (const char *path, size_t limit, char *error, size_t error_size)
+{
+    assert (path);
+    char none [1];
+    if (!error) {
+        error = none;
+        error_size = sizeof none;
+    }
+    //  Opened without blocking, so that a FIFO nobody writes to reads as
+    //  empty instead of hanging the tool in open
+    int fd = open (path, O_RDONLY | O_NONBLOCK);
+    struct stat status;
+    if (fd < 0 || fstat (fd, &status) != 0) {
+        snprintf (error, error_size, "%s: %s", path, strerror (errno));
+        if (fd >= 0)
+            close (fd);
+        return NULL;
+    }
+    if (!S_ISREG (status.st_mode) && !S_ISFIFO (status.st_mode)) {
+        snprintf (error, error_size, "%s: not a regular file", path);
+        close (fd);
+        return NULL;
+    }
+    fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) & ~O_NONBLOCK);
+    size_t size = 0, capacity = 4096;
+    char *text = (char *) malloc (capacity);
+    assert (text);
+    ssize_t got = 0;
+    while (size <= limit
+       &&  (got = read (fd, text + size, capacity - size - 1)) != 0) {
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        size += (size_t) got;
+        if (size + 1 == capacity) {
+            capacity *= 2;
+            text = (char *) realloc (text, capacity);
+            assert (text);
+        }
+    }
+    int read_errno = got < 0 ? errno : 0;
+    close (fd);
+    text [size] = 0;
+    if (read_errno)
+        snprintf (error, error_size, "%s: %s", path, strerror (read_errno));
+    else
+    if (size > limit)
+        snprintf (error, error_size, "%s: larger than %zu bytes: not a "
+                  "text file of this kind", path, limit);
+    else
+    if (strlen (text) != size)
+        snprintf (error, error_size, "%s: holds a NUL byte: not a text "
+                  "file", path);
+    else
+        return text;
+    free (text);
+    return NULL;
+}
+
 zpl_t *
 zpl_load (const char *path, char *error, size_t error_size)
 {
@@ -190,32 +252,9 @@ zpl_load (const char *path, char *error, size_t error_size)
         error = none;
         error_size = sizeof none;
     }
-    FILE *file = fopen (path, "rb");
-    if (!file) {
-        snprintf (error, error_size, "%s: %s", path, strerror (errno));
+    char *text = zpl_read_file (path, ZPL_FILE_MAX, error, error_size);
+    if (!text)
         return NULL;
-    }
-    size_t size = 0, capacity = 4096;
-    char *text = (char *) malloc (capacity);
-    assert (text);
-    size_t got;
-    while ((got = fread (text + size, 1, capacity - size - 1, file)) > 0) {
-        size += got;
-        if (size + 1 == capacity) {
-            capacity *= 2;
-            text = (char *) realloc (text, capacity);
-            assert (text);
-        }
-    }
-    bool failed = ferror (file);
-    fclose (file);
-    text [size] = 0;
-    if (failed || strlen (text) != size) {
-        snprintf (error, error_size, "%s: %s", path, failed
-                  ? "cannot be read" : "holds a NUL byte: not a ZPL file");
-        free (text);
-        return NULL;
-    }
     char reason [512] = "";
     zpl_t *tree = zpl_parse (text, reason, sizeof reason);
     free (text);

@@ -22,6 +22,19 @@ typedef struct _zpl_t zpl_t;
 zpl_t *
     zpl_parse (const char *text, char *error, size_t error_size);
 
+//  Largest text file the planning tools read (job, platform, traffic
+//  matrix, processors): far above any real one, and a bound on what a
+//  wrong path (a device, a data file) can make them allocate.
+#define ZPL_FILE_MAX (16 * 1024 * 1024)
+
+//  Read a whole text file of at most `limit` bytes: a regular file, or a
+//  pipe.  Returns a fresh NUL-terminated string, or NULL with "PATH:
+//  reason" in error (when not NULL): cannot be opened, not a regular
+//  file, larger than the limit, unreadable, or holding a NUL byte.
+char *
+    zpl_read_file (const char *path, size_t limit, char *error,
+                   size_t error_size);
+
 //  Read and parse a ZPL file.  Returns NULL and writes "PATH:LINE: reason"
 //  (or "PATH: reason" when it cannot be read) into error on failure.
 zpl_t *

@@ -9,7 +9,7 @@ check () {
     if [ "$1" = 0 ]; then echo "ok $count - $2"
     else echo "not ok $count - $2"; failed=1; fi
 }
-echo "1..16"
+echo "1..20"
 "$plan" --help | grep -q "jace-plan ggp|oggp|bruteforce"
 check $? "--help prints the usage"
 out=$("$plan" oggp --k 3 --beta 1 "$data/e5.matrix" --json)
@@ -59,4 +59,20 @@ echo "$out" | grep -q '"optimal": {"distribution": \[' \
 check $? "scatter --json gives distribution and makespan"
 "$plan" scatter --procs "$data/bad.procs" --items 5 2>&1 | grep -q "bad.procs:3:"
 check $? "a bad processor file is reported with its line"
+"$plan" lg --clusters "3 4x 2" >/dev/null 2>&1
+[ $? -eq 2 ]
+check $? "lg --clusters \"3 4x 2\" is a usage error, not the clusters 3 and 4"
+"$plan" lg --clusters "3,4 2" | grep -q "^lg plan: 9 nodes"
+check $? "lg --clusters takes sizes apart by spaces or commas"
+procs=$(mktemp)
+printf 'a 1 1\nb 1 2\na 1 3\n' >"$procs"
+err=$("$plan" scatter --procs "$procs" --items 5 2>&1 >/dev/null)
+status=$?
+rm -f "$procs"
+[ $status -eq 1 ] && echo "$err" | grep -q ":3: processor 'a' is already named"
+check $? "a processor named twice is refused with its line"
+err=$("$plan" scatter --procs /dev/zero --items 5 2>&1 >/dev/null)
+status=$?
+[ $status -eq 1 ] && echo "$err" | grep -q "/dev/zero: not a regular file"
+check $? "a device given as a file is refused, not read without end"
 exit $failed

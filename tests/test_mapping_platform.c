@@ -112,6 +112,12 @@ s_test_bad (void)
         { "    cluster\n        name = A\n        nodes = 0\n",
           "line 5: nodes must be a whole number >= 1" },
         { "    cluster\n        name = A\n", "cluster A has no nodes" },
+        { "    cluster\n        name = A\n        nodez = 4\n",
+          "line 5: unknown item 'nodez' in cluster (did you mean nodes?)" },
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "        supernodes = 0\n    cluster\n        name = B\n"
+          "        nodes = 2\n        supernodes = 0\n",
+          "line 3: no cluster has a super-node" },
         { "    cluster\n        name = A\n        nodes = 2\n"
           "        speed = 1.5\n", "line 6: speed 1.5 is out of (0, 1]" },
         { "    cluster\n        name = A\n        nodes = 2\n"
@@ -253,6 +259,27 @@ s_test_files (void)
     platform = platform_load ("/nonexistent/x.platform", error, sizeof error);
     ok (!platform && strstr (error, "/nonexistent/x.platform: ") == error,
         "a missing file is reported with its path");
+    //  A device never ends: it was read until memory ran out
+    platform = platform_load ("/dev/zero", error, sizeof error);
+    ok (!platform && streq (error, "/dev/zero: not a regular file"),
+        "a device is refused, not read");
+    char big [] = "/tmp/test_mapping_platform.XXXXXX";
+    int fd = mkstemp (big);
+    assert (fd >= 0);
+    assert (ftruncate (fd, ZPL_FILE_MAX + 1) == 0);
+    close (fd);
+    platform = platform_load (big, error, sizeof error);
+    ok (!platform && strstr (error, "larger than 16777216 bytes"),
+        "a file over ZPL_FILE_MAX is refused");
+    unlink (big);
+    char nul [] = "/tmp/test_mapping_platform.XXXXXX";
+    fd = mkstemp (nul);
+    assert (fd >= 0 && write (fd, "platform\n\0", 10) == 10);
+    close (fd);
+    platform = platform_load (nul, error, sizeof error);
+    ok (!platform && strstr (error, "holds a NUL byte"),
+        "a file with a NUL byte is refused");
+    unlink (nul);
 }
 
 //  Three daemons per machine: every node becomes three of its cluster,
@@ -426,7 +453,7 @@ s_test_shared (void)
 int
 main (void)
 {
-    tap_plan (90);
+    tap_plan (95);
     s_test_good ();
     s_test_shared ();
     s_test_bad ();

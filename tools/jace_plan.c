@@ -11,6 +11,7 @@
     =========================================================================
 */
 #include "collectives.h"
+#include "zpl.h"
 #include <getopt.h>
 
 //  Options of one run
@@ -55,29 +56,20 @@ s_usage (FILE *stream)
         "  -V, --version  print the version and exit\n");
 }
 
-//  Read a whole file into lines; returns NULL and prints on failure
+//  Read a whole text file (at most ZPL_FILE_MAX bytes); NULL with the
+//  reason printed
 static char *
 s_read_text (const char *path)
 {
-    FILE *file = fopen (path, "r");
-    if (!file) {
-        fprintf (stderr, "%s: %s\n", path, strerror (errno));
-        return NULL;
-    }
-    size_t size = 0, capacity = 4096;
-    char *text = malloc (capacity);
-    size_t got;
-    while (text && (got = fread (text + size, 1, capacity - size - 1,
-                                 file)) > 0) {
-        size += got;
-        if (size + 1 == capacity)
-            text = realloc (text, capacity *= 2);
-    }
-    fclose (file);
-    assert (text);
-    text [size] = '\0';
+    char reason [512];
+    char *text = zpl_read_file (path, ZPL_FILE_MAX, reason, sizeof reason);
+    if (!text)
+        fprintf (stderr, "%s\n", reason);
     return text;
 }
+
+//  Most clusters `lg --clusters` plans for
+#define LG_CLUSTERS_MAX 64
 
 //  Longest time a plan takes, seconds (31 years).  Beside a figure much
 //  larger, a one-second transfer would be below a double's precision:
@@ -249,19 +241,31 @@ s_run_kpbs (options_t *options)
 static int
 s_run_lg (options_t *options)
 {
-    size_t sizes [64], count = 0;
+    size_t sizes [LG_CLUSTERS_MAX], count = 0;
     if (options->clusters) {
-        const char *cursor = options->clusters;
-        char *end;
-        long value;
-        while (count < 64 && (value = strtol (cursor, &end, 10), end != cursor)) {
-            if (value < 1 || value > 4096) {
-                fprintf (stderr, "jace-plan lg: cluster sizes must be 1..4096\n");
+        //  Whole words only: "3 4x 2" is a mistake, not the clusters 3, 4
+        char *copy = strdup (options->clusters), *saved;
+        assert (copy);
+        for (char *word = strtok_r (copy, " \t,", &saved); word;
+             word = strtok_r (NULL, " \t,", &saved)) {
+            char *end;
+            errno = 0;
+            long value = strtol (word, &end, 10);
+            if (*end || errno || value < 1 || value > 4096) {
+                fprintf (stderr, "jace-plan lg: --clusters: '%s' is not a "
+                         "cluster size (1..4096)\n", word);
+                free (copy);
+                return 2;
+            }
+            if (count == LG_CLUSTERS_MAX) {
+                fprintf (stderr, "jace-plan lg: --clusters: more than %d "
+                         "clusters\n", LG_CLUSTERS_MAX);
+                free (copy);
                 return 2;
             }
             sizes [count++] = (size_t) value;
-            cursor = end;
         }
+        free (copy);
     }
     else
     if (options->n1 >= 1 && options->n2 >= 1 && options->n1 <= 4096
@@ -379,6 +383,16 @@ s_read_procs (const char *path, procs_t *procs)
         }
         char name [32];
         snprintf (name, sizeof name, "P%zu", procs->count + 1);
+        //  The plan names processors in its order and shares: two of one
+        //  name could not be told apart
+        for (size_t other = 0; named && other < procs->count; other++)
+            if (streq (procs->names [other], first)) {
+                fprintf (stderr, "%s:%zu: processor '%s' is already named "
+                         "on an earlier line\n", path, line_number, first);
+                rc = -1;
+            }
+        if (rc)
+            break;
         procs->names [procs->count] = strdup (named ? first : name);
         procs->procs [procs->count++] = (scatter_proc_t) {
             0, comp, 0, comm
