@@ -151,6 +151,47 @@ const char *const jace_task_runtime_keys [] = {
     NULL
 };
 
+//  A key's value is one of the NULL-terminated names, or unset.
+static int
+s_check_choice (zhash_t *params, const char *key, const char *const *names,
+                char *reason, size_t reason_size)
+{
+    const char *text = (const char *) zhash_lookup (params, key);
+    if (!text)
+        return 0;
+    char known [128] = "";
+    for (size_t index = 0; names [index]; index++) {
+        if (streq (text, names [index]))
+            return 0;
+        snprintf (known + strlen (known), sizeof known - strlen (known),
+                  "%s%s", index ? ", " : "", names [index]);
+    }
+    snprintf (reason, reason_size, "%s = '%s' is unknown (known: %s)", key,
+              text, known);
+    return -1;
+}
+
+int
+jace_task_runtime_check (zhash_t *params, char *reason, size_t reason_size)
+{
+    assert (params);
+    static const char *const modes [] = { "async", "sync", NULL };
+    static const char *const algorithms [] = { "lg", "direct", "flat", NULL };
+    double value;
+    return s_check_choice (params, "job/mode", modes, reason, reason_size)
+        || s_check_choice (params, "exchange/algorithm", algorithms, reason,
+                           reason_size)
+        || jace_param_number (params, "job/local_tolerance", 1e-6, 1e-300,
+                              1, &value, reason, reason_size)
+        || jace_param_integer (params, "job/converge_iterations", 10, 1,
+                               1e9, &value, reason, reason_size)
+        || jace_param_number (params, "exchange/fallback_seconds", 5, 0.01,
+                              86400, &value, reason, reason_size)
+        || jace_param_number (params, "exchange/log_mib", 256, 0,
+                              1024 * 1024, &value, reason, reason_size)
+        ? -1 : 0;
+}
+
 //  --------------------------------------------------------------------------
 //  Row ownership comes in the params: "block/rows" rows in the job, and
 //  "block/first/R" the first row of task R, for R = 0 .. count (the last
@@ -411,8 +452,10 @@ jace_param_number (zhash_t *params, const char *key, double fallback,
     char *end = NULL;
     errno = 0;
     double number = strtod (text, &end);
+    //  strtod reads hexadecimal too: "tasks = 0x10" is a mistake more
+    //  likely than a way to write 16
     if (errno || end == text || *end || !isfinite (number)
-    ||  number < min || number > max) {
+    ||  strpbrk (text, "xX") || number < min || number > max) {
         snprintf (reason, reason_size, "%s = '%s' is not a number in "
                   "[%g, %g]", key, text, min, max);
         return -1;

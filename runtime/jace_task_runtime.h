@@ -22,6 +22,15 @@
 //  key nobody reads.  A new key read on the daemon side goes here.
 extern const char *const jace_task_runtime_keys [];
 
+//  Check the values of those keys no other part checks (job/mode,
+//  job/local_tolerance, job/converge_iterations, exchange/*), so that
+//  the spawner refuses a job whose daemons would misread them
+//  ("mode = fast" ran asynchronously).  Returns 0, or -1 with "KEY =
+//  'VALUE' ..." in reason.
+int
+    jace_task_runtime_check (zhash_t *params, char *reason,
+                             size_t reason_size);
+
 //  Create the task an ASSIGN describes, taking the message (its payloads
 //  are the task's blocks); security is borrowed (keys for the links to
 //  neighbours).  The ASSIGN's `key` is the job key (Z85): every DATA and

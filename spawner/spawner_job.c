@@ -402,9 +402,19 @@ s_check_job_section (spawner_job_t *self, const char *path, char *reason,
     ||  s_number (self, "job/orphan_timeout", 2, 1e7, 600,
                   &orphan_timeout, path, reason, reason_size))
         return -1;
-    if (tasks != floor (tasks) || max_iterations != floor (max_iterations)) {
-        snprintf (reason, reason_size, "%s: job/tasks and "
-                  "job/max_iterations must be integers", path);
+    const char *fraction = tasks != floor (tasks) ? "job/tasks"
+                         : max_iterations != floor (max_iterations)
+                         ? "job/max_iterations" : NULL;
+    if (fraction) {
+        snprintf (reason, reason_size, "%s: %s = '%s' is not a whole number",
+                  s_origin (self, fraction, path), fraction,
+                  (const char *) zhash_lookup (self->params, fraction));
+        return -1;
+    }
+    char why [512];
+    if (jace_task_runtime_check (self->params, why, sizeof why)) {
+        snprintf (reason, reason_size, "%s: %s", s_origin_of (self, why,
+                                                              path), why);
         return -1;
     }
     self->tasks = (int64_t) tasks;

@@ -499,6 +499,35 @@ s_test_job (void)
                         "maheve, maheve-locality, aiac-qm, f-ec, default, "
                         "simple)"), "an unknown job/mapping lists the known "
         "ones");
+    //  Keys only the daemons read are checked here too: "mode = fast" ran
+    //  asynchronously
+    job = spawner_job_load (s_job ("    mode = \"fast\"\n"), NULL, reason,
+                            sizeof reason);
+    char want [512];
+    snprintf (want, sizeof want, "%s:4: job/mode = 'fast' is unknown "
+              "(known: async, sync)", path);
+    if (!ok (!job && streq (reason, want), "an unknown job/mode is refused "
+             "with its line"))
+        diag ("%s", reason);
+    zlist_t *overrides = zlist_new ();
+    zlist_append (overrides, "job/tasks=2.5");
+    job = spawner_job_load (s_job (""), overrides, reason, sizeof reason);
+    if (!ok (!job && streq (reason, "--set job/tasks=2.5: job/tasks = '2.5' "
+                            "is not a whole number"),
+             "a fraction of a task is refused with where it was set"))
+        diag ("%s", reason);
+    zlist_purge (overrides);
+    zlist_append (overrides, "job/tasks=0x4");
+    job = spawner_job_load (s_job (""), overrides, reason, sizeof reason);
+    ok (!job && strstr (reason, "job/tasks = '0x4' is not a number"),
+        "a hexadecimal number is refused");
+    zlist_purge (overrides);
+    zlist_append (overrides, "exchange/algorithm=tree");
+    job = spawner_job_load (s_job (""), overrides, reason, sizeof reason);
+    ok (!job && strstr (reason, "exchange/algorithm = 'tree' is unknown "
+                        "(known: lg, direct, flat)"),
+        "an unknown exchange/algorithm is refused at submission");
+    zlist_destroy (&overrides);
     unlink (path);
 }
 
@@ -526,7 +555,7 @@ s_test_names (void)
 int
 main (void)
 {
-    tap_plan (18 + 7 + 14 + 1 + 7 + 1);
+    tap_plan (18 + 7 + 14 + 1 + 11 + 1);
     s_test_names ();
     s_test_model ();
     s_test_maheve ();
