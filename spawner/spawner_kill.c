@@ -18,6 +18,10 @@
 #define QUERY_MSEC 5000
 //  How long a CRASH may take to leave before we give up on it.
 #define CRASH_LINGER_MSEC 1000
+//  After a super-node's CRASH: the time it takes to act on it, then the
+//  longest a live one takes to answer a listing on a loaded machine
+#define CRASH_SETTLE_MSEC 300
+#define ALIVE_QUERY_MSEC 2000
 
 typedef struct {
     const spawner_kill_options_t *options;
@@ -175,6 +179,25 @@ s_round (killer_t *self, bool first)
     return crashed;
 }
 
+//  True if the super-node still answers a listing, once a crash it obeys
+//  would have taken effect
+static bool
+s_supernode_answers (killer_t *self, const char *endpoint)
+{
+    zclock_sleep (CRASH_SETTLE_MSEC);
+    const char *key = jace_security_supernode_key (self->security, endpoint,
+                                                   NULL, 0);
+    jace_msg_t *status = jace_msg_new (JACE_MSG_STATUS);
+    jace_msg_set_sender (status, "jace-spawner-kill");
+    //  Asked quietly: silence is what a crash should bring
+    jace_msg_t *reply = spawner_nodes_ask (endpoint, key, self->security,
+                                           &status, JACE_MSG_STATUS_REPLY,
+                                           ALIVE_QUERY_MSEC);
+    bool answers = reply != NULL;
+    jace_msg_destroy (&reply);
+    return answers;
+}
+
 static int
 s_crash_supernode (killer_t *self)
 {
@@ -186,7 +209,15 @@ s_crash_supernode (killer_t *self)
                            jace_security_supernode_key (self->security,
                                                         endpoint, NULL, 0),
                            "");
-        how = "CRASH message; it obeys only with --allow-crash";
+        how = "CRASH message";
+        //  A super-node started without --allow-crash logs the CRASH and
+        //  goes on: one that still answers refused it
+        if (rc == 0 && s_supernode_answers (self, endpoint)) {
+            fprintf (stderr, "jace-spawner: super-node %s refused the CRASH "
+                     "and still runs: it obeys only when started with "
+                     "--allow-crash\n", endpoint);
+            return 1;
+        }
     }
     if (rc) {
         fprintf (stderr, "jace-spawner: cannot crash super-node %s\n",

@@ -1402,7 +1402,9 @@ s_gnuplot_run (report_t *self, const char *plot_path, bool svg)
     bool was_pending = sigismember (&pending, SIGPIPE);
 
     int status = -1;
-    FILE *gnuplot = popen ("exec gnuplot", "w");
+    //  Its standard output is never the plot's place: a gnuplot that
+    //  cannot open the file writes the image there instead
+    FILE *gnuplot = popen ("exec gnuplot >/dev/null", "w");
     if (gnuplot) {
         s_plot_script (self, gnuplot, plot_path, svg);
         status = pclose (gnuplot);
@@ -1431,6 +1433,14 @@ s_report_plot (report_t *self, const char *plot_path, FILE *out,
                  "install gnuplot-nox)\n", "plot");
         return 0;
     }
+    //  A folder missing or not ours is said as such, before gnuplot
+    int fd = open (plot_path, O_WRONLY | O_CREAT, 0644);
+    if (fd < 0) {
+        snprintf (reason, reason_size, "%s: cannot write the plot: %s",
+                  plot_path, strerror (errno));
+        return -1;
+    }
+    close (fd);
     fflush (out);
     int status = s_gnuplot_run (self, plot_path, s_plot_is_svg (plot_path));
     struct stat info;

@@ -24,7 +24,7 @@
 #  each job running long enough for the crashes to land while it runs.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 30
+plan 31
 
 JOB=$JACE_SRCDIR/examples/poisson3d.job
 start_supernode sn --heartbeat 200 --timeout 1000
@@ -81,7 +81,14 @@ ok $? "and every recovery"
 if command -v gnuplot >/dev/null; then
     grep -q '<svg' "$RUN/storm.svg"
     ok $? "the plot is an SVG"
+    #  A plot with nowhere to go: gnuplot wrote the image to the terminal
+    "$BIN/jace-spawner" report "$RUN/storm.events" \
+        --plot "$RUN/missing/storm.png" >"$RUN/noplot.out" 2>"$RUN/noplot.err"
+    [ $? -eq 1 ] && grep -q "missing/storm.png: cannot write the plot" \
+        "$RUN/noplot.err" && ! grep -q PNG "$RUN/noplot.out"
+    ok $? "a plot into a missing folder fails, saying so, and prints no image"
 else
+    skip "gnuplot is not installed"
     skip "gnuplot is not installed"
 fi
 

@@ -16,7 +16,7 @@
 #  each job running long enough for the crashes to land while it runs.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 22
+plan 23
 
 JOB=$JACE_SRCDIR/examples/poisson3d.job
 start_supernode a --heartbeat 200 --timeout 1000 --allow-crash
@@ -27,6 +27,13 @@ for i in 1 2 3 4 5; do
 done
 check "10 daemons register across two super-nodes" \
     wait_for 15 count_is 10 "$SN_b"
+#  b was started without --allow-crash: it refuses, and kill says so
+#  (it printed "crashed" and exited 0)
+"$BIN/jace-spawner" kill --crash-supernode --supernode "$SN_b" \
+    >"$RUN/kill-b.out" 2>&1
+[ $? -eq 1 ] && grep -q "refused the CRASH and still runs" "$RUN/kill-b.out" \
+    && running "$PID_b"
+ok $? "kill --crash-supernode fails, saying why, on a super-node without --allow-crash"
 
 #  1. Super-node a dies as soon as the job has started, task 1's daemon
 #  when a task reaches iteration 150.  The job needs several hundred
