@@ -20,6 +20,9 @@
 
 //  Exit codes: 0 success, 1 failure, 2 bad command line
 #define EXIT_USAGE 2
+//  What s_parse_options found instead of options to run with
+#define PARSED_HELP (-1)
+#define PARSED_VERSION (-2)
 //  Default bound on a start, in seconds
 #define GRID_START_TIMEOUT_SEC 30
 //  Most unrecorded processes of one run folder stop looks for
@@ -272,8 +275,8 @@ s_apply_option (grid_options_t *options, const char *name, const char *value)
 //  --------------------------------------------------------------------------
 //  Parse the options after the command.  Each command accepts only the
 //  options listed for it in allowed ("platform run ..."), so a typo is an
-//  error rather than silently ignored.  Returns 0, 1 for --help, or
-//  EXIT_USAGE.
+//  error rather than silently ignored.  Returns 0, PARSED_HELP,
+//  PARSED_VERSION or EXIT_USAGE.
 
 static int
 s_parse_options (grid_options_t *options, const char *command,
@@ -298,15 +301,16 @@ s_parse_options (grid_options_t *options, const char *command,
         { "bytes", required_argument, NULL, 0 },
         { "cluster", required_argument, NULL, 0 },
         { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
     opterr = 0;
     optind = 1;
     int which = 0;
     int code;
-    while ((code = getopt_long (argc, argv, ":h", table, &which)) != -1) {
-        if (code == 'h')
-            return 1;
+    while ((code = getopt_long (argc, argv, ":hV", table, &which)) != -1) {
+        if (code == 'h' || code == 'V')
+            return code == 'h' ? PARSED_HELP : PARSED_VERSION;
         if (code == '?' || code == ':')
             return s_usage_error ("%s: %s option '%s'", command,
                                   code == '?' ? "unknown" : "incomplete",
@@ -835,8 +839,12 @@ main (int argc, char **argv)
     options.kill_supernodes = zlist_new ();
     int rc = s_parse_options (&options, command->name, command->options,
                               argc - 1, argv + 1);
-    if (rc == 1) {
-        fputs (s_usage, stdout);
+    if (rc == PARSED_HELP || rc == PARSED_VERSION) {
+        //  --help or --version after the command, as before it
+        if (rc == PARSED_HELP)
+            fputs (s_usage, stdout);
+        else
+            printf ("jace-grid %s\n", PACKAGE_VERSION);
         rc = 0;
     }
     else
