@@ -341,8 +341,9 @@ spawner_console_summary (const spawner_summary_t *summary,
         printf ("  error          %.3e (max-norm, against the known "
                 "solution)\n", summary->error);
     if (summary->crashes)
-        printf ("  crashed        %" PRId64 " daemons on purpose (job file "
-                "schedule)\n", summary->crashes);
+        printf ("  crashed        %" PRId64 " daemon%s on purpose (job file "
+                "schedule)\n", summary->crashes,
+                summary->crashes == 1 ? "" : "s");
     int64_t lost = summary->replacements - summary->drain_moves;
     if (summary->replacements) {
         printf ("  replaced       %" PRId64 " daemon%s during the job (",
