@@ -345,6 +345,12 @@ spawner_jobs_open_secret (const char *job_id, const char *supernode,
         fprintf (stderr, "jace-spawner: no job %s runs on the grid of %s: "
                  "it has ended, or it never ran there\n", job_id, supernode);
     else
+    if (working < 0)
+        //  The super-node's silence was just said: whether the job runs
+        //  is unknown, only that it cannot be controlled from here
+        fprintf (stderr, "jace-spawner: cannot tell whether job %s runs; "
+                 "either way, %s\n", job_id, reason);
+    else
         fprintf (stderr, "jace-spawner: %s\n", reason);
     jace_msg_destroy (&registry);
     jace_security_destroy (&security);

@@ -3741,14 +3741,21 @@ s_plan_event (server_t *self)
         "\"hd\":%.4f,\"predicted_seconds\":%.6e,\"plan_ms\":%.3f,"
         "\"graph_ms\":%.3f,\"listing_ms\":%.3f,"
         "\"daemons\":%zu,\"clusters\":%zu,\"links_measured\":%zu,"
-        "\"links\":%zu,\"skipped\":%zu,\"spares\":[%s]", plan->mapping,
+        "\"links\":%zu,\"skipped\":%zu,\"spares\":[%s],"
+        "\"spares_wanted\":%" PRId64, plan->mapping,
         plan->hd,
         plan->predicted_seconds, plan->plan_msec,
         spawner_mapper_graph_msec (self->mapper), self->listing_msec,
         spawner_live_count (live),
         platform_cluster_count (spawner_live_platform (live)),
         spawner_live_links_measured (live), spawner_live_links_total (live),
-        spawner_live_skipped (live, NULL), spares);
+        spawner_live_skipped (live, NULL), spares,
+        spawner_job_spares (self->job));
+    if ((int64_t) plan->spare_count < spawner_job_spares (self->job))
+        zsys_warning ("spawner: job %s: %" PRId64 " spares wanted "
+                      "(job/spares), the grid had free daemons for %zu",
+                      self->id, spawner_job_spares (self->job),
+                      plan->spare_count);
     const char *why;
     if (spawner_live_skipped (live, &why))
         zsys_warning ("spawner: job %s: %zu daemon records of the listing "

@@ -121,7 +121,7 @@ moved=$(jq -r "select(.event == \"assign\" and .cluster == \"$busiest\")
     [ "$(last_clusters | grep -c "^$busiest\$")" -eq 0 ]
 ok $? "every task of $busiest moved, and none runs there at the end"
 [ "$(jq -r --arg c "$busiest" 'select(.event == "replace"
-        and (.reason | contains("(\($c) is being drained)"))) | .task' \
+        and (.reason | contains("\($c) is being drained"))) | .task' \
      "$RUN/drain.events" | sort -u | wc -l)" -eq "$moved" ]
 ok $? "each move's reason says $busiest is being drained"
 jq -r 'select(.event == "replace") | .reason' "$RUN/drain.events" |

@@ -13,7 +13,7 @@ check () {
     if [ "$1" = 0 ]; then echo "ok $count - $2"
     else echo "not ok $count - $2"; failed=1; fi
 }
-echo "1..14"
+echo "1..15"
 "$map" --help | grep -q "jace-map --job FILE (--platform FILE | --supernode EP)"
 check $? "--help prints the usage"
 "$map" --version | grep -q "^jace-map [0-9]"
@@ -58,9 +58,14 @@ check $? "a bad job file is reported with its file and line"
 [ $? -eq 2 ]
 check $? "a missing --platform/--supernode is a usage error"
 err=$("$map" --job "$job" --supernode garbage 2>&1)
-[ $? -eq 1 ] && echo "$err" | grep -q "^jace-map: cannot connect to super-node 'garbage'"
-check $? "a super-node that is no endpoint is named as such, not as silent"
+[ $? -eq 2 ] && echo "$err" | grep -q "^jace-map: --supernode 'garbage' is not an endpoint"
+check $? "a super-node that is no endpoint is bad usage, named as such, not as silent"
 "$map" --job "$job" --platform "$platforms/local8.platform" --tasks 3 --algo default \
     | grep -q "0:A-0 1:A-1 2:A-2"
 check $? "the default policy takes daemons in hand-out order"
+#  job/spares is a floor: when the grid has no room for it, say so
+"$map" --job "$job" --platform "$platforms/local8.platform" --tasks 6 \
+    --set job/spares=3 --algo maheve \
+    | grep -q "spares: A-3 B-3 (3 wanted: no more free daemons)"
+check $? "spares the grid has no room for are said to be missing"
 exit $failed

@@ -95,8 +95,8 @@ s_json_string (const char *text)
 }
 
 static void
-s_print_plan (spawner_live_t *live, spawner_plan_t *plan, bool json,
-              bool first)
+s_print_plan (spawner_live_t *live, spawner_plan_t *plan,
+              size_t spares_wanted, bool json, bool first)
 {
     if (json) {
         printf ("%s{\"algorithm\": \"%s\", \"predicted_et_seconds\": %.17g, "
@@ -113,7 +113,7 @@ s_print_plan (spawner_live_t *live, spawner_plan_t *plan, bool json,
             s_json_string (spawner_live_node (live,
                                               plan->spares [index])->id);
         }
-        printf ("]}");
+        printf ("], \"spares_wanted\": %zu}", spares_wanted);
         return;
     }
     char time [64];
@@ -127,7 +127,11 @@ s_print_plan (spawner_live_t *live, spawner_plan_t *plan, bool json,
     for (size_t index = 0; index < plan->spare_count; index++)
         printf ("%s%s", index ? " " : "",
                 spawner_live_node (live, plan->spares [index])->id);
-    printf ("%s\n", plan->spare_count ? "" : "none");
+    printf ("%s", plan->spare_count ? "" : "none");
+    //  job/spares is a floor the grid may not have room for: say so
+    if (plan->spare_count < spares_wanted)
+        printf (" (%zu wanted: no more free daemons)", spares_wanted);
+    printf ("\n");
 }
 
 //  What the models are made from: the platform file, or the super-node's
@@ -248,7 +252,8 @@ s_run (options_t *options)
         if (spawner_plan_map (names [index], live, tig,
                               (size_t) spawner_job_spares (job), &plan,
                               reason, sizeof reason) == 0)
-            s_print_plan (live, &plan, options->json, index == 0);
+            s_print_plan (live, &plan, (size_t) spawner_job_spares (job),
+                          options->json, index == 0);
         else {
             fprintf (stderr, PROGRAM ": %s\n", reason);
             rc = 1;
@@ -298,7 +303,14 @@ main (int argc, char *argv [])
             case 'J': options.json = true; break;
             case 'j': options.job = optarg; break;
             case 'p': options.platform = optarg; break;
-            case 's': options.supernode = optarg; break;
+            case 's':
+                if (!spawner_nodes_endpoint_valid (optarg)) {
+                    fprintf (stderr, PROGRAM ": --supernode '%s' is not an "
+                             "endpoint (tcp://HOST:PORT)\n", optarg);
+                    return 2;
+                }
+                options.supernode = optarg;
+                break;
             case 'k': options.keys_dir = optarg; break;
             case 'c': options.cert = optarg; break;
             case 'a': options.algorithm = optarg; break;
