@@ -2278,6 +2278,13 @@ s_start_drain (server_t *self, jace_msg_t **request_p)
                           "not running", self->id,
                           s_state_names [self->state]);
     else
+    //  A cluster the job does not use is refused for that first: waiting
+    //  for another drain to end would not help
+    if (tasks == 0 && !streq (self->draining, cluster))
+        s_refuse_request (self, request, "DRAIN refused: no task of job "
+                          "%s runs on a cluster named '%s'", self->id,
+                          cluster);
+    else
     if (*self->draining && !streq (self->draining, cluster))
         s_refuse_request (self, request, "DRAIN refused: cluster %s is "
                           "being drained; wait until it is done, or stop it "
@@ -2290,8 +2297,8 @@ s_start_drain (server_t *self, jace_msg_t **request_p)
     else
     if (tasks == 0)
         s_refuse_request (self, request, "DRAIN refused: no task of job "
-                          "%s runs on a cluster named '%s'", self->id,
-                          cluster);
+                          "%s runs on cluster %s any more: its drain is "
+                          "ending", self->id, cluster);
     else {
         if (!*self->draining) {
             s_begin_drain (self, cluster, jace_msg_sender (request));
