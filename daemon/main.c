@@ -100,6 +100,9 @@ s_parse (int argc, char *argv [], daemon_config_t *config,
                              SUPERNODES_MAX);
                     return 2;
                 }
+                if (jace_process_parse_endpoint (PROGRAM, "--supernode",
+                                                 optarg))
+                    return 2;
                 supernodes [config->supernode_count++] = optarg;
                 break;
             case 'C': config->cluster = optarg; break;

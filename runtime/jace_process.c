@@ -149,3 +149,26 @@ jace_process_parse_double (const char *program, const char *option,
     *value = number;
     return 0;
 }
+
+int
+jace_process_parse_endpoint (const char *program, const char *option,
+                             const char *text)
+{
+    bool valid = false;
+    if (strncmp (text, "ipc://", 6) == 0)
+        valid = text [6] != 0;
+    else
+    if (strncmp (text, "tcp://", 6) == 0) {
+        const char *colon = strrchr (text + 6, ':');
+        char *end = NULL;
+        errno = 0;
+        long port = colon && colon > text + 6 ? strtol (colon + 1, &end, 10)
+                                              : 0;
+        valid = !errno && end && end != colon + 1 && *end == 0
+             && port >= 1 && port <= 65535;
+    }
+    if (!valid)
+        fprintf (stderr, "%s: %s: '%s' is not an endpoint (tcp://HOST:PORT)"
+                 "\n", program, option, text);
+    return valid ? 0 : -1;
+}

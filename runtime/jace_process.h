@@ -42,6 +42,14 @@ int
                                const char *text, double min, double max,
                                double *value);
 
+//  Check that text reads as an endpoint to connect to: tcp://HOST:PORT
+//  (port 1..65535) or ipc://PATH.  On failure print "PROGRAM: OPTION:
+//  'TEXT' is not an endpoint (tcp://HOST:PORT)" and return -1, so that a
+//  mistyped one is bad usage, not a peer that never answers.
+int
+    jace_process_parse_endpoint (const char *program, const char *option,
+                                 const char *text);
+
 #ifdef __cplusplus
 }
 #endif

@@ -218,11 +218,9 @@ s_parse (int argc, char *argv [], arguments_t *args)
                              SUPERNODES_MAX);
                     return 2;
                 }
-                if (!spawner_nodes_endpoint_valid (optarg)) {
-                    fprintf (stderr, PROGRAM ": --supernode '%s' is not an "
-                             "endpoint (tcp://HOST:PORT)\n", optarg);
+                if (jace_process_parse_endpoint (PROGRAM, "--supernode",
+                                                 optarg))
                     return 2;
-                }
                 args->supernodes [args->run.supernode_count++] = optarg;
                 break;
             case 'S': zlist_append (args->overrides, optarg); break;

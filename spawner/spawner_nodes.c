@@ -92,23 +92,6 @@ s_print_table (const jace_node_t *nodes, size_t count)
     printf ("%zu daemons\n", count);
 }
 
-bool
-spawner_nodes_endpoint_valid (const char *endpoint)
-{
-    if (strncmp (endpoint, "ipc://", 6) == 0)
-        return endpoint [6] != 0;
-    if (strncmp (endpoint, "tcp://", 6) != 0)
-        return false;
-    const char *colon = strrchr (endpoint + 6, ':');
-    if (!colon || colon == endpoint + 6)
-        return false;
-    char *end;
-    errno = 0;
-    long port = strtol (colon + 1, &end, 10);
-    return !errno && end != colon + 1 && *end == 0 && port >= 1
-        && port <= 65535;
-}
-
 jace_msg_t *
 spawner_nodes_ask (const char *endpoint, const char *server_key,
                    jace_security_t *security, jace_msg_t **request_p,

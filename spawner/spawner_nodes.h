@@ -29,13 +29,6 @@ jace_msg_t *
                        jace_security_t *security, jace_msg_t **request_p,
                        jace_msg_type_t wanted, int timeout_msec);
 
-//  True if endpoint reads as one a client can connect to:
-//  tcp://HOST:PORT (port 1..65535) or ipc://PATH.  Checked when the
-//  command line is read, so that a mistyped one is bad usage, not a
-//  super-node that does not answer.
-bool
-    spawner_nodes_endpoint_valid (const char *endpoint);
-
 //  The keys a command-line client uses (cert default "spawner"), or NULL
 //  with the reason on stderr.
 jace_security_t *

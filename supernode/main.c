@@ -95,6 +95,8 @@ main (int argc, char *argv [])
                     fprintf (stderr, PROGRAM ": at most 64 --peer\n");
                     return 2;
                 }
+                if (jace_process_parse_endpoint (PROGRAM, "--peer", optarg))
+                    return 2;
                 peers [config.peer_count++] = optarg;
                 break;
             case 'k': config.keys_dir = optarg; break;

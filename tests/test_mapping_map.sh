@@ -58,7 +58,7 @@ check $? "a bad job file is reported with its file and line"
 [ $? -eq 2 ]
 check $? "a missing --platform/--supernode is a usage error"
 err=$("$map" --job "$job" --supernode garbage 2>&1)
-[ $? -eq 2 ] && echo "$err" | grep -q "^jace-map: --supernode 'garbage' is not an endpoint"
+[ $? -eq 2 ] && echo "$err" | grep -q "^jace-map: --supernode: 'garbage' is not an endpoint"
 check $? "a super-node that is no endpoint is bad usage, named as such, not as silent"
 "$map" --job "$job" --platform "$platforms/local8.platform" --tasks 3 --algo default \
     | grep -q "0:A-0 1:A-1 2:A-2"

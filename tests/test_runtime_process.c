@@ -83,10 +83,38 @@ s_said (const ended_t *ended, const char *name)
     return at && strlen (at + strlen (words)) > 0;
 }
 
+//  Endpoints on the command line: a mistyped one is bad usage at once.
+static void
+s_test_endpoints (void)
+{
+    ok (jace_process_parse_endpoint ("probe", "--peer",
+                                     "tcp://127.0.0.1:7400") == 0,
+        "tcp://HOST:PORT is an endpoint");
+    ok (jace_process_parse_endpoint ("probe", "--peer", "tcp://[::1]:7400")
+        == 0 && jace_process_parse_endpoint ("probe", "--peer",
+                                             "ipc:///tmp/sn") == 0,
+        "an IPv6 host and ipc://PATH are endpoints");
+    ok (jace_process_parse_endpoint ("probe", "--peer", "garbage") == -1,
+        "a word is not");
+    ok (jace_process_parse_endpoint ("probe", "--peer", "tcp://host") == -1
+        && jace_process_parse_endpoint ("probe", "--peer", "tcp://:7400")
+           == -1,
+        "nor is a host without its port, or a port without its host");
+    ok (jace_process_parse_endpoint ("probe", "--peer", "tcp://h:0") == -1
+        && jace_process_parse_endpoint ("probe", "--peer", "tcp://h:65536")
+           == -1
+        && jace_process_parse_endpoint ("probe", "--peer", "tcp://h:*")
+           == -1,
+        "nor port 0, 65536 or * (binding's wildcard, not a peer's)");
+    ok (jace_process_parse_endpoint ("probe", "--peer", "udp://h:1") == -1,
+        "nor another transport");
+}
+
 int
 main (void)
 {
-    tap_plan (6);
+    tap_plan (6 + 6);
+    s_test_endpoints ();
 #if defined (__SANITIZE_ADDRESS__)
     for (int check = 0; check < 6; check++)
         ok (true, "# SKIP sanitizer builds keep the sanitizers' reports");

@@ -22,6 +22,7 @@
 #include "app_plugin.h"
 #include "spawner_events.h"
 #include "spawner_nodes.h"
+#include "jace_process.h"
 
 #include <getopt.h>
 
@@ -304,11 +305,9 @@ main (int argc, char *argv [])
             case 'j': options.job = optarg; break;
             case 'p': options.platform = optarg; break;
             case 's':
-                if (!spawner_nodes_endpoint_valid (optarg)) {
-                    fprintf (stderr, PROGRAM ": --supernode '%s' is not an "
-                             "endpoint (tcp://HOST:PORT)\n", optarg);
+                if (jace_process_parse_endpoint (PROGRAM, "--supernode",
+                                                 optarg))
                     return 2;
-                }
                 options.supernode = optarg;
                 break;
             case 'k': options.keys_dir = optarg; break;
