@@ -14,9 +14,12 @@
 #include "solvers.h"
 
 #include <getopt.h>
+#include <libgen.h>
 #include <limits.h>
 #ifdef __GLIBC__
 #include <malloc.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #endif
 
 #define PROGRAM "jace-spawner"
@@ -263,10 +266,42 @@ s_parse (int argc, char *argv [], arguments_t *args)
     return 0;
 }
 
+//  True if a file can be written at path later: an existing regular file
+//  we may write, or a new one in a folder we may write.  Checked before
+//  the job runs: a verified answer was lost to a mistyped --out folder.
+static bool
+s_writable (const char *option, const char *path)
+{
+    struct stat info;
+    const char *why = NULL;
+    if (stat (path, &info) == 0)
+        why = !S_ISREG (info.st_mode) ? "not a regular file"
+            : access (path, W_OK) ? strerror (errno) : NULL;
+    else {
+        char *copy = strdup (path);
+        assert (copy);
+        const char *folder = dirname (copy);
+        if (stat (folder, &info) != 0)
+            why = "its folder does not exist";
+        else
+        if (!S_ISDIR (info.st_mode) || access (folder, W_OK | X_OK))
+            why = "its folder cannot be written";
+        free (copy);
+    }
+    if (why)
+        fprintf (stderr, PROGRAM ": %s %s: %s\n", option, path, why);
+    return why == NULL;
+}
+
 //  What each command requires beyond its own argument.
 static int
 s_check (const char *command, arguments_t *args)
 {
+    if ((args->run.out_path && !s_writable ("--out", args->run.out_path))
+    ||  (args->run.report_path
+         && !s_writable ("--report", args->run.report_path))
+    ||  (args->run.plot_path && !s_writable ("--plot", args->run.plot_path)))
+        return 2;
     const char *missing = NULL;
     if (!streq (command, "report") && !args->run.supernode)
         missing = "--supernode EP is required";

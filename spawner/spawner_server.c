@@ -3903,11 +3903,18 @@ s_step (server_t *self, int64_t now)
             break;
     }
     double limit = spawner_job_max_seconds (self->job);
-    if (now - self->started > (int64_t) (limit * 1000))
+    if (now - self->started > (int64_t) (limit * 1000)) {
+        //  No snapshot verified yet reads as such, not as a residual of
+        //  inf, which looks like divergence
+        double residual = spawner_verify_residual (self->verify);
+        char last [64] = "no residual verified yet";
+        if (isfinite (residual))
+            snprintf (last, sizeof last, "last verified residual %.3e",
+                      residual);
         s_fail (self, "wall-time limit job/max_seconds = %g s reached before "
-                "convergence (last verified residual %.3e, tolerance %.1e)",
-                limit, spawner_verify_residual (self->verify),
+                "convergence (%s, tolerance %.1e)", limit, last,
                 spawner_job_tolerance (self->job));
+    }
 }
 
 //  --------------------------------------------------------------------------

@@ -84,9 +84,9 @@ if command -v gnuplot >/dev/null; then
     #  A plot with nowhere to go: gnuplot wrote the image to the terminal
     "$BIN/jace-spawner" report "$RUN/storm.events" \
         --plot "$RUN/missing/storm.png" >"$RUN/noplot.out" 2>"$RUN/noplot.err"
-    [ $? -eq 1 ] && grep -q "missing/storm.png: cannot write the plot" \
+    [ $? -eq 2 ] && grep -q "missing/storm.png: its folder does not exist" \
         "$RUN/noplot.err" && ! grep -q PNG "$RUN/noplot.out"
-    ok $? "a plot into a missing folder fails, saying so, and prints no image"
+    ok $? "a plot into a missing folder is bad usage, said so, and prints no image"
 else
     skip "gnuplot is not installed"
     skip "gnuplot is not installed"

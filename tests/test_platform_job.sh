@@ -7,7 +7,7 @@
 #  cleanly on SIGTERM.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 12
+plan 13
 
 start_supernode one
 start_supernode two --peer "$SN_one"
@@ -21,6 +21,13 @@ check "super-node two lists all 8 daemons" wait_for 15 count_is 8 "$SN_two"
 check "every daemon is free before the job" \
     count_is 8 "$SN_one" '.state == "free"'
 
+#  An answer with nowhere to go is refused before the job runs: a
+#  verified answer was lost to a mistyped folder, after the whole solve
+timeout 20 "$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson2d.job" \
+    --supernode "$SN_one" --out "$RUN/missing/x.npy" >"$RUN/noout.out" 2>&1
+[ $? -eq 2 ] && grep -q "missing/x.npy: its folder does not exist" \
+    "$RUN/noout.out" && count_is 8 "$SN_one" '.state == "free"'
+ok $? "--out into a missing folder is bad usage, before any daemon is leased"
 submit job "$JACE_SRCDIR/examples/poisson2d.job" "$SN_one" \
     --set job/tasks=8 --set job/tolerance=1e-6 --set problem/n=32 \
     --out "$RUN/x.npy"
