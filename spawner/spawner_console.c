@@ -344,15 +344,23 @@ spawner_console_summary (const spawner_summary_t *summary,
         printf ("  crashed        %" PRId64 " daemon%s on purpose (job file "
                 "schedule)\n", summary->crashes,
                 summary->crashes == 1 ? "" : "s");
-    int64_t lost = summary->replacements - summary->drain_moves;
+    int64_t lost = summary->replacements - summary->drain_moves
+                 - summary->resume_moves;
     if (summary->replacements) {
         printf ("  replaced       %" PRId64 " daemon%s during the job (",
                 summary->replacements, summary->replacements == 1 ? "" : "s");
-        if (lost)
-            printf ("%" PRId64 " lost%s", lost,
-                    summary->drain_moves ? ", " : "");
-        if (summary->drain_moves)
-            printf ("%" PRId64 " drained", summary->drain_moves);
+        const char *separator = "";
+        if (lost) {
+            printf ("%" PRId64 " lost", lost);
+            separator = ", ";
+        }
+        if (summary->drain_moves) {
+            printf ("%s%" PRId64 " drained", separator, summary->drain_moves);
+            separator = ", ";
+        }
+        if (summary->resume_moves)
+            printf ("%s%" PRId64 " not taken back by the resume",
+                    separator, summary->resume_moves);
         printf ("): %" PRId64 " restarted from a checkpoint, %" PRId64
                 " from the initial state", summary->from_checkpoint,
                 summary->from_initial);

@@ -29,6 +29,7 @@ typedef struct {
     int64_t crashes;            //  Daemons the job's schedule crashed
     int64_t replacements;       //  Tasks moved to another daemon
     int64_t drain_moves;        //  ... of them moved off drained clusters
+    int64_t resume_moves;       //  ... of them a resume did not adopt
     const char *draining;       //  Cluster still being drained, or NULL
     const char *drain_waiting;  //  Why its drain waits, or ""
     int64_t from_checkpoint;    //  ... restarted from a checkpoint

@@ -431,9 +431,13 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
     if (asked < 0)
         return 1;               //  Said why already
     if (before == 0 && asked == 0) {
-        //  Neither a daemon nor a spawner knows the job.
-        fprintf (stderr, "jace-spawner: no job %s on the grid of %s\n",
-                 job_id, supernode);
+        //  Neither a daemon nor a spawner knows the job.  Its secret is
+        //  here, so it was submitted from here: a spawner still waiting
+        //  for daemons holds no lease the grid could tell us of.
+        fprintf (stderr, "jace-spawner: no job %s on the grid of %s: no "
+                 "daemon works for it and no spawner holds a lease for "
+                 "it; if its spawner still waits for daemons, stop that "
+                 "process (Ctrl-C, or SIGTERM)\n", job_id, supernode);
         return 1;
     }
     if (working != 0) {

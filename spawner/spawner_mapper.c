@@ -100,6 +100,19 @@ spawner_mapper_graph_msec (spawner_mapper_t *self)
     return self->graph_msec;
 }
 
+size_t
+spawner_mapper_busy_elsewhere (spawner_mapper_t *self, const char *job_id)
+{
+    assert (self && job_id);
+    size_t busy = 0;
+    for (size_t i = 0; self->listing && i < jace_msg_node_count (self->listing);
+         i++) {
+        const jace_node_t *node = jace_msg_node (self->listing, i);
+        busy += node->state != JACE_NODE_FREE && !streq (node->job, job_id);
+    }
+    return busy;
+}
+
 int64_t
 spawner_mapper_listing_time (spawner_mapper_t *self)
 {

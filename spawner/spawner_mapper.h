@@ -49,6 +49,13 @@ double
 double
     spawner_mapper_work (spawner_mapper_t *self);
 
+//  Daemons of the newest listing leased by or working for a job other
+//  than job_id: what a job short of daemons waits for.  0 before any
+//  listing.
+size_t
+    spawner_mapper_busy_elsewhere (spawner_mapper_t *self,
+                                   const char *job_id);
+
 //  When the newest listing was read (msec), or 0 for none yet.
 int64_t
     spawner_mapper_listing_time (spawner_mapper_t *self);

@@ -234,6 +234,7 @@ typedef struct {
     int64_t next_sample;        //  Next residual sample (msec), or 0
     int64_t replacements;       //  Tasks moved to another daemon
     int64_t drain_moves;        //  ... of them moved by drains
+    int64_t resume_moves;       //  ... of them not adopted by a resume
     int64_t drain_snapshot;     //  Snapshot gathering the state of a
                                 //  step's tasks without copies, or 0
     int64_t crashes;            //  Daemons the job's schedule crashed
@@ -1257,11 +1258,12 @@ s_handoff_fall_back (server_t *self, size_t rank, const char *why)
                  "%s", rank, why);
 }
 
-//  The daemon of task `rank` is lost (suspected, refused, vanished):
-//  fence it and put the task back in line for a daemon.  `silent` is the
-//  silence that condemned it, or -1.
+//  Give task `rank`'s daemon up, recording it as `event` ("dead", or
+//  "unadopted" for a daemon a resume could not take its task back from,
+//  alive or not), and find the task another.
 static void
-s_lose_daemon (server_t *self, size_t rank, int64_t silent, const char *why)
+s_give_up_daemon (server_t *self, size_t rank, const char *event,
+                  int64_t silent, const char *why)
 {
     spawner_task_t *task = &self->tasks [rank];
     zsys_notice ("spawner: daemon %s (task %zu, cluster %s) %s: replacing "
@@ -1269,7 +1271,7 @@ s_lose_daemon (server_t *self, size_t rank, int64_t silent, const char *why)
     char reason [2 * sizeof task->lost];
     snprintf (task->lost, sizeof task->lost, "%s", why);
     spawner_events_escape (reason, sizeof reason, why);
-    spawner_events_write (self->events, "dead", ",\"task\":%zu,"
+    spawner_events_write (self->events, event, ",\"task\":%zu,"
                           "\"daemon\":\"%s\",\"silent_ms\":%" PRId64
                           ",\"reason\":\"%s\"", rank, task->daemon.id, silent,
                           reason);
@@ -1285,6 +1287,15 @@ s_lose_daemon (server_t *self, size_t rank, int64_t silent, const char *why)
         if (i != rank && self->tasks [i].handoff
         &&  self->tasks [i].phase != SPAWNER_TASK_ACCEPTED)
             s_handoff_fall_back (self, i, fallback);
+}
+
+//  The daemon of task `rank` is lost (suspected, refused, vanished):
+//  fence it and put the task back in line for a daemon.  `silent` is the
+//  silence that condemned it, or -1.
+static void
+s_lose_daemon (server_t *self, size_t rank, int64_t silent, const char *why)
+{
+    s_give_up_daemon (self, rank, "dead", silent, why);
 }
 
 //  Task `rank` runs on `node` now, in place of its lost daemon.
@@ -3874,14 +3885,26 @@ s_step (server_t *self, int64_t now)
                                           silent, sizeof silent))
                 s_fail (self, "%s", silent);
             else
-            if (self->state == JOB_LEASING && now > self->lease_deadline)
+            if (self->state == JOB_LEASING && now > self->lease_deadline) {
+                //  Daemons other jobs hold (their spares too) come back
+                //  when those end: waiting longer may be the answer
+                size_t busy = self->mapper ? spawner_mapper_busy_elsewhere (
+                    self->mapper, self->id) : 0;
+                char others [160] = "";
+                if (busy)
+                    snprintf (others, sizeof others, "; %zu daemons are "
+                              "held by other jobs, spares included: "
+                              "raise job/reserve_timeout to wait for them",
+                              busy);
                 s_fail (self, "not enough daemons for job %s after %.0f s "
                         "(%zu held; %s): start more daemons, or lower "
-                        "job/tasks or job/spares", self->id,
+                        "job/tasks or job/spares%s", self->id,
                         spawner_job_reserve_timeout (self->job),
                         spawner_lease_spare_count (self->lease),
                         *self->plan_failure ? self->plan_failure
-                        : "the planned daemons were not all granted");
+                        : "the planned daemons were not all granted",
+                        others);
+            }
             return;
         }
         case JOB_ASSIGNING:
@@ -3950,13 +3973,14 @@ s_write_result (server_t *self, double seconds)
         "\"tasks\":%zu,\"iterations_min\":%" PRId64 ",\"iterations_max\":%"
         PRId64 ",\"unknowns\":%" PRId64 ",\"replacements\":%" PRId64
         ",\"crashes\":%" PRId64 ",\"drain_moves\":%" PRId64
-        ",\"from_checkpoint\":%" PRId64
+        ",\"resume_moves\":%" PRId64 ",\"from_checkpoint\":%" PRId64
         ",\"from_initial\":%" PRId64 ",\"rebalances\":%" PRId64
         ",\"from_rebalance\":%" PRId64 ",\"from_drain\":%" PRId64
         "%s,\"tolerance\":%.3e,"
         "\"residual\":%.6e,\"peak_rss_mib\":%.1f", seconds,
         self->task_count, min, max, unknowns, self->replacements,
-        self->crashes, self->drain_moves, self->from_checkpoint,
+        self->crashes, self->drain_moves, self->resume_moves,
+        self->from_checkpoint,
         self->from_initial, self->rebalances, self->from_rebalance,
         self->from_drain, error_field,
         spawner_job_tolerance (self->job), residual, s_peak_rss_mib ());
@@ -3967,6 +3991,7 @@ s_write_result (server_t *self, double seconds)
         .tolerance = spawner_job_tolerance (self->job), .error = error,
         .crashes = self->crashes, .replacements = self->replacements,
         .drain_moves = self->drain_moves,
+        .resume_moves = self->resume_moves,
         .draining = *self->draining && !self->drain_ran ? self->draining
                                                          : NULL,
         .drain_waiting = self->drain_waiting,
@@ -4185,7 +4210,9 @@ s_adopt_tasks (server_t *self, zlist_t *answers, size_t *reassigned)
             self->tasks [rank].phase = SPAWNER_TASK_RUNNING;
             char id [JACE_ID_MAX];
             snprintf (id, sizeof id, "%s", self->tasks [rank].daemon.id);
-            s_lose_daemon (self, rank, -1, "did not answer the resume");
+            s_give_up_daemon (self, rank, "unadopted", -1,
+                              "did not answer the resume");
+            self->resume_moves++;
             //  Not dead: if it lives, the resume told it to stop
             //  (spawner_resume_gather), and it is free to replace a task.
             zlist_remove (self->dead, id);

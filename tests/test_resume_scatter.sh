@@ -17,7 +17,7 @@
 #  free again, and their tasks are placed anew, from the file.
 . "$(dirname "$0")/lib.sh"
 lib_init light
-plan 11
+plan 12
 
 cat >"$RUN/far.platform" <<EOF
 platform
@@ -99,7 +99,7 @@ ok $? "with a verified residual ($residual)"
 
 #  The daemons the resume found taking their data, and where their tasks
 #  went: some back to those very daemons, freed by the resume.
-silent=$(jq -r 'select(.event == "dead" and .silent_ms == -1) | .daemon' \
+silent=$(jq -r 'select(.event == "unadopted") | .daemon' \
          "$RUN/resume.events" | sort)
 placed=$(jq -r 'select(.event == "replace") | .daemon' "$RUN/resume.events" |
          sort)
@@ -111,9 +111,14 @@ echo "$placed" >"$RUN/placed.list"
 grep -q -F -x -f "$RUN/silent.list" "$RUN/placed.list"
 ok $? "the resume freed them, and placed tasks on them again"
 jq -s -e '(map(select(.event == "replace") | .task) | unique) as $placed
-    | map(select(.event == "dead" and .silent_ms == -1) | .task)
+    | map(select(.event == "unadopted") | .task)
     | all(. as $t | $placed | index($t))' "$RUN/resume.events" >/dev/null
 ok $? "every task they held was placed anew"
+#  They were alive: no failure of theirs is recorded, nor said lost
+! grep -q '"event":"dead"' "$RUN/resume.events" &&
+    ! grep -q "lost" "$RUN/resume.out" &&
+    grep -q "not taken back by the resume" "$RUN/resume.out"
+ok $? "the summary says they were not taken back, not that they were lost"
 
 free_all () {
     [ "$("$BIN/jace-spawner" nodes --supernode "$sn" --json |
