@@ -404,6 +404,25 @@ s_on_restored (report_t *self, cJSON *event, double time)
     failure->fetch = fetch_ms / 1000;
 }
 
+//  The job's start: a task whose daemon was lost while the data went out
+//  (before any task iterated) was placed anew and got its data again, so
+//  it starts from that, as every task does; it has nothing to restore.
+static void
+s_on_start (report_t *self, cJSON *event, double time)
+{
+    if (self->failed)
+        return;
+    for (size_t index = 0; index < self->failure_count; index++) {
+        failure_t *failure = &self->failures [index];
+        if (failure->state != FAILURE_OPEN || isnan (failure->replaced))
+            continue;
+        failure->state = FAILURE_RESTORED;
+        failure->restored = time;
+        failure->from = strdup ("data");
+        failure->iteration = 0;
+    }
+}
+
 //  Rows per task as "A:B:C", the first 8 tasks at most; "?" when the
 //  event has no such array
 static void
@@ -571,6 +590,7 @@ static const struct {
     { "dead", s_on_dead },
     { "replace", s_on_replace },
     { "restored", s_on_restored },
+    { "start", s_on_start },
     { "resume", s_on_resume },
     { "rebalance_plan", s_on_rebalance_plan },
     { "rebalance_done", s_on_rebalance_done },
@@ -904,6 +924,10 @@ s_failure_state (report_t *self, const failure_t *failure, char *text,
     if (failure->from && streq (failure->from, "drain"))
         snprintf (text, size, "from the iterate the drain gathered, "
                   "iteration %" PRId64, failure->iteration);
+    else
+    if (failure->from && streq (failure->from, "data"))
+        snprintf (text, size, "from its data, sent again before the job "
+                  "started");
     else
         snprintf (text, size, "from %s", failure->from ? failure->from
                                                        : "an unknown state");
@@ -1433,7 +1457,10 @@ s_report_plot (report_t *self, const char *plot_path, FILE *out,
                  "install gnuplot-nox)\n", "plot");
         return 0;
     }
-    //  A folder missing or not ours is said as such, before gnuplot
+    //  A folder missing or not ours is said as such, before gnuplot; a
+    //  file made for the test goes again if no plot fills it
+    struct stat info;
+    bool existed = stat (plot_path, &info) == 0;
     int fd = open (plot_path, O_WRONLY | O_CREAT, 0644);
     if (fd < 0) {
         snprintf (reason, reason_size, "%s: cannot write the plot: %s",
@@ -1443,7 +1470,6 @@ s_report_plot (report_t *self, const char *plot_path, FILE *out,
     close (fd);
     fflush (out);
     int status = s_gnuplot_run (self, plot_path, s_plot_is_svg (plot_path));
-    struct stat info;
     if (status == -1)
         snprintf (reason, reason_size, "%s: cannot run gnuplot: %s",
                   plot_path, strerror (errno));
@@ -1464,6 +1490,8 @@ s_report_plot (report_t *self, const char *plot_path, FILE *out,
         return 0;
     }
     fprintf (out, REPORT_LABEL "failed: %s\n", "plot", reason);
+    if (!existed && stat (plot_path, &info) == 0 && info.st_size == 0)
+        unlink (plot_path);
     return -1;
 }
 

@@ -435,6 +435,46 @@ test_recovered_crash (const char *dir)
     free (text);
 }
 
+//  A daemon lost while the data went out, before the job started: its
+//  replacement gets the task's data again and starts with the others.
+//  The report said "never restored" of such a task.
+static const char *data_phase_log =
+    EVENT ("submit", "0.000") ",\"wall\":1700000000.0}\n"
+    EVENT ("assign", "0.003") ",\"task\":0,\"daemon\":\"d1\","
+        "\"cluster\":\"a\",\"power\":1.0,\"rows\":100}\n"
+    EVENT ("assign", "0.003") ",\"task\":1,\"daemon\":\"d2\","
+        "\"cluster\":\"a\",\"power\":1.0,\"rows\":100}\n"
+    EVENT ("dead", "1.000") ",\"task\":1,\"daemon\":\"d2\","
+        "\"silent_ms\":300}\n"
+    EVENT ("replace", "1.010") ",\"task\":1,\"daemon\":\"d3\","
+        "\"cluster\":\"a\",\"epoch\":2,\"seconds\":0.010}\n"
+    EVENT ("start", "2.000") ",\"tasks\":2,"
+        "\"status\":\"tcp://127.0.0.1:1\"}\n"
+    EVENT ("verification", "3.000") ",\"snapshot\":1,"
+        "\"residual\":1e-9,\"passed\":true}\n"
+    EVENT ("result", "3.100") ",\"seconds\":3.100,"
+        "\"tasks\":2,\"iterations_min\":60,\"iterations_max\":70,"
+        "\"unknowns\":200,\"replacements\":1,\"tolerance\":1.000e-08,"
+        "\"residual\":1.000e-09}\n";
+
+static void
+test_data_phase_loss (const char *dir)
+{
+    char reason [512];
+    int rc;
+    char *text = s_report (dir, data_phase_log, NULL, &rc, reason,
+                           sizeof reason);
+    has (text, "failures    0 issued crashes, 1 detection, 1 recovery\n",
+         "a loss during the data phase is recovered once the job starts");
+    char cells [COLUMN_COUNT][128];
+    ok (s_row (text, "d2", cells)
+        && streq (cells [COLUMN_STATE], "from its data, sent again before "
+                  "the job started")
+        && streq (cells [COLUMN_RESTORED], "2.000"),
+        "its task started from its data, with the others");
+    free (text);
+}
+
 static void
 test_unfinished_recoveries (const char *dir)
 {
@@ -780,7 +820,7 @@ int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (113);
+    tap_plan (115);
     const char *base = getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp";
     char dir [256];
     snprintf (dir, sizeof dir, "%s/test_spawner_report.XXXXXX", base);
@@ -789,6 +829,7 @@ main (void)
         return 1;
     }
     test_recovered_crash (dir);
+    test_data_phase_loss (dir);
     test_unfinished_recoveries (dir);
     test_interrupted_recovery (dir);
     test_malformed_logs (dir);
