@@ -5,12 +5,16 @@
 */
 #include "daemon_exchange.h"
 #include "collectives.h"
+#include "jace_task_runtime.h"
 
 bool
 daemon_exchange_known (const char *algorithm)
 {
-    return !algorithm || streq (algorithm, "lg")
-        || streq (algorithm, "direct") || streq (algorithm, "flat");
+    for (size_t index = 0; algorithm && jace_task_exchange_algorithms [index];
+         index++)
+        if (streq (algorithm, jace_task_exchange_algorithms [index]))
+            return true;
+    return !algorithm;
 }
 
 //  Tasks cluster by cluster (clusters in order of their first task),

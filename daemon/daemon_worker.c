@@ -472,17 +472,13 @@ s_report_progress (worker_t *self, int64_t state)
 //  --------------------------------------------------------------------------
 //  The job's total exchanges
 
-//  The exchange algorithm the job asks for (exchange/algorithm) is one
-//  we plan.
-static int
-s_check_exchange (worker_t *self, char *reason, size_t reason_size)
+//  The exchange algorithm the job asks for (exchange/algorithm): one we
+//  plan, as jace_task_new checked (jace_task_runtime_check).
+static void
+s_read_exchange (worker_t *self)
 {
     self->algorithm = jace_task_param (self->task, "exchange/algorithm");
-    if (daemon_exchange_known (self->algorithm))
-        return 0;
-    snprintf (reason, reason_size, "exchange/algorithm = '%s' is not lg, "
-              "direct or flat", self->algorithm);
-    return -1;
+    assert (daemon_exchange_known (self->algorithm));
 }
 
 //  Plan the job's exchanges from where its tasks run now: every daemon
@@ -702,9 +698,11 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
     jace_msg_set_epoch (ids, jace_msg_epoch (assign));
     self->task = jace_task_new (assign_p, self->security, reason,
                                 sizeof reason);
-    if (self->task && s_check_exchange (self, reason, sizeof reason) == 0)
+    if (self->task) {
+        s_read_exchange (self);
         self->app_state = self->app->setup (self->task, reason,
                                             sizeof reason);
+    }
     if (!self->app_state) {
         s_refuse (self, ids, JACE_REFUSE_FAILED, reason);
         jace_msg_destroy (&ids);

@@ -151,6 +151,10 @@ const char *const jace_task_runtime_keys [] = {
     NULL
 };
 
+const char *const jace_task_exchange_algorithms [] = {
+    "lg", "direct", "flat", NULL
+};
+
 //  A key's value is one of the NULL-terminated names, or unset.
 static int
 s_check_choice (zhash_t *params, const char *key, const char *const *names,
@@ -176,10 +180,10 @@ jace_task_runtime_check (zhash_t *params, char *reason, size_t reason_size)
 {
     assert (params);
     static const char *const modes [] = { "async", "sync", NULL };
-    static const char *const algorithms [] = { "lg", "direct", "flat", NULL };
     double value;
     return s_check_choice (params, "job/mode", modes, reason, reason_size)
-        || s_check_choice (params, "exchange/algorithm", algorithms, reason,
+        || s_check_choice (params, "exchange/algorithm",
+                           jace_task_exchange_algorithms, reason,
                            reason_size)
         || jace_param_number (params, "job/local_tolerance", 1e-6, 1e-300,
                               1, &value, reason, reason_size)
@@ -366,6 +370,7 @@ jace_task_new (jace_msg_t **assign_p, jace_security_t *security,
     if (s_read_table (self, assign, reason, reason_size)
     ||  s_read_layout (self, assign, reason, reason_size)
     ||  s_read_preload (self, assign, reason, reason_size)
+    ||  jace_task_runtime_check (self->params, reason, reason_size)
     ||  s_new_exchange (self, reason, reason_size))
         jace_task_destroy (&self);
     return self;

@@ -22,11 +22,15 @@
 //  key nobody reads.  A new key read on the daemon side goes here.
 extern const char *const jace_task_runtime_keys [];
 
+//  The values exchange/algorithm may take, NULL-terminated (the daemon
+//  plans each; unset is lg).
+extern const char *const jace_task_exchange_algorithms [];
+
 //  Check the values of those keys no other part checks (job/mode,
 //  job/local_tolerance, job/converge_iterations, exchange/*), so that
 //  the spawner refuses a job whose daemons would misread them
-//  ("mode = fast" ran asynchronously).  Returns 0, or -1 with "KEY =
-//  'VALUE' ..." in reason.
+//  ("mode = fast" ran asynchronously); jace_task_new checks them too.
+//  Returns 0, or -1 with "KEY = 'VALUE' ..." in reason.
 int
     jace_task_runtime_check (zhash_t *params, char *reason,
                              size_t reason_size);

@@ -609,13 +609,44 @@ s_test_preload (void)
     jace_task_destroy (&task);
 }
 
+//  The runtime's own keys are checked where the task is made, as the
+//  spawner checks them at submission: an ASSIGN of another spawner (or a
+//  forged one) gets no lenient reading of them.
+static void
+s_test_runtime_keys (void)
+{
+    static const char *const cases [][3] = {
+        { "job/mode", "fast", "job/mode = 'fast' is unknown (known: async, "
+          "sync)" },
+        { "exchange/algorithm", "ring", "exchange/algorithm = 'ring' is "
+          "unknown (known: lg, direct, flat)" },
+        { "job/converge_iterations", "0", "job/converge_iterations = '0' is "
+          "not an integer" },
+    };
+    for (size_t index = 0; index < sizeof cases / sizeof cases [0];
+         index++) {
+        char reason [256] = "";
+        jace_msg_t *assign = s_assign ();
+        jace_msg_set_param (assign, cases [index][0], cases [index][1]);
+        jace_task_t *task = jace_task_new (&assign, NULL, reason,
+                                           sizeof reason);
+        char name [160];
+        snprintf (name, sizeof name, "an ASSIGN with %s = %s is refused, "
+                  "saying why", cases [index][0], cases [index][1]);
+        if (!ok (!task && strstr (reason, cases [index][2]), name))
+            diag ("reason: %s", reason);
+        jace_task_destroy (&task);
+    }
+}
+
 int
 main (void)
 {
     zsys_set_logstream (stderr);
     zsys_init ();
     jace_key_random (&s_job_key);
-    tap_plan (62);
+    tap_plan (62 + 3);
+    s_test_runtime_keys ();
     zsock_t *pulls [TASKS] = { NULL };
     for (int rank = 0; rank < TASKS; rank++)
         if (rank != RANK) {
