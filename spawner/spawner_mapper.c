@@ -331,27 +331,6 @@ s_listed (jace_msg_t *listing, const char *id)
     return false;
 }
 
-//  A task moved off a drained cluster: its own cluster may have free
-//  daemons, kept off, so "cluster B has no node available" would be
-//  untrue; "cluster B is being drained" says why it went elsewhere.
-static void
-s_say_drained (char *why, size_t why_size, const char *cluster)
-{
-    char unavailable [JACE_ID_MAX + 64];
-    snprintf (unavailable, sizeof unavailable, "cluster %s has no node "
-              "available", cluster);
-    size_t length = strlen (unavailable);
-    if (strncmp (why, unavailable, length) == 0) {
-        char rest [512];
-        snprintf (rest, sizeof rest, "%s", why + length);
-        snprintf (why, why_size, "cluster %s is being drained%s", cluster,
-                  rest);
-    }
-    else
-        snprintf (why + strlen (why), why_size - strlen (why), " (%s is "
-                  "being drained)", cluster);
-}
-
 int
 spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,
                         const spawner_task_t *tasks, size_t task_count,
@@ -426,8 +405,10 @@ spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,
             grid_set_state (grid, node, GRID_DEAD);
         }
     }
+    bool drained = spawner_mapper_excluded (self, tasks [rank].daemon.cluster);
     if (spawner_plan_replace (spawner_job_mapping (self->job), live,
-                              self->tig, placement, rank, why, why_size)) {
+                              self->tig, placement, rank, drained, why,
+                              why_size)) {
         char names [256];
         spawner_mapper_excluded_names (self, names, sizeof names);
         if (kept_off)
@@ -441,8 +422,6 @@ spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,
         goto out;
     }
     *chosen = *spawner_live_node (live, placement [rank]);
-    if (spawner_mapper_excluded (self, tasks [rank].daemon.cluster))
-        s_say_drained (why, why_size, tasks [rank].daemon.cluster);
     if (unreachable)
         snprintf (why + strlen (why), why_size - strlen (why), " (a spare "
                   "the job holds: no super-node answers)");

@@ -328,7 +328,7 @@ s_neighbours_in (grid_t *grid, tig_t *tig, const size_t *placement,
 int
 spawner_plan_replace (const char *mapping, spawner_live_t *live,
                       tig_t *tig, size_t *placement, size_t task,
-                      char *why, size_t why_size)
+                      bool drained, char *why, size_t why_size)
 {
     assert (live && tig && placement);
     assert (task < tig_count (tig));
@@ -367,6 +367,9 @@ spawner_plan_replace (const char *mapping, spawner_live_t *live,
     const char *other = platform_cluster_name (platform, chosen_cluster);
     const char *kind = s_reserved_count (grid) < spares_before
                      ? "reserved" : "free";
+    //  Why not its own cluster: a drained one may have free nodes, kept off
+    const char *not_own = drained ? "is being drained"
+                                  : "has no node available";
     if (streq (mapping, "default"))
         snprintf (why, why_size, "first free daemon in hand-out order");
     else
@@ -378,20 +381,20 @@ spawner_plan_replace (const char *mapping, spawner_live_t *live,
     else
     if (streq (mapping, "f-ec") && s_neighbours_in (grid, tig, placement,
                                                     task, chosen_cluster))
-        snprintf (why, why_size, "cluster %s has no node available: the cluster "
-                  "holding most of its neighbours, %s", name, other);
+        snprintf (why, why_size, "cluster %s %s: the cluster holding most of "
+                  "its neighbours, %s", name, not_own, other);
     else
     if (streq (mapping, "f-ec"))
-        snprintf (why, why_size, "cluster %s has no node available, nor has any "
-                  "cluster of its neighbours: the first with one, %s", name,
-                  other);
+        snprintf (why, why_size, "cluster %s %s, and no cluster of its "
+                  "neighbours has a node: the first with one, %s", name,
+                  not_own, other);
     else
     if (streq (mapping, "simple"))
-        snprintf (why, why_size, "cluster %s has no node available: the most "
-                  "powerful %s node, in %s", name, kind, other);
+        snprintf (why, why_size, "cluster %s %s: the most powerful %s node, "
+                  "in %s", name, not_own, kind, other);
     else
-        snprintf (why, why_size, "cluster %s has no node available: best of the "
-                  "re-sorted clusters, %s", name, other);
+        snprintf (why, why_size, "cluster %s %s: best of the re-sorted "
+                  "clusters, %s", name, not_own, other);
     return 0;
 }
 

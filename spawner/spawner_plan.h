@@ -63,12 +63,14 @@ int
 //  The node of task `task` (placement [task], marked GRID_DEAD by the
 //  caller) has failed: the mapping's replacement writes the task's new
 //  node to placement [task] and marks it used.  why gets the decision's
-//  reason ("a reserved node of its cluster A", ...).  Returns 0, or -1
+//  reason ("a reserved node of its cluster A", ...); `drained` says the
+//  node's cluster is being drained (its free nodes kept off), so that
+//  the reason says so rather than that it has no node.  Returns 0, or -1
 //  with the reason in why when no node is available.
 int
     spawner_plan_replace (const char *mapping, spawner_live_t *live,
                           tig_t *tig, size_t *placement, size_t task,
-                          char *why, size_t why_size);
+                          bool drained, char *why, size_t why_size);
 
 //  Free what a plan holds; it can be filled again.
 void

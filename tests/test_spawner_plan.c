@@ -278,14 +278,14 @@ s_test_maheve (void)
         task++;
     char why [256] = "";
     grid_set_state (model, plan.placement [task], GRID_DEAD);
-    ok (spawner_plan_replace ("maheve", live, tig, plan.placement, task,
+    ok (spawner_plan_replace ("maheve", live, tig, plan.placement, task, false,
                               why, sizeof why) == 0
         && grid_node_cluster (model, plan.placement [task]) == 1
         && streq (why, "a reserved node of its cluster A"),
         "a dead node of A: A's reserved node");
     diag ("why: %s", why);
     grid_set_state (model, plan.placement [task], GRID_DEAD);
-    ok (spawner_plan_replace ("maheve", live, tig, plan.placement, task,
+    ok (spawner_plan_replace ("maheve", live, tig, plan.placement, task, false,
                               why, sizeof why) == 0
         && grid_node_cluster (model, plan.placement [task]) != 1
         && strstr (why, "cluster A has no node available: best of the re-sorted "
@@ -328,7 +328,7 @@ s_test_default_simple (void)
         "default: spares are the next in listing order");
     char why [256];
     grid_set_state (spawner_live_grid (live), plan.placement [0], GRID_DEAD);
-    ok (spawner_plan_replace ("default", live, tig, plan.placement, 0, why,
+    ok (spawner_plan_replace ("default", live, tig, plan.placement, 0, false, why,
                               sizeof why) == 0
         && streq (s_id (live, plan.placement [0]), "B-4")
         && streq (why, "first free daemon in hand-out order"),
@@ -352,7 +352,7 @@ s_test_default_simple (void)
         && streq (s_id (live, plan.spares [1]), "C-0"),
         "simple: spares are the next in that order");
     grid_set_state (spawner_live_grid (live), plan.placement [0], GRID_DEAD);
-    ok (spawner_plan_replace ("simple", live, tig, plan.placement, 0, why,
+    ok (spawner_plan_replace ("simple", live, tig, plan.placement, 0, false, why,
                               sizeof why) == 0
         && streq (s_id (live, plan.placement [0]), "B-7")
         && streq (why, "cluster A has no node available: the most powerful "
@@ -360,7 +360,7 @@ s_test_default_simple (void)
         "simple: A has none, the most powerful reserved (B-7, not C-0)");
     diag ("why: %s", why);
     grid_set_state (spawner_live_grid (live), plan.placement [6], GRID_DEAD);
-    ok (spawner_plan_replace ("simple", live, tig, plan.placement, 6, why,
+    ok (spawner_plan_replace ("simple", live, tig, plan.placement, 6, false, why,
                               sizeof why) == 0
         && streq (s_id (live, plan.placement [6]), "C-0"),
         "simple: a reserved node before a free one of the same cluster");
