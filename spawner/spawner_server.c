@@ -3343,9 +3343,11 @@ s_recv_api (server_t *self)
 //  An event of task `rank`'s link.  A daemon whose link dropped and whose
 //  port then refused us is dead now, not after its silence: a killed
 //  daemon's task waited the detector's bound (1 to 3.5 s measured) for
-//  nothing.  Judged when the detector would judge: a loss before the job
-//  runs or before the task's ASSIGN left is said again by each refused
-//  retry for SPAWNER_WATCH_REFUSED_MSEC, then left to the detector.
+//  nothing.  That holds too for a daemon whose ASSIGN waits for its turn
+//  in the scatter: left to the detector, it was declared dead 5.5-13 s
+//  late, its turn and a whole bound after the kill.  A loss before the
+//  job places its tasks is said again by each refused retry for
+//  SPAWNER_WATCH_REFUSED_MSEC, then left to the detector.
 static void
 s_recv_watch (server_t *self, size_t rank)
 {
@@ -3354,11 +3356,15 @@ s_recv_watch (server_t *self, size_t rank)
     if (!spawner_watch_recv (task->watch, now)
     ||  self->state < JOB_ASSIGNING || self->state >= JOB_FINISHING
     ||  *self->failure || self->verified
-    ||  task->phase == SPAWNER_TASK_WAITING || !task->assigned_at)
+    ||  task->phase == SPAWNER_TASK_WAITING)
         return;
-    s_lose_daemon (self, rank, s_silence (self, rank, now),
-                   "its link dropped and its port refused us: the process "
-                   "is gone");
+    //  Before its ASSIGN the daemon owed us nothing: its silence is the
+    //  time since its link dropped
+    int64_t silent = task->assigned_at
+                   ? s_silence (self, rank, now)
+                   : spawner_watch_dropped_for (task->watch, now);
+    s_lose_daemon (self, rank, silent, "its link dropped and its port "
+                   "refused us: the process is gone");
 }
 
 //  Read what socket number `index` has, at most DRAIN_MAX messages.

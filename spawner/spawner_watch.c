@@ -95,3 +95,10 @@ spawner_watch_recv (spawner_watch_t *self, int64_t now)
         return now - self->dropped_at <= SPAWNER_WATCH_REFUSED_MSEC;
     return false;
 }
+
+int64_t
+spawner_watch_dropped_for (spawner_watch_t *self, int64_t now)
+{
+    assert (self);
+    return self->dropped_at ? now - self->dropped_at : -1;
+}

@@ -42,4 +42,8 @@ zsock_t *
 bool
     spawner_watch_recv (spawner_watch_t *self, int64_t now);
 
+//  How long ago (msec) the link dropped, as of `now`; -1 if it has not.
+int64_t
+    spawner_watch_dropped_for (spawner_watch_t *self, int64_t now);
+
 #endif

@@ -17,7 +17,7 @@
 #  how fast the machine runs.
 . "$(dirname "$0")/lib.sh"
 lib_init medium
-plan 14
+plan 17
 
 cat >"$RUN/far.platform" <<EOF
 platform
@@ -134,6 +134,42 @@ ok $? "the task it relayed to ($target) kept its daemon and its data"
 
 ! grep -l "does not hash" "$RUN"/grid/logs/*.log >/dev/null 2>&1
 ok $? "every daemon's data hashed to its digest"
+
+#  A daemon killed while its ASSIGN waits for its turn in the scatter is
+#  given up from its link at once, not a turn and a heartbeat bound later.
+#  The target is the last of B's tasks to be sent; the trigger is the
+#  first B task's daemon taking its ASSIGN: the backbone then holds that
+#  task's data over a second before the next may start.
+assigned () {       #  assigned DAEMON JOB
+    grep -q "assigned task [0-9]* of job $2" "$RUN/grid/logs/$1.log"
+}
+timeout $((150 * SLOW)) "$BIN/jace-spawner" submit "$RUN/relay.job" \
+    --supernode "$sn" -q --events "$RUN/early.events" --set scatter/relay=off \
+    >"$RUN/early.out" 2>"$RUN/early.err" &
+job=$!
+wait_for $((60 * SLOW)) grep -q '"event":"scatter"' "$RUN/early.events"
+id=$(jq -r 'select (.event == "scatter") | .job' "$RUN/early.events")
+b_order=$(jq -s -r '
+    (map (select (.event == "assign")) | map ({ (.task | tostring):
+                                                .cluster }) | add) as $c
+    | map (select (.event == "scatter")) [0].send_order []
+    | select ($c [tostring] == "B")' "$RUN/early.events")
+daemon_of () { jq -r "select (.event == \"assign\" and .task == $1) | .daemon" \
+                   "$RUN/early.events" | head -n 1; }
+first=$(daemon_of "$(echo "$b_order" | head -n 1)")
+last_task=$(echo "$b_order" | tail -n 1)
+last=$(daemon_of "$last_task")
+wait_for $((60 * SLOW)) assigned "$first" "$id"
+! assigned "$last" "$id" && "$BIN/jace-grid" kill --run "$RUN/grid" \
+    --daemon "$last" >/dev/null
+ok $? "the daemon of task $last_task ($last) is killed before its ASSIGN left"
+wait $job
+jq -s -e "map (select (.event == \"dead\" and .task == $last_task))
+          | length == 1 and (.[0].reason | test (\"link dropped\"))" \
+    "$RUN/early.events" >/dev/null
+ok $? "its daemon is given up from its dropped link, not after a silence"
+verified early
+ok $? "the task is placed again and the answer is verified"
 
 #  The same with CURVE keys: a relayed chunk comes from a daemon's key
 "$BIN/jace-keygen" "$RUN/keys" >/dev/null 2>&1
