@@ -520,6 +520,15 @@ spawner_jobs_drain (const char *job_id, const char *cluster,
                                      cert, secrets_dir, timeout_msec);
     if (!reply)
         return 1;
+    const char *repeat = jace_msg_param (reply, "drain/repeat");
+    if (cluster && repeat && streq (repeat, "1")) {
+        const char *moved = jace_msg_param (reply, "drain/moved");
+        const char *left = jace_msg_param (reply, "drain/left");
+        printf ("job %s: cluster %s was already being drained: %lld tasks "
+                "moved, %lld left on it\n", job_id, cluster,
+                moved ? atoll (moved) : 0, left ? atoll (left) : 0);
+    }
+    else
     if (cluster)
         printf ("job %s: cluster %s is being drained by its spawner\n",
                 job_id, cluster);

@@ -2322,8 +2322,13 @@ s_start_drain (server_t *self, jace_msg_t **request_p)
             s_refuse_request (self, request, "DRAIN refused: the drain of "
                               "cluster %s is being decided; ask again",
                               self->draining);
-        else
-            s_status_reply (self, request);
+        else {
+            //  The same drain asked again is no new drain: say so, with
+            //  how far it has come, rather than refuse a harmless repeat
+            jace_msg_t *reply = s_status_msg (self, request);
+            jace_msg_set_param (reply, "drain/repeat", "1");
+            jace_msg_send (&reply, self->status);
+        }
     }
 }
 

@@ -17,7 +17,7 @@
 #  Exact inner solves keep the job running long enough for the drain.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 21
+plan 22
 
 #  Nodes at 0.3 of this machine's speed: what the test does between
 #  seeing the tasks iterate and its crash (a drain, a rebalance, a kill:
@@ -72,6 +72,18 @@ ok $? "drain of a cluster the job does not use is refused with a reason"
 "$BIN/jace-spawner" drain "$id" --cluster "$busiest" --supernode "$sn" \
     >"$RUN/drain.out" 2>&1
 ok $? "jace-spawner drain --cluster $busiest is taken by the job's spawner"
+
+#  The same drain asked again is answered with how far it has come (asked
+#  again while the first is still being decided)
+for try in 1 2 3 4 5 6 7 8 9 10; do
+    "$BIN/jace-spawner" drain "$id" --cluster "$busiest" --supernode "$sn" \
+        >"$RUN/repeat.out" 2>&1
+    grep -q "being decided; ask again" "$RUN/repeat.out" || break
+    sleep 0.3
+done
+grep -q "cluster $busiest was already being drained: [0-9]* tasks moved" \
+    "$RUN/repeat.out"
+ok $? "a repeat drain of the cluster says it is already being drained"
 
 #  A drain's steps each wait for a checkpoint period: it is still on
 "$BIN/jace-spawner" rebalance "$id" --supernode "$sn" >"$RUN/rebalance.out" \
