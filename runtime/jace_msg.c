@@ -168,7 +168,8 @@ s_element_size (jace_payload_kind_t kind)
 
 //  --------------------------------------------------------------------------
 //  Copy count elements between host and wire order (the same on
-//  little-endian hosts; byte-swapped on big-endian ones).
+//  little-endian hosts; byte-swapped on big-endian ones).  dest may be
+//  src itself, to convert in place.
 
 static void
 s_copy_ordered (void *dest, const void *src, size_t count, size_t size)
@@ -186,7 +187,7 @@ s_copy_ordered (void *dest, const void *src, size_t count, size_t size)
         return;
     }
 #endif
-    if (count > 0)
+    if (count > 0 && dest != src)
         memcpy (dest, src, count * size);
 }
 
@@ -1358,6 +1359,18 @@ jace_msg_add_payload_space (jace_msg_t *self, jace_payload_kind_t kind,
     zframe_t *frame = zframe_new (NULL, count * s_element_size (kind));
     self->payloads [self->payload_count++] = (payload_t) { kind, count, frame };
     return zframe_data (frame);
+}
+
+void
+jace_msg_payload_to_wire (jace_msg_t *self, size_t index)
+{
+    assert (self);
+    assert (index < self->payload_count);
+    payload_t *payload = &self->payloads [index];
+    void *data = zframe_data (payload->frame);
+    //  In place: the byte swap reads each element before it writes it
+    s_copy_ordered (data, data, payload->count,
+                    s_element_size (payload->kind));
 }
 
 void

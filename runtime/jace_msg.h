@@ -378,6 +378,11 @@ void
 void *
     jace_msg_add_payload_space (jace_msg_t *self, jace_payload_kind_t kind,
                                 size_t count);
+//  Turn payload `index`, filled in host order through
+//  jace_msg_add_payload_space, into wire order in place (nothing to do on
+//  a little-endian host): a payload built there needs no copy of its own.
+void
+    jace_msg_payload_to_wire (jace_msg_t *self, size_t index);
 //  Copy payload `index` into dest (host order); dest holds its length.
 void
     jace_msg_payload_copy (const jace_msg_t *self, size_t index, void *dest);
