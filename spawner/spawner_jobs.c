@@ -60,38 +60,70 @@ s_lease_param (jace_msg_t *registry, const char *job, const char *what)
     return jace_msg_param (registry, key);
 }
 
-//  Group the registry's working daemons by job.  Returns the rows (caller
-//  frees) and their count.
+//  The row of job `job`, added with its lease's params if it is new.
+static job_row_t *
+s_job_row (job_row_t *rows, size_t *count, jace_msg_t *registry,
+           const char *job)
+{
+    for (size_t row = 0; row < *count; row++)
+        if (streq (rows [row].id, job))
+            return &rows [row];
+    job_row_t *added = &rows [(*count)++];
+    snprintf (added->id, sizeof added->id, "%s", job);
+    const char *owner = s_lease_param (registry, job, "owner");
+    const char *owner_key = s_lease_param (registry, job, "owner_key");
+    const char *age = s_lease_param (registry, job, "age_ms");
+    snprintf (added->owner, sizeof added->owner, "%s", owner ? owner : "");
+    snprintf (added->owner_key, sizeof added->owner_key, "%s",
+              owner_key ? owner_key : "");
+    added->unauthorised = -1;
+    added->lease_age = age ? atoll (age) : -1;
+    added->tasks = -1;
+    return added;
+}
+
+static int
+s_compare_strings (void *left, void *right)
+{
+    return strcmp ((const char *) left, (const char *) right);
+}
+
+//  Group the registry's working daemons by job, then add the jobs whose
+//  spawner holds a lease and no daemon works for yet (one that waits for
+//  daemons), by id.  Returns the rows (caller frees) and their count.
 static job_row_t *
 s_group_jobs (jace_msg_t *registry, size_t *count)
 {
     size_t nodes = jace_msg_node_count (registry);
-    job_row_t *rows = (job_row_t *) zmalloc ((nodes + 1) * sizeof (job_row_t));
+    zlist_t *keys = zhash_keys (jace_msg_params (registry));
+    zlist_sort (keys, s_compare_strings);
+    job_row_t *rows = (job_row_t *) zmalloc ((nodes + zlist_size (keys) + 1)
+                                             * sizeof (job_row_t));
     *count = 0;
     for (size_t i = 0; i < nodes; i++) {
         const jace_node_t *node = jace_msg_node (registry, i);
-        if (node->state != JACE_NODE_WORKING || !*node->job)
-            continue;
-        size_t row = 0;
-        while (row < *count && !streq (rows [row].id, node->job))
-            row++;
-        if (row == *count) {
-            job_row_t *added = &rows [(*count)++];
-            snprintf (added->id, sizeof added->id, "%s", node->job);
-            const char *owner = s_lease_param (registry, node->job, "owner");
-            const char *owner_key = s_lease_param (registry, node->job,
-                                                   "owner_key");
-            const char *age = s_lease_param (registry, node->job, "age_ms");
-            snprintf (added->owner, sizeof added->owner, "%s",
-                      owner ? owner : "");
-            snprintf (added->owner_key, sizeof added->owner_key, "%s",
-                      owner_key ? owner_key : "");
-            added->unauthorised = -1;
-            added->lease_age = age ? atoll (age) : -1;
-            added->tasks = -1;
-        }
-        rows [row].daemons++;
+        if (node->state == JACE_NODE_WORKING && *node->job)
+            s_job_row (rows, count, registry, node->job)->daemons++;
     }
+    const char prefix [] = "lease/", suffix [] = "/owner";
+    for (char *key = (char *) zlist_first (keys); key;
+         key = (char *) zlist_next (keys)) {
+        size_t length = strlen (key);
+        if (length <= strlen (prefix) + strlen (suffix)
+        ||  strncmp (key, prefix, strlen (prefix))
+        ||  strcmp (key + length - strlen (suffix), suffix))
+            continue;
+        char job [JACE_ID_MAX];
+        size_t job_length = length - strlen (prefix) - strlen (suffix);
+        if (job_length >= sizeof job)
+            continue;
+        memcpy (job, key + strlen (prefix), job_length);
+        job [job_length] = 0;
+        const char *owner = jace_msg_param (registry, key);
+        if (owner && *owner)
+            s_job_row (rows, count, registry, job);
+    }
+    zlist_destroy (&keys);
     return rows;
 }
 
@@ -432,12 +464,14 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
         return 1;               //  Said why already
     if (before == 0 && asked == 0) {
         //  Neither a daemon nor a spawner knows the job.  Its secret is
-        //  here, so it was submitted from here: a spawner still waiting
-        //  for daemons holds no lease the grid could tell us of.
+        //  here, so it was submitted from here; a spawner waiting for
+        //  daemons holds a lease of none (spawner_lease_announce) from
+        //  its first look at the grid on, so it has ended, or has not
+        //  looked yet.
         fprintf (stderr, "jace-spawner: no job %s on the grid of %s: no "
                  "daemon works for it and no spawner holds a lease for "
-                 "it; if its spawner still waits for daemons, stop that "
-                 "process (Ctrl-C, or SIGTERM)\n", job_id, supernode);
+                 "it (it has ended, or its spawner has not reached the "
+                 "grid yet)\n", job_id, supernode);
         return 1;
     }
     if (working != 0) {
@@ -669,6 +703,16 @@ s_print_status (jace_msg_t *reply, bool json)
     if (json)
         printf ("]");
     s_print_drain (reply, json);
+    //  Why a job that cannot be placed yet waits
+    const char *unplaced = jace_msg_param (reply, "unplaced");
+    char why [1024];
+    spawner_events_escape (why, sizeof why, unplaced ? unplaced : "");
+    if (json)
+        printf (unplaced ? ",\"unplaced\":\"%s\"" : ",\"unplaced\":null",
+                why);
+    else
+    if (unplaced)
+        printf ("waiting for daemons: %s\n", why);
     if (json)
         printf ("}\n");
 }

@@ -57,6 +57,9 @@ struct _spawner_lease_t {
     int64_t next_renewal;       //  When to renew the lease
     char *failed_over_from;     //  Super-node given up, not yet reported
     bool answered;              //  Some super-node has answered us
+    bool announced;             //  The job is known to the grid while it
+                                //  holds nothing (spawner_lease_announce)
+    bool announce_due;          //  Its RESERVE of none is yet to leave
 };
 
 
@@ -247,7 +250,13 @@ spawner_lease_tick (spawner_lease_t *self, int64_t now)
         if (now >= self->next_request)
             s_send_reserve (self, now);
     }
-    bool renewing = self->held_count > 0 || asking;
+    //  A RESERVE of no daemon begins the lease the grid lists the job by
+    if (self->announce_due && !asking) {
+        s_send_reserve (self, now);
+        self->announce_due = false;
+        self->next_renewal = now + LEASE_RENEW_MSEC;
+    }
+    bool renewing = self->held_count > 0 || asking || self->announced;
     if (now >= self->next_renewal && renewing) {
         jace_msg_t *beat = s_lease_msg (self, JACE_MSG_HEARTBEAT);
         //  Where the job's spawner answers now: a resumed spawner renews
@@ -442,6 +451,16 @@ spawner_lease_recv (spawner_lease_t *self)
 //  The job's use of the lease
 
 void
+spawner_lease_announce (spawner_lease_t *self)
+{
+    assert (self);
+    if (self->announced)
+        return;
+    self->announced = true;
+    self->announce_due = true;
+}
+
+void
 spawner_lease_want (spawner_lease_t *self, size_t extra, const char *cluster)
 {
     assert (self);
@@ -568,7 +587,9 @@ spawner_lease_release_all (spawner_lease_t *self,
         jace_msg_set_token (over, proof);
         jace_msg_send (&over, self->dealer);
     }
-    if (self->held_count == 0)
+    //  An announced lease of no daemon ends with an empty RELEASE: the
+    //  super-node ends a lease whose last daemon it released
+    if (self->held_count == 0 && !self->announced)
         return;
     jace_msg_t *release = s_lease_msg (self, JACE_MSG_RELEASE);
     for (size_t i = 0; i < self->held_count; i++)

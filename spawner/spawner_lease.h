@@ -69,6 +69,13 @@ int
 int64_t
     spawner_lease_tick (spawner_lease_t *self, int64_t now);
 
+//  The job waits for daemons and holds none: make it known to the grid
+//  anyway, with a lease of no daemon (a RESERVE of none, then renewals),
+//  so that `jobs` lists it and `status` and `cancel` reach its spawner.
+//  Released with the rest (spawner_lease_release_all).
+void
+    spawner_lease_announce (spawner_lease_t *self);
+
 //  Want `extra` more daemons than are held now and not taken, preferring
 //  `cluster` ("" for any).
 void

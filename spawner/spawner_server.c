@@ -1936,6 +1936,9 @@ s_status_msg (server_t *self, jace_msg_t *request)
             jace_msg_set_param (reply, "drain/waiting", waiting);
         }
     }
+    //  A job that cannot be placed yet says why it waits
+    if (self->state == JOB_LEASING && *self->plan_failure)
+        jace_msg_set_param (reply, "unplaced", self->plan_failure);
     s_set_number (reply, "audit/unauthorised", (int64_t)
                   jace_security_unauthorised_count (self->security));
     s_set_number (reply, "audit/refused_connections", (int64_t)
@@ -3848,6 +3851,8 @@ s_lease_step (server_t *self, int64_t now)
             }
             snprintf (self->plan_failure, sizeof self->plan_failure, "%s",
                       reason);
+            //  Listed while it waits: `cancel` could not reach it
+            spawner_lease_announce (self->lease);
             return;
         }
         self->planned = true;

@@ -8,7 +8,7 @@
 #  took 94% of a core for the whole wait.
 . "$(dirname "$0")/lib.sh"
 lib_init light
-plan 6
+plan 11
 
 start_supernode sn
 start_daemon d1 --supernode "$SN_sn"
@@ -38,4 +38,32 @@ ok $? "after job/reserve_timeout it fails, saying how many it could not map"
 grep -q '"event":"unplaced".*"reason":"maheve cannot map 4 tasks on 2 free daemons' \
     "$RUN/job.events"
 ok $? "the events record why the job waited"
+
+#  A waiting job holds a lease of no daemon: the grid lists it, and its
+#  spawner answers status and cancel (they could not reach it)
+"$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson2d.job" \
+    --supernode "$SN_sn" -q --set job/tasks=4 --set job/reserve_timeout=120 \
+    --events "$RUN/wait.events" >/dev/null 2>"$RUN/wait.err" &
+spawner=$!
+wait_for 10 grep -q '"event":"unplaced"' "$RUN/wait.events"
+id=$(jq -r 'select (.event == "unplaced") | .job' "$RUN/wait.events")
+listed () { "$BIN/jace-spawner" jobs --supernode "$SN_sn" --json \
+                | jq -e ".[] | select (.job == \"$id\" and .state == \"leasing\"
+                                       and .daemons == 0)"; }
+wait_for 10 listed
+ok $? "jobs lists the waiting job $id, leasing, with no daemon"
+"$BIN/jace-spawner" status "$id" --supernode "$SN_sn" >"$RUN/status.out" 2>&1 \
+    && grep -q "waiting for daemons: maheve cannot map 4 tasks on 2 free" \
+        "$RUN/status.out"
+ok $? "status reaches its spawner, which says why it waits"
+"$BIN/jace-spawner" cancel "$id" --supernode "$SN_sn" >"$RUN/cancel.out" 2>&1 \
+    && grep -q "cancelled by its spawner" "$RUN/cancel.out"
+ok $? "cancel reaches its spawner"
+wait $spawner
+[ $? -ne 0 ] && grep -q "cancel" "$RUN/wait.err"
+ok $? "the waiting spawner ends, cancelled"
+gone () { ! "$BIN/jace-spawner" jobs --supernode "$SN_sn" --json \
+              | jq -e ".[] | select (.job == \"$id\")"; }
+wait_for 10 gone
+ok $? "its lease of no daemon ended with it"
 lib_finish
