@@ -210,11 +210,16 @@ spawner_jobs_list (const char *supernode, const char *keys_dir,
                                                 timeout_msec);
     int rc = 1;
     if (registry) {
-        size_t count;
+        size_t count, shown = 0;
         job_row_t *rows = s_group_jobs (registry, &count);
-        for (size_t i = 0; i < count; i++)
+        for (size_t i = 0; i < count; i++) {
             s_ask_owner (&rows [i], security);
-        s_print_jobs (rows, count, json);
+            //  A lease no daemon works for and no spawner answers for is
+            //  one that is ending (a peer's listing lags): nothing to show
+            if (rows [i].daemons > 0 || !streq (rows [i].state, "orphaned"))
+                rows [shown++] = rows [i];
+        }
+        s_print_jobs (rows, shown, json);
         free (rows);
         jace_msg_destroy (&registry);
         rc = 0;

@@ -59,7 +59,7 @@ struct _spawner_lease_t {
     bool answered;              //  Some super-node has answered us
     bool announced;             //  The job is known to the grid while it
                                 //  holds nothing (spawner_lease_announce)
-    bool announce_due;          //  Its RESERVE of none is yet to leave
+    int64_t next_announce;      //  When to send its RESERVE of none again
 };
 
 
@@ -250,11 +250,14 @@ spawner_lease_tick (spawner_lease_t *self, int64_t now)
         if (now >= self->next_request)
             s_send_reserve (self, now);
     }
-    //  A RESERVE of no daemon begins the lease the grid lists the job by
-    if (self->announce_due && !asking) {
+    //  A RESERVE of no daemon begins the lease the grid lists the job by,
+    //  and begins it again if it lapsed: a HEARTBEAT does not bring back
+    //  a lease of none (a loaded machine let one lapse, and `jobs` lost
+    //  the waiting job for good)
+    if (self->announced && self->held_count == 0 && !asking
+    &&  now >= self->next_announce) {
         s_send_reserve (self, now);
-        self->announce_due = false;
-        self->next_renewal = now + LEASE_RENEW_MSEC;
+        self->next_announce = now + LEASE_MSEC;
     }
     bool renewing = self->held_count > 0 || asking || self->announced;
     if (now >= self->next_renewal && renewing) {
@@ -457,7 +460,7 @@ spawner_lease_announce (spawner_lease_t *self)
     if (self->announced)
         return;
     self->announced = true;
-    self->announce_due = true;
+    self->next_announce = 0;    //  At the next tick
 }
 
 void

@@ -875,17 +875,26 @@ s_on_reserve (server_t *self, jace_msg_t *msg)
                                     s_not_leasable, self, pending->grant);
     s_note_granted (pending);
     //  A peer's part of a lease is listed only while it holds daemons.
-    if (!forwarded || leased > 0)
-        supernode_leases_begin (self->leases, job, jace_msg_endpoint (msg),
-                                owner_key, now, now + lease_msec);
+    bool begun = (!forwarded || leased > 0)
+              && supernode_leases_begin (self->leases, job,
+                                         jace_msg_endpoint (msg), owner_key,
+                                         now, now + lease_msec);
     if (leased < (size_t) count && !forwarded && s_may_wait (self))
         pending->outstanding = by_id
             ? s_ask_peers_ids (self, msg, owner_key, pending, lease_msec)
             : s_ask_peers (self, msg, owner_key, (size_t) count - leased,
                            lease_msec);
-    zsys_info ("supernode: %s asks %" PRId64 " daemons%s for %s, %zu here, "
-               "%zu peers asked", jace_msg_sender (msg), count,
-               by_id ? " by id" : "", job, leased, pending->outstanding);
+    //  A RESERVE of none keeps a waiting job known (spawner_lease_announce)
+    //  every few seconds: said once, when it begins the lease
+    if (count == 0 && begun)
+        zsys_info ("supernode: %s waits for daemons for %s: its lease "
+                   "holds none yet", jace_msg_sender (msg), job);
+    else
+    if (count > 0)
+        zsys_info ("supernode: %s asks %" PRId64 " daemons%s for %s, %zu "
+                   "here, %zu peers asked", jace_msg_sender (msg), count,
+                   by_id ? " by id" : "", job, leased,
+                   pending->outstanding);
     if (pending->outstanding == 0) {
         s_send_grant (self, pending);
         s_pending_destroy (&pending);

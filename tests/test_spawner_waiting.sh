@@ -8,7 +8,7 @@
 #  took 94% of a core for the whole wait.
 . "$(dirname "$0")/lib.sh"
 lib_init light
-plan 11
+plan 13
 
 start_supernode sn
 start_daemon d1 --supernode "$SN_sn"
@@ -56,6 +56,14 @@ ok $? "jobs lists the waiting job $id, leasing, with no daemon"
     && grep -q "waiting for daemons: maheve cannot map 4 tasks on 2 free" \
         "$RUN/status.out"
 ok $? "status reaches its spawner, which says why it waits"
+#  A lease of none that lapsed (its spawner stopped past the super-node's
+#  timeout) comes back once the spawner runs again
+kill -STOP "$spawner"
+wait_for 30 grep -q "lease $id not renewed, ended" "$RUN/sn.log"
+ok $? "the stopped spawner's lease of none lapses"
+kill -CONT "$spawner"
+wait_for 20 listed
+ok $? "and is listed again once its spawner runs"
 "$BIN/jace-spawner" cancel "$id" --supernode "$SN_sn" >"$RUN/cancel.out" 2>&1 \
     && grep -q "cancelled by its spawner" "$RUN/cancel.out"
 ok $? "cancel reaches its spawner"
