@@ -13,6 +13,7 @@
 #include "shared_links.h"
 
 #include <math.h>
+#include <time.h>
 
 //  Longest gap between two PROGRESS reports while iterating.
 #define PROGRESS_MSEC 100
@@ -1388,6 +1389,17 @@ s_wait_for_news (worker_t *self, int msec)
 //  --------------------------------------------------------------------------
 //  Iterating
 
+//  Microseconds of CPU this thread has used: the work of an iteration,
+//  which the time it took on the wall is not on a loaded machine
+static int64_t
+s_thread_cpu_usecs (void)
+{
+    struct timespec now;
+    if (clock_gettime (CLOCK_THREAD_CPUTIME_ID, &now))
+        return zclock_usecs ();
+    return (int64_t) now.tv_sec * 1000000 + now.tv_nsec / 1000;
+}
+
 //  Emulate a slower node: after computing for `busy` microseconds, stay
 //  away for busy * (1/speed - 1) more, serving messages meanwhile.
 static void
@@ -1515,6 +1527,7 @@ static void
 s_iterate (worker_t *self)
 {
     int64_t start = zclock_usecs ();
+    int64_t cpu_start = s_thread_cpu_usecs ();
     int64_t waited = jace_task_waited_usecs (self->task);
     //  An iteration on the same neighbour values as the last costs next
     //  to nothing when the local solve is warm-started (Krylov): only
@@ -1558,11 +1571,16 @@ s_iterate (worker_t *self)
         self->state = WORKER_HALTED;
     s_checkpoint (self);
     //  A slower node computes slower; it does not wait longer for the
-    //  others in a collective (counting that would feed on itself).
+    //  others in a collective (counting that would feed on itself), nor
+    //  for the cores other processes hold: the slowness owed is in
+    //  proportion to the CPU the iteration used.  Taken from the wall
+    //  clock, every second other processes held the core cost a node of
+    //  speed 0.05 19 s more: sharing its core with 8 CPU-bound processes
+    //  it iterated at a third to a half of its twin's pace
+    //  (test_daemon_speed_load), and on a machine at load 150 slow
+    //  nodes' tasks stood still for up to two minutes (the scale audit).
     uint64_t serial = self->task_serial;
-    int64_t busy = zclock_usecs () - start
-                 - (jace_task_waited_usecs (self->task) - waited);
-    s_slow_down (self, busy);
+    s_slow_down (self, s_thread_cpu_usecs () - cpu_start);
     if (self->task_serial != serial || self->terminated)
         return;                 //  Ended or replaced while slowed down
     if (telling) {
