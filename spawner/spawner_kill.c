@@ -7,6 +7,7 @@
 #include "spawner_jobs.h"
 #include "spawner_nodes.h"
 #include "spawner_secret.h"
+#include "spawner_watch.h"
 #include "grid_run.h"
 #include "grid_proc.h"
 #include "jace_msg.h"
@@ -22,6 +23,9 @@
 //  longest a live one takes to answer a listing on a loaded machine
 #define CRASH_SETTLE_MSEC 300
 #define ALIVE_QUERY_MSEC 2000
+//  Longest wait for a daemon's link to drop after its CRASH: one that
+//  obeys exits as it reads it
+#define CRASH_CONFIRM_MSEC 3000
 
 typedef struct {
     const spawner_kill_options_t *options;
@@ -53,13 +57,32 @@ s_kill_recorded (killer_t *self, const char *role, const char *name,
     return 1;
 }
 
-//  Send CRASH to a control endpoint; the peer exits as it reads it.
+//  True once the process behind `watch`'s link is gone: its link dropped
+//  and its port refused us (spawner_watch), within CRASH_CONFIRM_MSEC
+static bool
+s_link_gone (spawner_watch_t *watch)
+{
+    int64_t deadline = zclock_mono () + CRASH_CONFIRM_MSEC;
+    zpoller_t *poller = zpoller_new (spawner_watch_socket (watch), NULL);
+    bool gone = false;
+    while (!gone && zclock_mono () < deadline && !zsys_interrupted)
+        if (zpoller_wait (poller, (int) (deadline - zclock_mono ())))
+            gone = spawner_watch_recv (watch, zclock_mono ());
+    zpoller_destroy (&poller);
+    return gone;
+}
+
+//  Send CRASH to a control endpoint; the peer exits as it reads it.  For
+//  a daemon (`job` not ""), returns 3 if its process is still there after
+//  CRASH_CONFIRM_MSEC: it refused the CRASH (a secret that is not the
+//  job's, its log says), where the command said "crashed" and exited 0.
 static int
 s_send_crash (killer_t *self, const char *endpoint, const char *pubkey,
               const char *job)
 {
     zsock_t *dealer = zsock_new (ZMQ_DEALER);
     jace_msg_prepare_socket (dealer, JACE_MSG_HEADER_MAX);
+    spawner_watch_t *watch = *job ? spawner_watch_new (dealer) : NULL;
     int rc = -1;
     if (jace_security_apply_client (self->security, dealer, pubkey) == 0
     &&  zsock_connect (dealer, "%s", endpoint) == 0) {
@@ -77,7 +100,10 @@ s_send_crash (killer_t *self, const char *endpoint, const char *pubkey,
                && zclock_mono () < deadline)
             zclock_sleep (5);
         rc = jace_msg_send (&crash, dealer);
+        if (rc == 0 && watch && !s_link_gone (watch))
+            rc = 3;
     }
+    spawner_watch_destroy (&watch);
     zsock_destroy (&dealer);
     return rc;
 }
@@ -95,6 +121,14 @@ s_crash_daemon (killer_t *self, const jace_node_t *node)
         //  Crashed by an earlier round: the super-node has not seen it yet
         fprintf (stderr, "jace-spawner: daemon %s (task %" PRId64 ") is "
                  "down already\n", node->id, node->task);
+        return -1;
+    }
+    if (rc == 3) {
+        fprintf (stderr, "jace-spawner: daemon %s (task %" PRId64 ") "
+                 "still runs %d s after the CRASH: it refused it (is the "
+                 "secret here the one job %s was submitted with? the "
+                 "daemon's log says why)\n", node->id, node->task,
+                 CRASH_CONFIRM_MSEC / 1000, node->job);
         return -1;
     }
     if (rc) {
@@ -153,12 +187,16 @@ s_round (killer_t *self, bool first)
     else
     if (options->task >= 0) {
         crashed = -1;
+        bool found = false;
         for (size_t i = 0; i < count; i++)
-            if (nodes [i].task == options->task)
+            if (nodes [i].task == options->task) {
+                found = true;
                 crashed = s_crash_daemon (self, &nodes [i]) ? -1 : 1;
-        if (crashed < 0)
+            }
+        if (!found)
             fprintf (stderr, "jace-spawner: no daemon runs task %" PRId64
-                     " of job %s\n", options->task, options->job);
+                     " of job %s (as %s lists them now)\n", options->task,
+                     options->job, options->supernode);
     }
     else {
         //  A random order of all of them: one that cannot be crashed

@@ -20,7 +20,7 @@
 #  Exact inner solves keep job A running while it is attacked.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 30
+plan 31
 
 JOB=$JACE_SRCDIR/examples/poisson3d.job
 start_supernode a --heartbeat 200 --timeout 1000
@@ -64,6 +64,8 @@ refusals=$(timeout 10 "$BIN/jace-spawner" jobs --supernode "$SN_a" --json \
 ok $? "and counted in its STATUS (audit/unauthorised = ${refusals:-none})"
 "$BIN/jace-spawner" kill --job "$job" --task 0 --supernode "$SN_a" \
     --secrets "$forged" >"$RUN/forged-kill.out" 2>&1
+[ $? -ne 0 ] && ! grep -q "^crashed daemon" "$RUN/forged-kill.out"
+ok $? "kill with a forged secret fails, and says no daemon crashed"
 #  The daemon says it got the CRASH and did not obey it (while it ran the
 #  job, or, on a machine fast enough to end the job first, after).
 wait_for 15 grep -q -e "refused CRASH" -e "CRASH for job '$job'" \
