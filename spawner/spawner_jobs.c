@@ -722,12 +722,37 @@ s_print_status (jace_msg_t *reply, bool json)
         printf ("}\n");
 }
 
+//  True if this machine's record says job_id ended (its spawner wrote it
+//  as it finished, spawner_secret): said as status's answer.
+static bool
+s_print_ended (const char *job_id, bool json)
+{
+    char *dir = spawner_secret_dir (NULL);
+    char ended [256];
+    bool known = jace_secret_ended (dir, job_id, ended, sizeof ended);
+    free (dir);
+    if (known && json) {
+        char escaped [2 * sizeof ended];
+        spawner_events_escape (escaped, sizeof escaped, ended);
+        printf ("{\"job\":\"%s\",\"state\":\"ended\",\"ended\":\"%s\"}\n",
+                job_id, escaped);
+    }
+    else
+    if (known)
+        printf ("job %s %s\n", job_id, ended);
+    return known;
+}
+
 int
 spawner_jobs_status (const char *job_id, const char *supernode,
                      const char *keys_dir, const char *cert, bool json,
                      int timeout_msec)
 {
     assert (job_id && supernode);
+    //  A job that ended is said so at once: its lease may still name a
+    //  spawner that no longer answers, and we said to resume it
+    if (s_print_ended (job_id, json))
+        return 0;
     jace_security_t *security = spawner_nodes_security (keys_dir, cert);
     if (!security)
         return 1;
@@ -750,6 +775,9 @@ spawner_jobs_status (const char *job_id, const char *supernode,
             s_owner_key (owner_key, security), security, &status,
             JACE_MSG_STATUS_REPLY, timeout_msec);
         const char *job = reply ? jace_msg_param (reply, "job") : NULL;
+        if (!reply && s_print_ended (job_id, json))
+            rc = 0;             //  It ended while we asked
+        else
         if (!reply)
             fprintf (stderr, "jace-spawner: the spawner of %s (%s) does not "
                      "answer: it may be gone (jace-spawner resume %s)\n",

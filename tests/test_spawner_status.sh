@@ -8,7 +8,7 @@
 #  running is an error that says so.
 . "$(dirname "$0")/lib.sh"
 lib_init medium
-plan 8
+plan 9
 
 JOB=$JACE_SRCDIR/examples/poisson2d.job
 start_supernode sn --heartbeat 200 --timeout 1000
@@ -64,4 +64,10 @@ timeout 30 "$BIN/jace-spawner" cancel "$id" --supernode "$SN_sn" \
 wait $job
 [ $? -eq 1 ]
 ok $? "the cancelled job's spawner exits 1"
+#  Asked right after the end, while the grid may still name its spawner
+timeout 10 "$BIN/jace-spawner" status "$id" --supernode "$SN_sn" \
+    >"$RUN/ended.txt" 2>&1
+[ $? -eq 0 ] && grep -q "^job $id ended at .*cancelled" "$RUN/ended.txt" \
+    && ! grep -q "resume" "$RUN/ended.txt"
+ok $? "status of the ended job says it ended, and how, not to resume it"
 lib_finish
