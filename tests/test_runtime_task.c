@@ -602,6 +602,32 @@ s_test_preload (void)
         "every unknown still restores as before");
     jace_preload_destroy (&preload);
     jace_task_destroy (&task);
+    //  Seeded as a source would send them: a range asked stands for its
+    //  first unknown on (jacobi2d's ghost rows are taken only if they
+    //  say which row they are), a list for 0
+    task = s_preload_task (NULL, NULL, NULL, 0, reason, sizeof reason);
+    preload = task ? jace_task_preloaded (task) : NULL;
+    int64_t range [2] = { 4, 5 }, list [2] = { 0, 5 };
+    size_t count_range = 0, count_list = 0;
+    int64_t first_range = -1, first_list = -1;
+    const double *seeded_range = NULL, *seeded_list = NULL;
+    if (preload) {
+        jace_task_request (task, 3, range, 2);
+        jace_task_request (task, 1, list, 2);
+        jace_task_seed_newest (task, preload);
+        seeded_range = jace_task_newest (task, 3, &count_range, &first_range,
+                                         NULL);
+        seeded_list = jace_task_newest (task, 1, &count_list, &first_list,
+                                        NULL);
+    }
+    ok (seeded_range && count_range == 2 && first_range == 4
+        && seeded_range [0] == 4 && seeded_range [1] == 5
+        && seeded_list && count_list == 2 && first_list == 0
+        && seeded_list [0] == 0 && seeded_list [1] == 5,
+        "values seeded from the iterate say where a range asked starts, "
+        "and 0 for a list");
+    jace_preload_destroy (&preload);
+    jace_task_destroy (&task);
     task = s_preload_task ("3", numbers, values, 2, reason, sizeof reason);
     ok (!task && strstr (reason, "block/restore_iteration"),
         "an ASSIGN whose restore_reads does not match its payloads is "
@@ -645,7 +671,7 @@ main (void)
     zsys_set_logstream (stderr);
     zsys_init ();
     jace_key_random (&s_job_key);
-    tap_plan (62 + 3);
+    tap_plan (63 + 3);
     s_test_runtime_keys ();
     zsock_t *pulls [TASKS] = { NULL };
     for (int rank = 0; rank < TASKS; rank++)
