@@ -485,6 +485,16 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
         return 1;
     }
     printf ("job %s: %" PRId64 " daemons freed\n", job_id, before);
+    //  A job whose spawner was gone has nobody else to record its end:
+    //  the secret stayed, and later commands said "no daemon works for
+    //  it" and suggested resume.  (A spawner that answered records it.)
+    if (asked == 0) {
+        char *dir = spawner_secret_dir (secrets_dir);
+        jace_secret_retire (dir, job_id, "failed: cancelled by "
+                            "jace-spawner cancel (its spawner was gone; "
+                            "its daemons were told to stop)");
+        free (dir);
+    }
     return 0;
 }
 

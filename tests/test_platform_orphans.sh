@@ -8,7 +8,7 @@
 #  when no spawner answers for the job.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 18
+plan 19
 
 JOB=$JACE_SRCDIR/examples/poisson3d.job
 start_supernode sn --heartbeat 200 --timeout 1000
@@ -83,6 +83,13 @@ ok $? "jobs shows the job of a dead spawner as orphaned"
 ok $? "cancel frees the daemons of a job whose spawner is gone"
 grep -q "no spawner answers" "$RUN/cancel2.out"
 ok $? "and says it told the daemons itself"
+#  It records the end the dead spawner could not: later commands say so
+[ ! -e "$JACE_SECRETS/$id.secret" ] \
+    && "$BIN/jace-spawner" status "$id" --supernode "$SN_sn" \
+        >"$RUN/status2.out" 2>&1 \
+    && grep -q "^job $id ended at .*cancelled by jace-spawner cancel" \
+        "$RUN/status2.out"
+ok $? "and records its end: the secret is gone, and status says it was cancelled"
 (umask 077; printf '%040d\n' 0 >"$JACE_SECRETS/job-nosuch.secret")
 "$BIN/jace-spawner" cancel job-nosuch --supernode "$SN_sn" \
     >/dev/null 2>"$RUN/cancel3.err"
