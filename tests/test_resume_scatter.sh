@@ -33,8 +33,8 @@ platform
         nodes = 6
         supernodes = 0
 EOF
-#  7 MB of matrix: about 10 s on the backbone
-"$BIN/jace-mmgen" convection2d 300 "$RUN/c.mtx" >/dev/null
+#  7 MB of task data (12 bytes an entry): about 10 s on the backbone
+"$BIN/jace-mmgen" convection2d 346 "$RUN/c.mtx" >/dev/null
 cat >"$RUN/c.job" <<EOF
 job
     application = "multisplit"
