@@ -55,10 +55,12 @@ s_usage (FILE *out)
 "resume   take over a job whose spawner died: its daemons kept iterating;\n"
 "         rebuild the job from them and carry on to the verified answer\n"
 "nodes    list the daemons a super-node and its peers know\n"
-"jobs     list the jobs running on the grid: daemons, state, age, owner\n"
-"         spawner (\"orphaned\" when no spawner answers for a job)\n"
+"jobs     list the jobs running on the grid, and those waiting for\n"
+"         daemons: daemons, state, age, owner spawner (\"orphaned\" when no\n"
+"         spawner answers for a job)\n"
 "status   the task table of a running job, from its spawner: each task's\n"
-"         daemon, cluster and state, and the job's state and residual\n"
+"         daemon, cluster and state, and the job's state and residual;\n"
+"         why a waiting job waits; how and when an ended job ended\n"
 "cancel   end a running job: its spawner stops its daemons and exits\n"
 "         non-zero; with no spawner, its daemons are told to stop\n"
 "         (resume, cancel and kill need the job's secret: only the user\n"
@@ -94,9 +96,10 @@ s_usage (FILE *out)
 "                         time, failures marked (.png or .svg; gnuplot)\n"
 "  -k, --keys DIR         CURVE keys from jace-keygen\n"
 "  -c, --cert NAME        our certificate in DIR (default: spawner)\n"
-"      --secrets DIR      (submit, resume, cancel, kill) job secrets folder\n"
-"                         (default $JACE_SECRETS, else $XDG_STATE_HOME/jace/\n"
-"                         secrets, else ~/.local/state/jace/secrets): submit\n"
+"      --secrets DIR      (submit, resume, cancel, kill, status) job secrets\n"
+"                         folder (default $JACE_SECRETS, else\n"
+"                         $XDG_STATE_HOME/jace/secrets, else\n"
+"                         ~/.local/state/jace/secrets): submit\n"
 "                         keeps JOB.secret there (mode 0600) until the job\n"
 "                         ends; resume, cancel and kill need it\n"
 "  -b, --bind EP          job status endpoint (default tcp://127.0.0.1:*)\n"
@@ -412,7 +415,8 @@ s_dispatch (const char *command, const char *operand, arguments_t *args)
     if (streq (command, "status"))
         return spawner_jobs_status (operand, args->run.supernode,
                                     args->run.keys_dir, args->run.cert,
-                                    args->json, (int) args->timeout_msec);
+                                    args->run.secrets_dir, args->json,
+                                    (int) args->timeout_msec);
     if (streq (command, "jobs"))
         return spawner_jobs_list (args->run.supernode, args->run.keys_dir,
                                   args->run.cert, args->json,

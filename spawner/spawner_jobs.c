@@ -735,9 +735,9 @@ s_print_status (jace_msg_t *reply, bool json)
 //  True if this machine's record says job_id ended (its spawner wrote it
 //  as it finished, spawner_secret): said as status's answer.
 static bool
-s_print_ended (const char *job_id, bool json)
+s_print_ended (const char *job_id, const char *secrets_dir, bool json)
 {
-    char *dir = spawner_secret_dir (NULL);
+    char *dir = spawner_secret_dir (secrets_dir);
     char ended [256];
     bool known = jace_secret_ended (dir, job_id, ended, sizeof ended);
     free (dir);
@@ -755,13 +755,13 @@ s_print_ended (const char *job_id, bool json)
 
 int
 spawner_jobs_status (const char *job_id, const char *supernode,
-                     const char *keys_dir, const char *cert, bool json,
-                     int timeout_msec)
+                     const char *keys_dir, const char *cert,
+                     const char *secrets_dir, bool json, int timeout_msec)
 {
     assert (job_id && supernode);
     //  A job that ended is said so at once: its lease may still name a
     //  spawner that no longer answers, and we said to resume it
-    if (s_print_ended (job_id, json))
+    if (s_print_ended (job_id, secrets_dir, json))
         return 0;
     jace_security_t *security = spawner_nodes_security (keys_dir, cert);
     if (!security)
@@ -785,7 +785,7 @@ spawner_jobs_status (const char *job_id, const char *supernode,
             s_owner_key (owner_key, security), security, &status,
             JACE_MSG_STATUS_REPLY, timeout_msec);
         const char *job = reply ? jace_msg_param (reply, "job") : NULL;
-        if (!reply && s_print_ended (job_id, json))
+        if (!reply && s_print_ended (job_id, secrets_dir, json))
             rc = 0;             //  It ended while we asked
         else
         if (!reply)

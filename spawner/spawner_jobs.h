@@ -65,11 +65,14 @@ int
 //  `jace-spawner status JOBID`: ask the job's spawner (found through the
 //  super-node's lease) for its task table and print it, or with json one
 //  object: job, state, tasks, age_seconds, snapshots, residual and a
-//  "table" array (task, daemon, cluster, endpoint, state).  Returns 0, or
-//  1 with the reason on stderr (no such job, its spawner does not answer).
+//  "table" array (task, daemon, cluster, endpoint, state).  A job whose
+//  end record is in secrets_dir (NULL: the default folder) is said to
+//  have ended, how and when.  Returns 0, or 1 with the reason on stderr
+//  (no such job, its spawner does not answer).
 int
     spawner_jobs_status (const char *job_id, const char *supernode,
-                         const char *keys_dir, const char *cert, bool json,
+                         const char *keys_dir, const char *cert,
+                         const char *secrets_dir, bool json,
                          int timeout_msec);
 
 //  True if the spawner that owns job_id (found through the super-node's

@@ -8,7 +8,7 @@
 #  running is an error that says so.
 . "$(dirname "$0")/lib.sh"
 lib_init medium
-plan 9
+plan 10
 
 JOB=$JACE_SRCDIR/examples/poisson2d.job
 start_supernode sn --heartbeat 200 --timeout 1000
@@ -70,4 +70,10 @@ timeout 10 "$BIN/jace-spawner" status "$id" --supernode "$SN_sn" \
 [ $? -eq 0 ] && grep -q "^job $id ended at .*cancelled" "$RUN/ended.txt" \
     && ! grep -q "resume" "$RUN/ended.txt"
 ok $? "status of the ended job says it ended, and how, not to resume it"
+JACE_SECRETS=$RUN/nowhere timeout 10 "$BIN/jace-spawner" status "$id" \
+    --supernode "$SN_sn" --secrets "$JACE_SECRETS" --json \
+    >"$RUN/ended.json" 2>&1
+[ $? -eq 0 ] && jq -e ".job == \"$id\" and .state == \"ended\"" \
+    "$RUN/ended.json" >/dev/null
+ok $? "with --secrets naming the folder, and in JSON"
 lib_finish
