@@ -25,13 +25,15 @@ s_state_name (int64_t state)
     }
 }
 
+//  By cluster, then by name with the numbers in names compared as
+//  numbers (strverscmp): A-2 before A-10, as a user counts daemons.
 static int
 s_compare_nodes (const void *a, const void *b)
 {
     const jace_node_t *left = (const jace_node_t *) a;
     const jace_node_t *right = (const jace_node_t *) b;
-    int by_cluster = strcmp (left->cluster, right->cluster);
-    return by_cluster ? by_cluster : strcmp (left->id, right->id);
+    int by_cluster = strverscmp (left->cluster, right->cluster);
+    return by_cluster ? by_cluster : strverscmp (left->id, right->id);
 }
 
 //  The record's applications as a JSON array of strings (names are plain:
@@ -177,7 +179,7 @@ spawner_nodes_security (const char *keys_dir, const char *cert)
 
 //  The links between clusters the super-nodes measured (params
 //  link/A/B/latency_us, bandwidth_mbps, transfers, samples, age_ms), one
-//  line each.
+//  line each, clusters in the order nodes lists them.
 static void
 s_print_links (jace_msg_t *reply)
 {
@@ -186,7 +188,7 @@ s_print_links (jace_msg_t *reply)
     if (!keys)
         return;
     zlist_autofree (keys);
-    zlist_sort (keys, (zlist_compare_fn *) strcmp);
+    zlist_sort (keys, (zlist_compare_fn *) strverscmp);
     bool header = false;
     for (char *key = (char *) zlist_first (keys); key;
          key = (char *) zlist_next (keys)) {

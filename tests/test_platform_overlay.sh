@@ -12,7 +12,7 @@
 #  both forgotten, the survivor serving on.
 . "$(dirname "$0")/lib.sh"
 lib_init medium
-plan 19
+plan 20
 CLIENT=$BIN/tests/snclient
 FAST="--heartbeat 200 --timeout 1000"
 
@@ -20,12 +20,13 @@ start_supernode s1 $FAST --max-peers 3
 start_supernode s2 $FAST --peer "$SN_s1"
 start_supernode s3 $FAST --peer "$SN_s1" --peer "$SN_s2"
 start_supernode s4 $FAST --peer "$SN_s1" --peer "$SN_s2" --peer "$SN_s3"
-#  Each daemon fails over to the next super-node of the ring.
+#  Each daemon fails over to the next super-node of the ring.  Names
+#  with numbers of one and two digits: listings count them as numbers.
 set -- "$SN_s1" "$SN_s2" "$SN_s3" "$SN_s4" "$SN_s1"
 for k in 1 2 3 4; do
     eval "home=\$$k; next=\$$((k + 1))"
-    for i in 1 2 3; do
-        start_daemon d$k$i --cluster C$k --supernode "$home" \
+    for i in 2 9 10; do
+        start_daemon d${k}_$i --cluster C$k --supernode "$home" \
             --supernode "$next"
     done
 done
@@ -53,6 +54,13 @@ PIDS="$PID_s1 $PID_s2 $PID_s3 $PID_s4"
 
 wait_for 20 all_listed_once $SNS
 ok $? "every super-node lists each of the 12 daemons exactly once"
+timeout 10 "$BIN/jace-spawner" nodes --supernode "$SN_s2" \
+    >"$RUN/nodes.table" 2>&1
+[ "$(awk '$1 ~ /^d1_/ { printf "%s ", $1 }' "$RUN/nodes.table")" \
+    = "d1_2 d1_9 d1_10 " ] &&
+    [ "$(nodes_json "$SN_s2" | jq -r '[.[].id] | join(" ")' | cut -d' ' -f1-3)" \
+    = "d1_2 d1_9 d1_10" ]
+ok $? "nodes lists d1_2, d1_9, d1_10 in that order, in the table and in JSON"
 
 #  A lease of 8 from s1 (3 daemons of its own): 5 come from peers.
 HUGE=9223372036854775807
