@@ -321,6 +321,17 @@ spawner_mapper_excluded (spawner_mapper_t *self, const char *cluster)
     return false;
 }
 
+//  True if ids (may be NULL) holds id.
+static bool
+s_names (zlist_t *ids, const char *id)
+{
+    for (char *item = ids ? (char *) zlist_first (ids) : NULL; item;
+         item = (char *) zlist_next (ids))
+        if (streq (item, id))
+            return true;
+    return false;
+}
+
 //  True if the listing names daemon id.
 static bool
 s_listed (jace_msg_t *listing, const char *id)
@@ -374,6 +385,20 @@ spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,
                             ? GRID_DEAD : GRID_RESERVED);
     }
     s_mark_ids (live, refused, GRID_USED);
+    //  A waiting task whose own daemon is alive and free again goes back
+    //  to it: a daemon a resume did not adopt (its data was still coming)
+    //  was stopped, not lost.  The mapping would take it for dead, and
+    //  the task left its cluster while its daemon sat free there.
+    int64_t own = spawner_live_find (live, tasks [rank].daemon.id);
+    if (fresh && own >= 0 && tasks [rank].phase == SPAWNER_TASK_WAITING
+    &&  grid_node_state (grid, (size_t) own) == GRID_FREE
+    &&  !s_names (dead, tasks [rank].daemon.id)
+    &&  !spawner_mapper_excluded (self, tasks [rank].daemon.cluster)) {
+        *chosen = *spawner_live_node (live, (size_t) own);
+        snprintf (why, why_size, "its own daemon, alive and free again");
+        rc = 0;
+        goto out;
+    }
     for (size_t i = 0; i < task_count; i++) {
         int64_t node = *tasks [i].daemon.id
                      ? spawner_live_find (live, tasks [i].daemon.id) : -1;
@@ -383,7 +408,14 @@ spawner_mapper_replace (spawner_mapper_t *self, spawner_lease_t *lease,
             goto out;
         }
         placement [i] = (size_t) node;
-        grid_set_state (grid, (size_t) node, GRID_USED);
+        //  The old daemon of another task waiting for one runs nothing of
+        //  ours: dead, `dead` marks it below; stopped and free (a daemon
+        //  a resume did not adopt, a fenced one that said it dropped its
+        //  task), it is as free as the listing says.  Used, each such
+        //  daemon was kept from every other task, and the first of them
+        //  placed left its cluster with the others free there.
+        if (i == rank || tasks [i].phase != SPAWNER_TASK_WAITING)
+            grid_set_state (grid, (size_t) node, GRID_USED);
     }
     s_mark_ids (live, dead, GRID_DEAD);
     grid_set_state (grid, placement [rank], GRID_DEAD);
