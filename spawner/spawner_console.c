@@ -82,8 +82,16 @@ spawner_console_iteration_range (const spawner_task_t *tasks, size_t count,
 const char *
 spawner_console_state_name (const spawner_task_t *task)
 {
-    if (task->phase != SPAWNER_TASK_RUNNING)
-        return task->phase == SPAWNER_TASK_WAITING ? "placing" : "starting";
+    //  Before it runs: which step of its start it waits on, so that a
+    //  long start (a large file's scatter) shows where it stands.
+    switch (task->phase) {
+        case SPAWNER_TASK_WAITING:  return "placing";
+        case SPAWNER_TASK_SENDING:  return task->assigned_at ? "loading"
+                                                             : "queued";
+        case SPAWNER_TASK_ASSIGNED:
+        case SPAWNER_TASK_ACCEPTED: return "setting up";
+        default:                    break;
+    }
     if (task->restoring)
         return "restoring";
     switch (task->state) {

@@ -1972,6 +1972,30 @@ s_refuse_request (server_t *self, jace_msg_t *request, const char *format,
     jace_msg_send (&error, self->status);
 }
 
+//  Why a request that needs a running job is refused now: the job's
+//  state, and before it runs how far its start is, so that the user of a
+//  long start (a large file's scatter) knows to wait, not that something
+//  is wrong.
+static void
+s_not_running_why (server_t *self, const char *request, char *why,
+                   size_t size)
+{
+    if (self->state >= JOB_RUNNING || *self->failure) {
+        snprintf (why, size, "%s refused: job %s is %s, not running",
+                  request, self->id, *self->failure && self->state
+                  < JOB_FINISHING ? "failing" : s_state_names [self->state]);
+        return;
+    }
+    size_t started = 0;
+    for (size_t rank = 0; rank < self->task_count; rank++)
+        started += self->tasks [rank].phase >= SPAWNER_TASK_ASSIGNED;
+    snprintf (why, size, "%s refused: job %s is still starting (%s; %zu of "
+              "%zu tasks have their data); try again once it runs "
+              "(jace-spawner status %s)", request, self->id,
+              s_state_names [self->state], started, self->task_count,
+              self->id);
+}
+
 //  --------------------------------------------------------------------------
 //  Drain
 
@@ -2287,10 +2311,11 @@ s_start_drain (server_t *self, jace_msg_t **request_p)
                           self->id);
     else
     if (self->state < JOB_RUNNING || self->state >= JOB_FINISHING
-    ||  *self->failure)
-        s_refuse_request (self, request, "DRAIN refused: job %s is %s, "
-                          "not running", self->id,
-                          s_state_names [self->state]);
+    ||  *self->failure) {
+        char why [512];
+        s_not_running_why (self, "DRAIN", why, sizeof why);
+        s_refuse_request (self, request, "%s", why);
+    }
     else
     //  A cluster the job does not use is refused for that first: waiting
     //  for another drain to end would not help
@@ -2937,10 +2962,11 @@ s_start_rebalance (server_t *self, jace_msg_t *request)
 {
     char answer [512];
     if (self->state < JOB_RUNNING || self->state >= JOB_FINISHING
-    ||  *self->failure)
-        s_refuse_request (self, request, "REBALANCE refused: job %s is %s, "
-                          "not running", self->id,
-                          s_state_names [self->state]);
+    ||  *self->failure) {
+        char why [512];
+        s_not_running_why (self, "REBALANCE", why, sizeof why);
+        s_refuse_request (self, request, "%s", why);
+    }
     else
     if (*self->draining)
         s_refuse_request (self, request, "REBALANCE refused: cluster %s is "

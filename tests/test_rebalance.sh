@@ -68,7 +68,7 @@ job_a=$!
 wait_for 20 has_event a submit
 id_a=$(jq -r 'select(.event == "submit") | .job' "$RUN/a.events")
 "$BIN/jace-spawner" rebalance "$id_a" --supernode "$SN" >"$RUN/early.out" 2>&1
-[ $? -ne 0 ] && grep -q -E "not running|no spawner answers" "$RUN/early.out"
+[ $? -ne 0 ] && grep -q -E "still starting \(leasing; 0 of 2 tasks have their data\); try again once it runs|no spawner answers" "$RUN/early.out"
 ok $? "a rebalance before the job runs is refused"
 diag "$(cat "$RUN/early.out")"
 
