@@ -300,11 +300,20 @@ s_writable (const char *option, const char *path)
 static int
 s_check (const char *command, arguments_t *args)
 {
+    //  `report` reads --events; the other commands write it
     if ((args->run.out_path && !s_writable ("--out", args->run.out_path))
     ||  (args->run.report_path
          && !s_writable ("--report", args->run.report_path))
-    ||  (args->run.plot_path && !s_writable ("--plot", args->run.plot_path)))
+    ||  (args->run.plot_path && !s_writable ("--plot", args->run.plot_path))
+    ||  (args->run.events_path && !streq (command, "report")
+         && !s_writable ("--events", args->run.events_path)))
         return 2;
+    if (args->run.plot_path
+    &&  !spawner_report_plot_format_known (args->run.plot_path)) {
+        fprintf (stderr, PROGRAM ": --plot %s: unknown plot format; name "
+                 "the file .png or .svg\n", args->run.plot_path);
+        return 2;
+    }
     const char *missing = NULL;
     if (!streq (command, "report") && !args->run.supernode)
         missing = "--supernode EP is required";

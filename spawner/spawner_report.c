@@ -1102,6 +1102,13 @@ s_plot_is_svg (const char *plot_path)
     return -1;
 }
 
+bool
+spawner_report_plot_format_known (const char *plot_path)
+{
+    assert (plot_path);
+    return s_plot_is_svg (plot_path) >= 0;
+}
+
 //  The same search popen's shell will do, so a missing gnuplot is told
 //  apart from a failing one
 static bool

@@ -28,6 +28,7 @@
 #ifndef SPAWNER_REPORT_H_INCLUDED
 #define SPAWNER_REPORT_H_INCLUDED
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -43,5 +44,11 @@ int
     spawner_report_write (const char *events_path, FILE *out,
                           const char *plot_path, char *reason,
                           size_t reason_size);
+
+//  True if plot_path names a format the report can draw (.png or .svg,
+//  any case): checked before a job runs, so that a long job's verified
+//  answer does not end in an error about its plot's name.
+bool
+    spawner_report_plot_format_known (const char *plot_path);
 
 #endif

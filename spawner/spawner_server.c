@@ -4100,9 +4100,10 @@ s_finish (server_t *self)
     if (*self->failure) {
         char escaped [2048];
         spawner_events_escape (escaped, sizeof escaped, self->failure);
-        spawner_events_write (self->events, "failure", ",\"reason\":\"%s\","
-                              "\"peak_rss_mib\":%.1f", escaped,
-                              s_peak_rss_mib ());
+        if (self->events)       //  Else the failure is that it is not
+            spawner_events_write (self->events, "failure", ",\"reason\":"
+                                  "\"%s\",\"peak_rss_mib\":%.1f", escaped,
+                                  s_peak_rss_mib ());
         fprintf (stderr, "jace-spawner: %s: job %s failed: %s\n",
                  self->options->job_file ? self->options->job_file : "job",
                  self->id, self->failure);

@@ -7,7 +7,7 @@
 #  cleanly on SIGTERM.
 . "$(dirname "$0")/lib.sh"
 lib_init
-plan 13
+plan 15
 
 start_supernode one
 start_supernode two --peer "$SN_one"
@@ -28,6 +28,21 @@ timeout 20 "$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson2d.job" \
 [ $? -eq 2 ] && grep -q "missing/x.npy: its folder does not exist" \
     "$RUN/noout.out" && count_is 8 "$SN_one" '.state == "free"'
 ok $? "--out into a missing folder is bad usage, before any daemon is leased"
+#  So are an event log that cannot be written (the spawner aborted on
+#  an assertion) and a plot of a format the report cannot draw (said
+#  only after the job).
+timeout 20 "$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson2d.job" \
+    --supernode "$SN_one" --events "$RUN/missing/e.jsonl" >"$RUN/noev.out" 2>&1
+[ $? -eq 2 ] && grep -q "events .*missing/e.jsonl: its folder does not exist" \
+    "$RUN/noev.out"
+ok $? "--events into a missing folder is bad usage"
+timeout 20 "$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson2d.job" \
+    --supernode "$SN_one" --events "$RUN/p.events" --report "$RUN/p.txt" \
+    --plot "$RUN/p.gif" >"$RUN/gif.out" 2>&1
+[ $? -eq 2 ] && grep -q "p.gif: unknown plot format; name the file .png or .svg" \
+    "$RUN/gif.out" && [ ! -e "$RUN/p.events" ] &&
+    count_is 8 "$SN_one" '.state == "free"'
+ok $? "--plot of an unknown format is bad usage, before any daemon is leased"
 submit job "$JACE_SRCDIR/examples/poisson2d.job" "$SN_one" \
     --set job/tasks=8 --set job/tolerance=1e-6 --set problem/n=32 \
     --out "$RUN/x.npy"
