@@ -364,6 +364,48 @@ s_parse_solver (zhash_t *params, spec_t *spec, char *reason,
     return 0;
 }
 
+//  The problem/ keys each kind reads, in s_kind_names' order: another
+//  one in the job is a mistake whose effect the user would never see (a
+//  problem/matrix beside kind = poisson2d solved the Poisson system).
+static const char *const s_kind_keys [] [6] = {
+    { "n" },                                            //  poisson2d
+    { "n" },                                            //  poisson3d
+    { "n", "bandwidth", "per_row", "shift", "seed" },   //  nascg
+    { "matrix", "rhs" },                                //  matrix
+    { "n", "per_row", "dominance", "seed" },            //  random-dominant
+    { "n", "per_row", "shift", "seed" }                 //  random-spd
+};
+
+static bool
+s_kind_reads (kind_t kind, const char *name)
+{
+    for (size_t i = 0; i < 6 && s_kind_keys [kind][i]; i++)
+        if (streq (s_kind_keys [kind][i], name))
+            return true;
+    return false;
+}
+
+static int
+s_check_kind_keys (zhash_t *params, kind_t kind, char *reason,
+                   size_t reason_size)
+{
+    for (const char *value = (const char *) zhash_first (params); value;
+         value = (const char *) zhash_next (params)) {
+        const char *key = zhash_cursor (params);
+        if (strncmp (key, "problem/", 8) != 0 || streq (key, "problem/kind")
+        ||  s_kind_reads (kind, key + 8))
+            continue;
+        char reads [128] = "";
+        for (size_t i = 0; i < 6 && s_kind_keys [kind][i]; i++)
+            snprintf (reads + strlen (reads), sizeof reads - strlen (reads),
+                      "%sproblem/%s", i ? ", " : "", s_kind_keys [kind][i]);
+        snprintf (reason, reason_size, "%s is not read by problem/kind = %s,"
+                  " which reads only %s", key, s_kind_names [kind], reads);
+        return -1;
+    }
+    return 0;
+}
+
 //  Sizes of the generated kinds; the matrix kind learns n from its file.
 static int
 s_parse_size (zhash_t *params, spec_t *spec, char *reason,
@@ -408,6 +450,7 @@ s_parse_spec (zhash_t *params, spec_t *spec, char *reason,
 {
     memset (spec, 0, sizeof *spec);
     if (s_parse_kind (params, spec, reason, reason_size)
+    ||  s_check_kind_keys (params, spec->kind, reason, reason_size)
     ||  s_parse_solver (params, spec, reason, reason_size))
         return -1;
     if (spec->kind == KIND_MATRIX)

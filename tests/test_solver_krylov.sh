@@ -21,7 +21,7 @@
 #  generator), asynchronous mode, an overlap and a cycle out of range.
 . "$(dirname "$0")/lib.sh"
 lib_init medium
-plan 41
+plan 42
 
 JOB=$RUN/gmres.job
 cat >"$JOB" <<JOBFILE
@@ -282,4 +282,9 @@ ok $? "CG with overlap is refused"
 refused cg-restart "solver/cg_restart = '201' is not an integer in [1, 200]" \
     --set solver/cg_restart=201
 ok $? "a cycle out of range is refused, with the range"
+#  A key the problem's kind never reads: the job solved the generated
+#  system and ignored the user's file
+refused kind-keys "problem/matrix is not read by problem/kind = poisson3d, which reads only problem/n" \
+    --set problem/matrix="$MTX"
+ok $? "a matrix file beside a generated kind is refused, naming what it reads"
 lib_finish
