@@ -553,6 +553,7 @@ s_bicgstab (krylov_t *self, const double *b, double *x, double tolerance,
     if (status != KRYLOV_CONVERGED && !(r_norm <= KRYLOV_DIVERGENCE * initial)) {
         memcpy (x, x_start, (size_t) n * sizeof (double));
         r_norm = initial;
+        result->gave_back = true;
     }
     return s_finish (result, status, iterations, r_norm, b_norm);
 }
@@ -567,6 +568,7 @@ krylov_solve (krylov_t *self, const double *b, double *x, double tolerance,
     assert (self);
     assert (result);
     assert (tolerance >= 0.0);
+    result->gave_back = false;
     if (self->method == KRYLOV_CG)
         return s_cg (self, b, x, tolerance, max_iterations, result);
     return s_bicgstab (self, b, x, tolerance, max_iterations, result);

@@ -43,6 +43,7 @@ typedef struct {
     int32_t iterations;         //  Iterations run
     double residual;            //  Final ||r||_2 / ||b||_2 (0 if b = 0)
     double initial_residual;    //  ||b - A x||_2 of the starting x
+    bool gave_back;             //  Diverged: x is the starting x again
 } krylov_result_t;
 
 //  A solver bound to one matrix

@@ -49,6 +49,7 @@ struct _multisplit_t {
     int32_t weak_row;           //  First extended row (global) with no
                                 //  nonzero diagonal entry, or -1
     bool ilu_refused;           //  ILU(0) asked for, the diagonal kept
+    int32_t diverged_in_row;    //  Inner solves in a row that diverged
     multisplit_failure_t failure;   //  Why the last iteration failed
 };
 
@@ -290,14 +291,29 @@ s_map_overlap (multisplit_t *self)
     }
 }
 
+//  True if every diagonal entry of the block is positive: a symmetric
+//  block without it is not positive definite, and CG breaks down on it.
+static bool
+s_positive_diagonal (const csr_t *block)
+{
+    for (int32_t i = 0; i < block->nrows; i++)
+        if (!(csr_value (block, i, i) > 0.0))
+            return false;
+    return true;
+}
+
 //  Factor or bind the inner solver.
 static int
 s_setup_inner (multisplit_t *self, const multisplit_options_t *options,
                char *error, size_t error_size)
 {
     self->inner = options->inner;
+    //  CG where it may work: a symmetric, diagonally dominant indefinite
+    //  block (diagonal +3/-3) broke down at once under it, and solved
+    //  under BiCGStab (input audit).
     if (self->inner == MULTISPLIT_INNER_KRYLOV)
         self->inner = csr_is_symmetric (self->local, 0.0)
+                   && s_positive_diagonal (self->local)
                     ? MULTISPLIT_INNER_CG : MULTISPLIT_INNER_BICGSTAB;
     if (self->inner != MULTISPLIT_INNER_BANDED_LU) {
         self->krylov = krylov_new (self->inner == MULTISPLIT_INNER_CG
@@ -565,6 +581,14 @@ s_local_residual (const multisplit_t *self)
     return sqrt (sum);
 }
 
+//  Inner solves that may diverge in a row before the iteration fails.
+//  BiCGStab gives a block back unchanged when it diverges; now and then
+//  on a far-from-normal block (upwind convection), and the next solve,
+//  from other neighbour values, goes on.  Every time, on a singular block
+//  (an explicit zero on the diagonal): the task then reported no change,
+//  converged locally, and the job spun until its stall check.
+#define MULTISPLIT_GAVE_BACK_MAX 10
+
 //  Run the inner solver on self->rhs into self->x; fills the step's inner
 //  fields.  Returns false if the solver broke down.
 static bool
@@ -583,6 +607,7 @@ s_inner_solve (multisplit_t *self, multisplit_step_t *step)
     step->inner_iterations = result.iterations;
     step->inner_status = result.status;
     step->residual = result.initial_residual;
+    self->diverged_in_row = result.gave_back ? self->diverged_in_row + 1 : 0;
     return result.status != KRYLOV_BREAKDOWN;
 }
 
@@ -624,6 +649,8 @@ multisplit_iterate (multisplit_t *self, const double *x_ext,
     self->work += (double) self->external->nnz
                 + s_solve_work (self, step->inner_iterations);
     self->failure = !solved ? MULTISPLIT_BROKE_DOWN
+                  : self->diverged_in_row >= MULTISPLIT_GAVE_BACK_MAX
+                  ? MULTISPLIT_GAVE_BACK
                   : !s_measure_change (self, step) ? MULTISPLIT_NOT_FINITE
                   : MULTISPLIT_FINE;
     if (self->failure != MULTISPLIT_FINE) {
@@ -650,6 +677,11 @@ multisplit_explain_failure (const multisplit_t *self, char *text,
     int length = self->failure == MULTISPLIT_BROKE_DOWN
         ? snprintf (text, size, "the inner %s solve of rows %" PRId32 "-%"
                     PRId32 " broke down", solver, first, last)
+        : self->failure == MULTISPLIT_GAVE_BACK
+        ? snprintf (text, size, "the inner %s solve of rows %" PRId32 "-%"
+                    PRId32 " diverged %d times in a row, each time leaving "
+                    "them as they were (is the block singular?)", solver,
+                    first, last, MULTISPLIT_GAVE_BACK_MAX)
         : snprintf (text, size, "rows %" PRId32 "-%" PRId32 " are no longer "
                     "finite after the inner %s solve (the method diverges "
                     "on this system)", first, last, solver);

@@ -89,7 +89,10 @@ typedef struct {
 typedef enum {
     MULTISPLIT_FINE,            //  It did not
     MULTISPLIT_BROKE_DOWN,      //  The inner Krylov solver broke down
-    MULTISPLIT_NOT_FINITE       //  The block's new values are not finite
+    MULTISPLIT_NOT_FINITE,      //  The block's new values are not finite
+    MULTISPLIT_GAVE_BACK        //  The inner solver diverged, giving the
+                                //  block back unchanged, too many times
+                                //  in a row
 } multisplit_failure_t;
 
 //  The local state of one task
