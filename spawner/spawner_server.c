@@ -35,6 +35,7 @@
 #include "spawner_verify.h"
 #include "jace_security.h"
 
+#include <float.h>
 #include <math.h>
 #include <sys/resource.h>
 
@@ -443,6 +444,12 @@ s_server_new (zsock_t *pipe, spawner_server_config_t *config)
     self->events = self->resumed && events_path
                  ? spawner_events_append (events_path, self->id)
                  : spawner_events_new (events_path, self->id);
+    if (spawner_job_tolerance (self->job) < DBL_EPSILON)
+        zsys_warning ("spawner: job/tolerance = %.1e is below double "
+                      "precision's epsilon (%.1e): no residual reaches it, "
+                      "and the job ends by its stall check, job/max_seconds "
+                      "or cancel", spawner_job_tolerance (self->job),
+                      DBL_EPSILON);
     if (!self->events)
         s_fail (self, "cannot write events to %s: %s", events_path,
                 strerror (errno));
@@ -3569,6 +3576,11 @@ s_stall_link (server_t *self, char *why, size_t why_size)
     return slow;
 }
 
+//  A relative residual this small stopped by rounding, not by the
+//  method: double precision leaves about eps x cond(A) of it, and advice
+//  to change solvers would send the user after the wrong cause.
+#define STALL_ROUNDING_RESIDUAL 1e-12
+
 static void
 s_check_stall (server_t *self)
 {
@@ -3577,6 +3589,16 @@ s_check_stall (server_t *self)
     bool growing;
     if (!spawner_verify_stalled (self->verify, window, &mark, &growing))
         return;
+    double residual = spawner_verify_residual (self->verify);
+    if (residual < STALL_ROUNDING_RESIDUAL) {
+        s_fail (self, "the verified residual stopped falling at %.1e "
+                "(%.1e before the last %" PRId64 " snapshots), about where "
+                "double precision's rounding leaves it for this matrix: "
+                "job/tolerance = %.1e asks for more than it can give; "
+                "raise it", residual, mark, window,
+                spawner_job_tolerance (self->job));
+        return;
+    }
     const jace_app_t *app = spawner_job_app (self->job);
     const char *advice = app->stall_advice
         ? app->stall_advice (spawner_job_problem (self->job)) : NULL;

@@ -9,7 +9,7 @@
 #  and never report success.
 . "$(dirname "$0")/lib.sh"
 lib_init medium
-plan 80
+plan 84
 
 JOB=$RUN/system.job
 cat >"$JOB" <<JOBFILE
@@ -127,13 +127,57 @@ awk 'BEGIN { N = 30; print "%%MatrixMarket matrix coordinate real general"
                  if (j > 0) print k, k - 1, -1
                  if (j < N - 1) print k, k + 1, -1 } }' >"$RUN/zero.mtx"
 submit zero "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
-    --set problem/matrix="$RUN/zero.mtx" --set solver/inner=krylov
+    --set problem/matrix="$RUN/zero.mtx" --set solver/inner=cg
 [ $? -eq 1 ] && grep -q "broke down; row 101 has no nonzero diagonal entry.*lu-banded" "$RUN/zero.err"
 ok $? "a Krylov block that breaks down on a zero diagonal names the row and lu-banded"
 diag "$(tail -n 1 "$RUN/zero.err")"
+#  The default takes CG only for a symmetric block with a positive
+#  diagonal: BiCGStab solves this one
+submit zero-krylov "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
+    --set problem/matrix="$RUN/zero.mtx" --set solver/inner=krylov
+ok $? "and the default inner solver, BiCGStab on that block, solves it"
 submit zero-lu "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
     --set problem/matrix="$RUN/zero.mtx" --set solver/inner=lu-banded
 ok $? "and the banded LU solves it"
+#  A block with an explicit zero on its diagonal, on which BiCGStab
+#  diverges and gives the rows back unchanged, again and again: the task
+#  reported no change, converged locally, and the job spun until its
+#  stall check.  It now fails after ten such solves in a row, naming the
+#  rows and the zero.  Blocks of rows 1-10 and 11-20, coupled by one pair.
+awk 'BEGIN { n = 20
+    for (i = 1; i <= n; i++) {
+        base = i <= 10 ? 0 : 10
+        d[i, i] = (i == 7) ? 0 : 3 + (i % 3) * 0.5
+        j = base + (i * 7 + 3) % 10 + 1; if (j != i) d[i, j] = -0.5
+        j = base + (i * 3 + 5) % 10 + 1; if (j != i) d[i, j] = 0.4 }
+    d[7, 8] = 5; d[7, 15] = 1; d[15, 7] = 1
+    for (k in d) count++
+    print "%%MatrixMarket matrix coordinate real general"; print n, n, count
+    for (k in d) { split(k, p, SUBSEP); print p[1], p[2], d[k] } }' \
+    >"$RUN/stuck.mtx"
+submit stuck "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
+    --set problem/matrix="$RUN/stuck.mtx" --set job/max_seconds=20
+[ $? -eq 1 ] && grep -q "rows 1-10 diverged 10 times in a row.*row 7 has no nonzero diagonal entry" "$RUN/stuck.err"
+ok $? "a block whose inner solves keep giving it back unchanged fails, naming its rows"
+diag "$(tail -n 1 "$RUN/stuck.err")"
+#  Symmetric and diagonally dominant, but indefinite (+3, -3): the
+#  default inner solver chose CG by symmetry alone, and CG broke down.
+awk 'BEGIN { n = 40
+    print "%%MatrixMarket matrix coordinate real symmetric"
+    print n, n, 2 * n - 1
+    for (i = 1; i <= n; i++) print i, i, (i % 2 ? 3 : -3)
+    for (i = 1; i < n; i++) print i + 1, i, 1 }' >"$RUN/indefinite.mtx"
+submit indefinite "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
+    --set problem/matrix="$RUN/indefinite.mtx"
+ok $? "a symmetric indefinite matrix solves under the default inner solver"
+#  A tolerance below double precision: the stall says rounding stopped
+#  it, not that the method does not suit the matrix.
+submit rounding "$JOB" "$SN_sn" --set job/tasks=2 --set problem/n=16 \
+    --set job/tolerance=1e-17 --set job/stall_snapshots=3
+[ $? -eq 1 ] && grep -q "job/tolerance = 1.0e-17 is below double precision" \
+    "$RUN/rounding.err" && grep -q "about where double precision's rounding leaves it for this matrix: job/tolerance = 1.0e-17 asks for more than it can give" \
+    "$RUN/rounding.err"
+ok $? "a tolerance below double precision is warned of, and its stall says so"
 check "10 s after the failed jobs every daemon is free" \
     wait_for 10 count_is 8 "$SN_sn" '.state == "free"'
 lib_finish
