@@ -126,6 +126,29 @@ s_fail_at (mmio_reader_t *reader, int64_t line_number, const char *format,
     return -1;
 }
 
+//  What a file that does not start as text starts as, from its first
+//  bytes, or NULL: a compressed file or a byte order mark, so that the
+//  user hears what to do instead of "a NUL byte" or "bad banner".
+static const char *
+s_not_text (const char *bytes, size_t length)
+{
+    static const struct { const char *magic; size_t size; const char *what; }
+    kinds [] = {
+        { "\x1f\x8b", 2, "is compressed with gzip: gunzip it first" },
+        { "BZh", 3, "is compressed with bzip2: bunzip2 it first" },
+        { "\xfd" "7zXZ", 5, "is compressed with xz: unxz it first" },
+        { "\x28\xb5\x2f\xfd", 4, "is compressed with zstd: unzstd it first" },
+        { "PK\x03\x04", 4, "is a zip archive: unzip it first" },
+        { "\xef\xbb\xbf", 3, "begins with a UTF-8 byte order mark: remove "
+          "it (the banner must be the first bytes)" }
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds [0]; i++)
+        if (length >= kinds [i].size
+        &&  memcmp (bytes, kinds [i].magic, kinds [i].size) == 0)
+            return kinds [i].what;
+    return NULL;
+}
+
 //  Quoted length of a bad token in a reason: enough to recognise it, short
 //  enough that a megabyte of digits does not become the message.
 static int
@@ -296,9 +319,14 @@ s_read_raw_line (mmio_reader_t *reader)
     }
     reader->line_number++;
     if (reader->nul_offset >= 0
-    &&  reader->nul_offset < reader->buffer_offset + (int64_t) line_end)
-        return s_fail_at (reader, reader->line_number,
-                          "line contains a NUL byte");
+    &&  reader->nul_offset < reader->buffer_offset + (int64_t) line_end) {
+        const char *what = reader->line_number == 1
+            ? s_not_text (reader->buffer + reader->begin,
+                          line_end - reader->begin) : NULL;
+        return what ? s_fail_at (reader, 1, "the file %s", what)
+                    : s_fail_at (reader, reader->line_number,
+                                 "line contains a NUL byte");
+    }
     char *line = reader->buffer + reader->begin;
     size_t length = line_end - reader->begin;
     while (length > 0 && (line [length - 1] == '\n'
@@ -541,6 +569,10 @@ s_read_banner (mmio_reader_t *reader, bool for_vector, mmio_header_t *header)
                                         "%%%%MatrixMarket banner");
     char *tokens [MMIO_TOKENS_MAX];
     int count = s_split (reader->line, tokens);
+    const char *what = count > 0 ? s_not_text (tokens [0],
+                                               strlen (tokens [0])) : NULL;
+    if (what)
+        return s_fail_at (reader, 1, "the file %s", what);
     if (count != 5 || strcasecmp (tokens [0], "%%MatrixMarket") != 0)
         return s_fail_at (reader, 1, "bad banner: expected '%%%%MatrixMarket "
                           "matrix FORMAT FIELD SYMMETRY'");

@@ -187,6 +187,22 @@ s_test_corrupt (const char *dir)
         && s_error_is (error, path, ":3: line contains a NUL byte"),
         "a NUL byte is rejected");
     unlink (path);
+    //  A compressed file (a gzip header holds NUL bytes) and a byte order
+    //  mark said as such, not as a NUL byte or a bad banner
+    const char gzip [] = "\x1f\x8b\x08\x08\0\0\0\0\0\x03m.mtx\0\x01\n";
+    s_write_file (dir, "m.mtx.gz", gzip, sizeof (gzip) - 1, path,
+                  sizeof (path));
+    ok (mmio_read_matrix (path, &A, error, sizeof (error)) == -1
+        && s_error_is (error, path, ":1: the file is compressed with gzip: "
+                       "gunzip it first"), "a gzip file is said to be one");
+    unlink (path);
+    const char bom [] = "\xef\xbb\xbf" BANNER "1 1 1\n1 1 2\n";
+    s_write_file (dir, "bom.mtx", bom, sizeof (bom) - 1, path, sizeof (path));
+    ok (mmio_read_matrix (path, &A, error, sizeof (error)) == -1
+        && s_error_is (error, path, ":1: the file begins with a UTF-8 byte "
+                       "order mark: remove it (the banner must be the first "
+                       "bytes)"), "a byte order mark is said to be one");
+    unlink (path);
     ok (mmio_read_matrix ("/nonexistent/jace.mtx", &A, error, sizeof (error)) == -1
         && strstr (error, "/nonexistent/jace.mtx: cannot open: ") == error,
         "a missing file names the file and the system's reason");
@@ -690,7 +706,7 @@ main (void)
     openblas_set_num_threads (1);
     size_t cases = sizeof (matrix_cases) / sizeof (matrix_cases [0])
                  + sizeof (vector_cases) / sizeof (vector_cases [0]);
-    tap_plan ((int) cases + 3 + 6 + 9 + 13 + 2 + 5 + 3 + 5 + 1 + 1);
+    tap_plan ((int) cases + 5 + 6 + 9 + 13 + 2 + 5 + 3 + 5 + 1 + 1);
     const char *base = getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp";
     char dir [256];
     snprintf (dir, sizeof (dir), "%s/test_solvers_mmio.XXXXXX", base);
