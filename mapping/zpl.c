@@ -124,7 +124,9 @@ s_parse_line (const char *text, size_t line, zpl_t **stack, size_t *depth_p,
     while (s_is_name_char (*cursor))
         cursor++;
     if (cursor == name) {
-        *reason = "expected a name";
+        *reason = line == 1 && strncmp (name, "\xef\xbb\xbf", 3) == 0
+                ? "the file begins with a UTF-8 byte order mark: remove it"
+                : "expected a name";
         return -1;
     }
     size_t name_size = cursor - name;

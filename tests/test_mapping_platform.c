@@ -221,6 +221,17 @@ s_test_bad (void)
             diag ("error was '%s'", error);
         platform_destroy (&platform);
     }
+    //  Saved by an editor with a byte order mark: said as such, not as
+    //  "expected a name"
+    char error [256] = "";
+    platform_t *platform = platform_parse ("\xef\xbb\xbfplatform\n"
+        "    cluster\n        name = A\n        nodes = 2\n", error,
+        sizeof error);
+    if (!ok (!platform && strstr (error, "line 1: the file begins with a "
+                                  "UTF-8 byte order mark: remove it"),
+             "a byte order mark is said to be one"))
+        diag ("error was '%s'", error);
+    platform_destroy (&platform);
 }
 
 static void
@@ -453,7 +464,7 @@ s_test_shared (void)
 int
 main (void)
 {
-    tap_plan (95);
+    tap_plan (96);
     s_test_good ();
     s_test_shared ();
     s_test_bad ();
