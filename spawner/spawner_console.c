@@ -329,6 +329,10 @@ s_print_clusters (const spawner_task_t *tasks, size_t count)
     free (daemons);
 }
 
+//  An error against the known solution past which the summary says that
+//  the system may not have one solution (the known ones are of order 1)
+#define SUMMARY_FAR_ERROR 1e-2
+
 void
 spawner_console_summary (const spawner_summary_t *summary,
                          const spawner_task_t *tasks, size_t count)
@@ -348,6 +352,14 @@ spawner_console_summary (const spawner_summary_t *summary,
     if (!isnan (summary->error))
         printf ("  error          %.3e (max-norm, against the known "
                 "solution)\n", summary->error);
+    //  A residual under the tolerance far from the known solution: the
+    //  system has other solutions, or nearly (a singular matrix with two
+    //  equal rows gave error 2.4, reported without a word)
+    if (summary->error > SUMMARY_FAR_ERROR)
+        printf ("  note           the answer solves the system to the "
+                "tolerance but is far from\n"
+                "                 the known solution: is the matrix "
+                "singular or badly conditioned?\n");
     if (summary->crashes)
         printf ("  crashed        %" PRId64 " daemon%s on purpose (job file "
                 "schedule)\n", summary->crashes,

@@ -9,7 +9,7 @@
 #  and never report success.
 . "$(dirname "$0")/lib.sh"
 lib_init medium
-plan 84
+plan 85
 
 JOB=$RUN/system.job
 cat >"$JOB" <<JOBFILE
@@ -160,6 +160,21 @@ submit stuck "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
 [ $? -eq 1 ] && grep -q "rows 1-10 diverged 10 times in a row.*row 7 has no nonzero diagonal entry" "$RUN/stuck.err"
 ok $? "a block whose inner solves keep giving it back unchanged fails, naming its rows"
 diag "$(tail -n 1 "$RUN/stuck.err")"
+#  Singular but consistent (row 4 repeats row 3, b = A 1): the answer
+#  meets the tolerance and is far from the known solution; the summary
+#  says what that may mean
+awk 'BEGIN { n = 20
+    print "%%MatrixMarket matrix coordinate real general"; print n, n, 3 * n - 2
+    for (i = 1; i <= n; i++) { r = (i == 4) ? 3 : i
+        if (i > 1) print i, i - 1 - (i - r), -1
+        print i, r, 4
+        if (i < n) print i, r + 1, -1 } }' >"$RUN/duprow.mtx"
+submit duprow "$JOB" "$SN_sn" --set job/tasks=2 --set problem/kind=matrix \
+    --set problem/matrix="$RUN/duprow.mtx"
+[ $? -eq 0 ] && grep -q "^ *the known solution: is the matrix singular or badly conditioned?" \
+    "$RUN/duprow.out"
+ok $? "an answer far from the known solution is flagged in the summary"
+diag "$(grep -A1 "error  \|note" "$RUN/duprow.out")"
 #  Symmetric and diagonally dominant, but indefinite (+3, -3): the
 #  default inner solver chose CG by symmetry alone, and CG broke down.
 awk 'BEGIN { n = 40
