@@ -232,18 +232,25 @@ spawner_jobs_list (const char *supernode, const char *keys_dir,
 
 //  Daemons working for job_id as the super-node sees them, or -1.
 static int64_t
-s_working_for (const char *supernode, jace_security_t *security,
-               const char *job_id, jace_msg_t **registry_p)
+s_count_working (jace_msg_t *registry, const char *job_id)
 {
-    jace_msg_t *registry = spawner_nodes_query (supernode, security, 5000);
-    if (!registry)
-        return -1;
     int64_t working = 0;
     for (size_t i = 0; i < jace_msg_node_count (registry); i++) {
         const jace_node_t *node = jace_msg_node (registry, i);
         working += node->state == JACE_NODE_WORKING
                 && streq (node->job, job_id);
     }
+    return working;
+}
+
+static int64_t
+s_working_for (const char *supernode, jace_security_t *security,
+               const char *job_id, jace_msg_t **registry_p)
+{
+    jace_msg_t *registry = spawner_nodes_query (supernode, security, 5000);
+    if (!registry)
+        return -1;
+    int64_t working = s_count_working (registry, job_id);
     if (registry_p)
         *registry_p = registry;
     else
@@ -467,6 +474,20 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
     jace_security_destroy (&security);
     if (asked < 0)
         return 1;               //  Said why already
+    if (before == 0 && asked == 0 && !spawner_here) {
+        //  Neither a daemon nor a spawner knows the job, and no spawner
+        //  here holds its secret: it died before any daemon worked for
+        //  it (killed while it waited for daemons), and nobody else will
+        //  record its end.  status said to cancel it.
+        char *dir = spawner_secret_dir (secrets_dir);
+        jace_secret_retire (dir, job_id, "failed: cancelled by "
+                            "jace-spawner cancel (its spawner was gone "
+                            "before any daemon worked for it)");
+        free (dir);
+        printf ("job %s: its spawner was gone and no daemon worked for it; "
+                "its end is recorded\n", job_id);
+        return 0;
+    }
     if (before == 0 && asked == 0) {
         //  Neither a daemon nor a spawner knows the job.  Its secret is
         //  here, so it was submitted from here; a spawner waiting for
@@ -787,6 +808,13 @@ spawner_jobs_status (const char *job_id, const char *supernode,
         const char *job = reply ? jace_msg_param (reply, "job") : NULL;
         if (!reply && s_print_ended (job_id, secrets_dir, json))
             rc = 0;             //  It ended while we asked
+        else
+        if (!reply && s_count_working (registry, job_id) == 0)
+            //  A resume would find no daemon to take the job back from
+            fprintf (stderr, "jace-spawner: the spawner of %s (%s) does not "
+                     "answer, and no daemon works for the job: there is "
+                     "nothing to resume; submit it again (jace-spawner "
+                     "cancel %s records its end)\n", job_id, owner, job_id);
         else
         if (!reply)
             fprintf (stderr, "jace-spawner: the spawner of %s (%s) does not "

@@ -8,7 +8,7 @@
 #  took 94% of a core for the whole wait.
 . "$(dirname "$0")/lib.sh"
 lib_init light
-plan 13
+plan 15
 
 start_supernode sn
 start_daemon d1 --supernode "$SN_sn"
@@ -74,4 +74,32 @@ gone () { ! "$BIN/jace-spawner" jobs --supernode "$SN_sn" --json \
               | jq -e ".[] | select (.job == \"$id\")"; }
 wait_for 10 gone
 ok $? "its lease of no daemon ended with it"
+
+#  A waiting job whose spawner is killed: nothing to resume (no daemon
+#  has its data), which status says, and cancel records its end (its
+#  secret stayed, and status advised resume)
+"$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson2d.job" \
+    --supernode "$SN_sn" -q --set job/tasks=4 --set job/reserve_timeout=120 \
+    --events "$RUN/killed.events" >/dev/null 2>"$RUN/killed.err" &
+spawner=$!
+wait_for 10 grep -q '"event":"unplaced"' "$RUN/killed.events"
+id=$(jq -r 'select (.event == "unplaced") | .job' "$RUN/killed.events")
+wait_for 10 listed
+kill -9 "$spawner"
+wait "$spawner" 2>/dev/null
+"$BIN/jace-spawner" status "$id" --supernode "$SN_sn" --timeout 2000 \
+    >"$RUN/killed-status.out" 2>&1
+[ $? -ne 0 ] && grep -q "no daemon works for the job: there is nothing to resume; submit it again (jace-spawner cancel $id records its end)" \
+    "$RUN/killed-status.out"
+ok $? "status of the killed waiting job says there is nothing to resume"
+diag "$(cat "$RUN/killed-status.out")"
+"$BIN/jace-spawner" cancel "$id" --supernode "$SN_sn" >"$RUN/killed-cancel.out" 2>&1 &&
+    grep -q "its spawner was gone and no daemon worked for it; its end is recorded" \
+        "$RUN/killed-cancel.out" &&
+    "$BIN/jace-spawner" status "$id" --supernode "$SN_sn" \
+        >"$RUN/killed-ended.out" 2>&1 &&
+    grep -q "job $id ended at .*: failed: cancelled by jace-spawner cancel" \
+        "$RUN/killed-ended.out"
+ok $? "cancel records its end, which status then shows"
+diag "$(cat "$RUN/killed-cancel.out" "$RUN/killed-ended.out")"
 lib_finish
