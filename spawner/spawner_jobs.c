@@ -478,15 +478,17 @@ spawner_jobs_cancel (const char *job_id, const char *supernode,
         //  Neither a daemon nor a spawner knows the job, and no spawner
         //  here holds its secret: it died before any daemon worked for
         //  it (killed while it waited for daemons), and nobody else will
-        //  record its end.  status said to cancel it.
+        //  record its end (status said to cancel it).  Nothing was
+        //  running to cancel: still an error.
         char *dir = spawner_secret_dir (secrets_dir);
         jace_secret_retire (dir, job_id, "failed: cancelled by "
                             "jace-spawner cancel (its spawner was gone "
                             "before any daemon worked for it)");
         free (dir);
-        printf ("job %s: its spawner was gone and no daemon worked for it; "
-                "its end is recorded\n", job_id);
-        return 0;
+        fprintf (stderr, "jace-spawner: no job %s runs on the grid of %s: "
+                 "no daemon works for it, and its spawner is gone; its end "
+                 "is recorded\n", job_id, supernode);
+        return 1;
     }
     if (before == 0 && asked == 0) {
         //  Neither a daemon nor a spawner knows the job.  Its secret is
