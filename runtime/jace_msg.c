@@ -45,7 +45,7 @@ static const schema_t s_schemas [JACE_MSG_TYPE_COUNT] = {
         { F_SENDER, F_INTERVAL, F_PARAMS, F_END } },
     [JACE_MSG_HEARTBEAT] = { "HEARTBEAT",
         { F_SENDER, F_JOB, F_STATE, F_FORWARDED, F_ENDPOINT, F_TOKEN,
-          F_END } },
+          F_NODES, F_END } },
     [JACE_MSG_BYE] = { "BYE", { F_SENDER, F_TOKEN, F_END } },
     [JACE_MSG_RESERVE] = { "RESERVE",
         { F_SENDER, F_JOB, F_ENDPOINT, F_COUNT, F_INTERVAL, F_FORWARDED,

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 //  Wire version; a message of another version is rejected.
-#define JACE_MSG_VERSION        8
+#define JACE_MSG_VERSION        9
 //  RESTORED's count (the holder's task) when the task went on from the
 //  iterate its ASSIGN carried (a rebalance); -1 is its initial state.
 #define JACE_RESTORED_FROM_ASSIGN (-2)

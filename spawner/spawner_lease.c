@@ -24,6 +24,11 @@
 //  (the peers of the one we talk to), so that a spawner given one
 //  super-node fails over when it dies.
 #define SUPERNODES_KNOWN_MAX 64
+//  A super-node that answers our lease's HEARTBEATs and then falls
+//  silent this long has died or is cut off: the lease moves to the next
+//  one.  Renewed into the void, it lapsed everywhere while the job ran,
+//  which then showed as orphaned, and its spares went to another job.
+#define LEASE_SILENT_MSEC 4000
 
 //  What the lease knows of a daemon id.
 #define KNOWN_SPARE "spare"
@@ -60,6 +65,10 @@ struct _spawner_lease_t {
     bool announced;             //  The job is known to the grid while it
                                 //  holds nothing (spawner_lease_announce)
     int64_t next_announce;      //  When to send its RESERVE of none again
+    bool beats_answered;        //  The current super-node answers our
+                                //  HEARTBEATs (older ones never did)
+    bool beats_known;           //  Some super-node of the grid did
+    int64_t heard_at;           //  When it last said anything (msec)
 };
 
 
@@ -97,6 +106,8 @@ s_connect (spawner_lease_t *self)
     ||  zsock_connect (self->dealer, "%s", endpoint))
         return -1;
     self->next_renewal = 0;
+    self->beats_answered = false;
+    self->heard_at = zclock_mono ();
     return 0;
 }
 
@@ -260,11 +271,22 @@ spawner_lease_tick (spawner_lease_t *self, int64_t now)
         self->next_announce = now + LEASE_MSEC;
     }
     bool renewing = self->held_count > 0 || asking || self->announced;
+    //  Not when its answers wait unread: we were the ones stalled
+    if (renewing && (self->beats_answered || self->beats_known)
+    &&  now - self->heard_at > LEASE_SILENT_MSEC
+    &&  !(zsock_events (self->dealer) & ZMQ_POLLIN))
+        s_fail_over (self);
     if (now >= self->next_renewal && renewing) {
         jace_msg_t *beat = s_lease_msg (self, JACE_MSG_HEARTBEAT);
         //  Where the job's spawner answers now: a resumed spawner renews
         //  the lease of the one that died, and `status` must find it
         jace_msg_set_endpoint (beat, self->owner);
+        //  The spares we hold: a super-node that lost the lease (it
+        //  lapsed while we stalled, or we failed over to it) holds those
+        //  still free again, as it does the daemons working for the job
+        for (size_t i = 0; i < self->held_count; i++)
+            if (!self->taken [i])
+                jace_msg_add_node (beat, &self->held [i]);
         jace_msg_send (&beat, self->dealer);
         self->next_renewal = now + LEASE_RENEW_MSEC;
     }
@@ -433,7 +455,10 @@ spawner_lease_recv (spawner_lease_t *self)
         return -1;
     }
     self->answered = true;
+    self->heard_at = zclock_mono ();
     int kept = 0;
+    if (jace_msg_type (msg) == JACE_MSG_HEARTBEAT)
+        self->beats_answered = self->beats_known = true;
     if (jace_msg_type (msg) == JACE_MSG_GRANT
     &&  streq (jace_msg_job (msg), self->job)) {
         self->grant_heard = true;

@@ -1004,6 +1004,24 @@ s_lease_message_allowed (server_t *self, jace_msg_t *msg)
                         jace_msg_user_id (msg));
 }
 
+//  Lease again the free daemons a HEARTBEAT names as its spawner's spares;
+//  returns how many.
+static size_t
+s_take_back_spares (server_t *self, jace_msg_t *msg, int64_t expires_at)
+{
+    size_t count = jace_msg_node_count (msg);
+    if (count == 0)
+        return 0;
+    const char **ids = (const char **) zmalloc (count * sizeof (char *));
+    for (size_t i = 0; i < count; i++)
+        ids [i] = jace_msg_node (msg, i)->id;
+    size_t leased = supernode_registry_lease_ids (self->registry,
+        jace_msg_job (msg), jace_msg_user_id (msg), "", ids, count,
+        expires_at, s_not_leasable, self, NULL);
+    free (ids);
+    return leased;
+}
+
 //  A HEARTBEAT for a lease we do not know: its spawner died, the lease
 //  lapsed, and a resumed spawner renews it now (`resume` may come minutes
 //  later).  Without the lease, `jobs` listed the job as orphaned, and
@@ -1012,6 +1030,9 @@ s_lease_message_allowed (server_t *self, jace_msg_t *msg)
 //  are held by it again; the spawner that renews it directly is its owner.
 //  Only a job that some daemon of the grid works for: HEARTBEATs of made-up
 //  job ids must not fill the lease table.
+//  The HEARTBEAT names the spares the spawner holds: those still free
+//  are held again too (a spawner stalled past the lease, or whose
+//  super-node died, believed it held them while another job took them).
 static void
 s_lease_taken_back (server_t *self, jace_msg_t *msg, int64_t now,
                     int64_t expires_at)
@@ -1019,15 +1040,16 @@ s_lease_taken_back (server_t *self, jace_msg_t *msg, int64_t now,
     const char *job = jace_msg_job (msg);
     size_t daemons = supernode_registry_take_back (self->registry, job,
                                                    expires_at);
-    if (jace_msg_forwarded (msg))
+    bool works = daemons > 0
+              || supernode_overlay_works_for (self->overlay, job);
+    size_t spares = works ? s_take_back_spares (self, msg, expires_at) : 0;
+    if (jace_msg_forwarded (msg) || !works)
         return;                 //  A peer's part is listed by its owner's
-    if (daemons == 0 && !supernode_overlay_works_for (self->overlay, job))
-        return;
     supernode_leases_begin (self->leases, job, jace_msg_endpoint (msg),
                             jace_msg_user_id (msg), now, expires_at);
     zsys_info ("supernode: lease %s had lapsed; renewed by its spawner at "
-               "%s, which holds it again (%zu of its daemons here)", job,
-               jace_msg_endpoint (msg), daemons);
+               "%s, which holds it again (%zu of its daemons here, %zu "
+               "spares)", job, jace_msg_endpoint (msg), daemons, spares);
 }
 
 //  The lease owner's last word: its job is over (supernode_ended), with
@@ -1068,9 +1090,22 @@ s_on_lease_heartbeat (server_t *self, jace_msg_t *msg)
     supernode_registry_renew (self->registry, job, expires_at);
     if (*job && !supernode_leases_renew (self->leases, job, expires_at))
         s_lease_taken_back (self, msg, now, expires_at);
+    else
+    if (*job)
+        //  A spare that registered here after the lease moved (its
+        //  super-node died with ours) is held again as it arrives
+        s_take_back_spares (self, msg, expires_at);
     s_lease_moved (self, job, jace_msg_endpoint (msg));
-    if (jace_msg_forwarded (msg) == 0)
+    if (jace_msg_forwarded (msg) == 0) {
+        //  Heard: a spawner whose super-node died fails over when these
+        //  stop (it renewed into the void, and its lease lapsed
+        //  everywhere while the job ran)
+        jace_msg_t *heard = jace_msg_new (JACE_MSG_HEARTBEAT);
+        jace_msg_set_sender (heard, self->id);
+        jace_msg_set_job (heard, job);
+        s_reply (self, msg, &heard);
         s_forward_to_peers (self, msg);
+    }
 }
 
 static void
