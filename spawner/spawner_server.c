@@ -131,6 +131,16 @@ typedef struct {
     uint64_t held;              //  Occurrences since, not logged
 } repeat_t;
 
+//  A link to a daemon we fenced: kept to tell it again, and to hear it
+//  say it dropped our task
+typedef struct {
+    zsock_t *link;              //  DEALER to its control endpoint
+    char id [JACE_ID_MAX];      //  Its daemon
+    int64_t task;               //  The task it ran for us
+    int64_t epoch;              //  Of that placement
+    int64_t told;               //  Last STOP sent (msec), or 0
+} fenced_t;
+
 #define ITEM_PIPE -1
 #define ITEM_SUPERNODE -2
 #define ITEM_STATUS -3
@@ -170,9 +180,7 @@ typedef struct {
     spawner_task_t *tasks;      //  One per task
     size_t task_count;          //  Tasks in the job
     int64_t *first_row;         //  Block starts, task_count + 1
-    zsock_t **fenced;           //  Links to daemons we fenced
-    char (*fenced_id) [JACE_ID_MAX];    //  Per fenced link: its daemon
-    int64_t *fenced_told;       //  Per fenced link: last STOP sent (msec)
+    fenced_t *fenced;           //  Links to daemons we fenced
     size_t fenced_count;        //  Entries in fenced
     zmq_pollitem_t *items;      //  Poll set
     int64_t *item_owner;        //  Per item: rank, or ITEM_*
@@ -430,7 +438,7 @@ s_server_new (zsock_t *pipe, spawner_server_config_t *config)
                                              * sizeof (int64_t));
     self->drain_period_marks = (int64_t *) zmalloc (self->task_count
                                                     * sizeof (int64_t));
-    self->fenced = (zsock_t **) zmalloc (sizeof (zsock_t *));
+    self->fenced = (fenced_t *) zmalloc (sizeof (fenced_t));
     self->detector = spawner_detector_new (self->task_count,
         spawner_job_heartbeat_timeout (self->job),
         spawner_job_adaptive_detector (self->job));
@@ -482,10 +490,8 @@ s_server_destroy (server_t **self_p)
         spawner_stream_destroy (&self->tasks [i].stream);
     }
     for (size_t i = 0; i < self->fenced_count; i++)
-        zsock_destroy (&self->fenced [i]);
+        zsock_destroy (&self->fenced [i].link);
     free (self->fenced);
-    free (self->fenced_told);
-    free (self->fenced_id);
     free (self->tasks);
     free (self->first_row);
     free (self->rebalance_first);
@@ -587,17 +593,15 @@ s_fence (server_t *self, spawner_task_t *task, const char *reason)
         jace_msg_t *stop = s_job_msg (self, JACE_MSG_STOP, task);
         jace_msg_set_reason (stop, reason);
         s_send_job (self, &stop, task->link);
-        self->fenced = (zsock_t **) realloc (self->fenced,
-            (self->fenced_count + 1) * sizeof (zsock_t *));
-        self->fenced_told = (int64_t *) realloc (self->fenced_told,
-            (self->fenced_count + 1) * sizeof (int64_t));
-        self->fenced_id = realloc (self->fenced_id,
-            (self->fenced_count + 1) * sizeof *self->fenced_id);
-        assert (self->fenced && self->fenced_told && self->fenced_id);
-        snprintf (self->fenced_id [self->fenced_count], JACE_ID_MAX, "%s",
-                  task->daemon.id);
-        self->fenced_told [self->fenced_count] = 0;   //  Not heard since
-        self->fenced [self->fenced_count++] = task->link;
+        self->fenced = (fenced_t *) realloc (self->fenced,
+            (self->fenced_count + 1) * sizeof (fenced_t));
+        assert (self->fenced);
+        fenced_t *fenced = &self->fenced [self->fenced_count++];
+        fenced->link = task->link;
+        snprintf (fenced->id, sizeof fenced->id, "%s", task->daemon.id);
+        fenced->task = task - self->tasks;
+        fenced->epoch = task->epoch;
+        fenced->told = 0;       //  Not heard since
         task->link = NULL;
         self->items_dirty = true;
     }
@@ -1827,7 +1831,8 @@ s_recv_task (server_t *self, size_t rank)
 static void
 s_recv_fenced (server_t *self, size_t index)
 {
-    zsock_t *link = self->fenced [index];
+    fenced_t *fenced = &self->fenced [index];
+    zsock_t *link = fenced->link;
     jace_msg_t *msg = jace_msg_recv (link, NULL, 0, NULL, 0);
     if (!msg)
         return;
@@ -1838,36 +1843,37 @@ s_recv_fenced (server_t *self, size_t index)
         return;                 //  Neither a readmission nor worth a STOP
     }
     bool ours = streq (jace_msg_job (msg), self->id)
-             && streq (jace_msg_sender (msg), self->fenced_id [index]);
+             && streq (jace_msg_sender (msg), fenced->id);
     if (ours && jace_msg_type (msg) == JACE_MSG_HEARTBEAT
     &&  jace_msg_state (msg) != JACE_NODE_WORKING) {
         //  Alive and free, in its own sealed word: no longer dead to the
         //  mapping, and a spare again if the lease holds it, else one
         //  the grid may grant us again (a resumed spawner holds none).
-        if (!spawner_lease_readmit (self->lease, self->fenced_id [index]))
-            spawner_lease_forget (self->lease, self->fenced_id [index]);
+        if (!spawner_lease_readmit (self->lease, fenced->id))
+            spawner_lease_forget (self->lease, fenced->id);
         if (self->dead)
-            zlist_remove (self->dead, self->fenced_id [index]);
-        if (spawner_lease_is_held (self->lease, self->fenced_id [index]))
+            zlist_remove (self->dead, fenced->id);
+        if (spawner_lease_is_held (self->lease, fenced->id))
             spawner_events_write (self->events, "fenced", ",\"daemon\":"
                                   "\"%s\",\"stopped\":true",
-                                  self->fenced_id [index]);
+                                  fenced->id);
         jace_msg_destroy (&msg);
         return;
     }
     int64_t now = zclock_mono ();
-    if (self->fenced_told [index] == 0
-    ||  now - self->fenced_told [index] >= 1000) {
-        self->fenced_told [index] = now;
+    if (fenced->told == 0
+    ||  now - fenced->told >= 1000) {
+        fenced->told = now;
         jace_msg_t *stop = jace_msg_new (JACE_MSG_STOP);
         jace_msg_set_sender (stop, self->id);
         jace_msg_set_job (stop, self->id);
         jace_msg_set_reason (stop, "fenced: your task runs elsewhere now");
         s_send_job (self, &stop, link);
+        //  The task and epoch it was fenced from: its message may carry
+        //  neither (a HEARTBEAT named task 0 of epoch 0)
         spawner_events_write (self->events, "fenced", ",\"task\":%" PRId64
                               ",\"epoch\":%" PRId64 ",\"daemon\":\"%s\"",
-                              jace_msg_task (msg), jace_msg_epoch (msg),
-                              self->fenced_id [index]);
+                              fenced->task, fenced->epoch, fenced->id);
     }
     jace_msg_destroy (&msg);
 }
@@ -3349,7 +3355,7 @@ s_rebuild_poll (server_t *self)
         if (self->tasks [i].link)
             s_add_item (self, self->tasks [i].link, (int64_t) i);
     for (size_t i = 0; i < self->fenced_count; i++)
-        s_add_item (self, self->fenced [i], ITEM_FENCED - (int64_t) i);
+        s_add_item (self, self->fenced [i].link, ITEM_FENCED - (int64_t) i);
     for (size_t i = 0; i < self->task_count; i++)
         if (self->tasks [i].watch)
             s_add_item (self, spawner_watch_socket (self->tasks [i].watch),
@@ -3426,7 +3432,7 @@ s_drain_item (server_t *self, size_t index)
                       ? spawner_lease_socket (self->lease)
                       : owner == ITEM_STATUS ? self->status
                       : owner <= ITEM_FENCED
-                      ? self->fenced [ITEM_FENCED - owner]
+                      ? self->fenced [ITEM_FENCED - owner].link
                       : self->tasks [owner].link;
         if (count > 0 && !(zsock_events (sock) & ZMQ_POLLIN))
             return;
@@ -4080,14 +4086,14 @@ s_finish (server_t *self)
         jace_msg_set_sender (stop, self->id);
         jace_msg_set_job (stop, self->id);
         jace_msg_set_reason (stop, why);
-        s_send_job (self, &stop, self->fenced [i]);
+        s_send_job (self, &stop, self->fenced [i].link);
     }
     //  The STOPs must leave before the links close.
     for (size_t i = 0; i < self->task_count; i++)
         if (self->tasks [i].link)
             zsock_set_linger (self->tasks [i].link, 1000);
     for (size_t i = 0; i < self->fenced_count; i++)
-        zsock_set_linger (self->fenced [i], 1000);
+        zsock_set_linger (self->fenced [i].link, 1000);
     //  A resume that failed before it took the job over does not end it:
     //  another resume may.
     if (self->lease)
