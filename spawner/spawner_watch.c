@@ -18,7 +18,9 @@
 struct _spawner_watch_t {
     zsock_t *link;              //  Borrowed
     zsock_t *events;            //  The link's monitor, PAIR
-    int64_t dropped_at;         //  When the link dropped, or 0
+    int64_t dropped_at;         //  When the link dropped, or 0; a link
+                                //  not yet connected counts as dropped
+                                //  when the watch began
     int retries;                //  CONNECT_RETRIED since the drop
 };
 
@@ -45,6 +47,10 @@ spawner_watch_new (zsock_t *link)
     spawner_watch_t *self = (spawner_watch_t *) zmalloc (sizeof *self);
     self->link = link;
     self->events = events;
+    //  A daemon dead before we first reach it (a replacement killed with
+    //  its cluster) refuses the first connection: without this, only the
+    //  detector's bound (2 s and more) said it was gone
+    self->dropped_at = zclock_mono ();
     return self;
 }
 

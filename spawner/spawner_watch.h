@@ -3,7 +3,8 @@
 
     A daemon process that dies (killed, crashed, out of memory, stopped)
     closes its sockets: our link to it drops, and its port refuses the
-    link's reconnection.  That says "gone" within one reconnect interval
+    link's reconnection; one dead before the link first connects refuses
+    its first connection.  That says "gone" within one reconnect interval
     (100 ms), where the detector's silence takes its bound (seconds).  A
     slow or frozen daemon keeps its connection (the kernel holds it), and
     a node cut off keeps ours until TCP gives up: both stay the
@@ -42,7 +43,8 @@ zsock_t *
 bool
     spawner_watch_recv (spawner_watch_t *self, int64_t now);
 
-//  How long ago (msec) the link dropped, as of `now`; -1 if it has not.
+//  How long ago (msec) the link dropped, as of `now` (a link that never
+//  connected: since the watch began); -1 if it is connected.
 int64_t
     spawner_watch_dropped_for (spawner_watch_t *self, int64_t now);
 
