@@ -8,10 +8,11 @@
 #  could not reach it, and its spare went free for another job to take.
 #  The super-node now answers the lease's HEARTBEATs, and a spawner whose
 #  super-node falls silent moves the lease to the next one, which holds
-#  the job's daemons and its spare again.
+#  the job's daemons and its spare again, as one does for a spawner that
+#  was stopped past its lease.
 . "$(dirname "$0")/lib.sh"
 lib_init medium
-plan 9
+plan 11
 
 start_supernode one
 start_supernode two --peer "$SN_one"
@@ -55,6 +56,15 @@ spares_back () { [ "$(leased)" = "$leased_before" ]; }
 [ "$leased_before" != "[]" ] && wait_for 20 spares_back
 ok $? "its spare is leased to it again ($leased_before)"
 diag "$(nodes_json "$SN_two" | jq -c '[.[] | {id, state, job}]')"
+#  The spawner stopped past the lease (5 s): the lease lapses and frees
+#  its spare; running again, its renewal holds the spare once more
+kill -STOP "$spawner"
+lapsed () { [ "$(leased)" = "[]" ]; }
+wait_for 30 lapsed
+ok $? "while its spawner is stopped, the lease lapses and the spare is free"
+kill -CONT "$spawner"
+wait_for 20 spares_back
+ok $? "running again, the spawner holds its spare again"
 "$BIN/jace-spawner" cancel "$id" --supernode "$SN_two" >"$RUN/cancel.out" 2>&1
 ok $? "cancel reaches it"
 wait "$spawner"
