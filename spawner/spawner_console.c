@@ -343,7 +343,13 @@ spawner_console_summary (const spawner_summary_t *summary,
     printf ("  application    %s, %zu tasks, %" PRId64 " unknowns\n",
             summary->application, count, summary->unknowns);
     s_print_clusters (tasks, count);
-    printf ("  time           %.3f s\n", summary->seconds);
+    //  A resumed spawner's own time is only the resumed part
+    if (isnan (summary->since_submit))
+        printf ("  time           %.3f s\n", summary->seconds);
+    else
+        printf ("  time           %.3f s since the resume, %.1f s since the "
+                "job was submitted\n", summary->seconds,
+                summary->since_submit);
     printf ("  iterations     %" PRId64 "..%" PRId64 " per task\n", min, max);
     printf ("  residual       %.3e (%s; tolerance %.1e)\n", summary->residual,
             summary->residual_meaning ? summary->residual_meaning
@@ -367,8 +373,10 @@ spawner_console_summary (const spawner_summary_t *summary,
     int64_t lost = summary->replacements - summary->drain_moves
                  - summary->resume_moves;
     if (summary->replacements) {
-        printf ("  replaced       %" PRId64 " daemon%s during the job (",
-                summary->replacements, summary->replacements == 1 ? "" : "s");
+        printf ("  replaced       %" PRId64 " daemon%s %s (",
+                summary->replacements, summary->replacements == 1 ? "" : "s",
+                isnan (summary->since_submit) ? "during the job"
+                                              : "since the resume");
         const char *separator = "";
         if (lost) {
             printf ("%" PRId64 " lost", lost);

@@ -22,7 +22,10 @@ typedef struct {
     const char *application;    //  Its name
     const char *residual_meaning;   //  What its residual measures, or NULL
     int64_t unknowns;           //  Length of the answer
-    double seconds;             //  Submission to verified answer
+    double seconds;             //  Submission (or the resume) to the
+                                //  verified answer
+    double since_submit;        //  A resumed job: submission to the
+                                //  verified answer, or NAN
     double residual;            //  Verified relative residual
     double tolerance;           //  The job's tolerance
     double error;               //  Max-norm error, or NAN if unknown

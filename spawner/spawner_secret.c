@@ -7,6 +7,9 @@
 #include <sodium.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <math.h>
+#include <time.h>
 
 char *
 spawner_secret_dir (const char *option)
@@ -108,6 +111,25 @@ spawner_secret_in_use (const char *option, const char *job)
     free (path);
     free (dir);
     return held;
+}
+
+double
+spawner_secret_age (const char *option, const char *job)
+{
+    assert (job);
+    char *dir = spawner_secret_dir (option);
+    char *path = zsys_sprintf ("%s/%s.secret", dir, job);
+    struct stat info;
+    double age = NAN;
+    if (stat (path, &info) == 0) {
+        struct timespec now;
+        clock_gettime (CLOCK_REALTIME, &now);
+        age = (double) (now.tv_sec - info.st_mtim.tv_sec)
+            + (double) (now.tv_nsec - info.st_mtim.tv_nsec) / 1e9;
+    }
+    free (path);
+    free (dir);
+    return age;
 }
 
 void

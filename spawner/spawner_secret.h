@@ -53,6 +53,12 @@ int
 bool
     spawner_secret_in_use (const char *option, const char *job);
 
+//  Seconds since job `job`'s secret file in `dir` (`option`, or the
+//  default when NULL) was written, at its submission; NAN if it is not
+//  there.  A resumed spawner tells the job's whole time by it.
+double
+    spawner_secret_age (const char *option, const char *job);
+
 //  Let go of a held secret file; sets *fd_p to -1.  Safe on -1.
 void
     spawner_secret_let_go (int *fd_p);

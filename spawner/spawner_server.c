@@ -157,6 +157,8 @@ typedef struct {
     jace_security_t *security;  //  Keys, or plain links
     jace_key_t job_key;         //  Seals the job's messages
     char *secrets_dir;          //  Where the job's secret file is
+    double submitted_before;    //  A resumed job: seconds from its
+                                //  submission to the resume, or NAN
     bool secret_ours;           //  Remove the secret file when the job ends
     int secret_held;            //  Our flock on it (a submit's), or -1
     spawner_lease_t *lease;     //  Daemons leased from the super-nodes
@@ -344,6 +346,9 @@ static int
 s_open_secret (server_t *self, const jace_key_t *resumed_key)
 {
     self->secrets_dir = spawner_secret_dir (self->options->secrets_dir);
+    //  Read before the job ends and its secret goes
+    self->submitted_before = self->resumed
+        ? spawner_secret_age (self->secrets_dir, self->id) : NAN;
     if (resumed_key) {
         self->job_key = *resumed_key;
         return 0;
@@ -4058,6 +4063,8 @@ s_write_result (server_t *self, double seconds)
         .job = self->id, .application = app->name,
         .residual_meaning = app->residual_meaning, .unknowns = unknowns,
         .seconds = seconds, .residual = residual,
+        .since_submit = self->resumed ? self->submitted_before + seconds
+                                      : NAN,
         .tolerance = spawner_job_tolerance (self->job), .error = error,
         .crashes = self->crashes, .replacements = self->replacements,
         .drain_moves = self->drain_moves,

@@ -17,7 +17,7 @@
 #  free again, and their tasks are placed anew, from the file.
 . "$(dirname "$0")/lib.sh"
 lib_init light
-plan 12
+plan 13
 
 cat >"$RUN/far.platform" <<EOF
 platform
@@ -123,6 +123,10 @@ ok $? "every task they held was placed anew"
     ! grep -q "lost" "$RUN/resume.out" &&
     grep -q "not taken back by the resume" "$RUN/resume.out"
 ok $? "the summary says they were not taken back, not that they were lost"
+grep -q "^  time .* s since the resume, [0-9.]* s since the job was submitted" \
+    "$RUN/resume.out"
+ok $? "the summary's time says it is the resumed part's, and the job's whole"
+diag "$(grep "^  time" "$RUN/resume.out")"
 
 free_all () {
     [ "$("$BIN/jace-spawner" nodes --supernode "$sn" --json |
