@@ -544,6 +544,13 @@ test_interrupted_recovery (const char *dir)
                "again", "it is listed as cut short");
     ok (s_row (text, "d4", cells), "the failure of the replacement has a row");
     is_string (cells [COLUMN_LOST], "1.300", "and its own time lost");
+    is_string (cells [COLUMN_STATE], "from checkpoint 20 (copy on task 0); "
+               "task down since 2.000 s", "and says since when the task "
+               "was down");
+    has (text, "downtime    2.500 s, counting each task down from the first "
+         "of failures in a row (a replacement that failed before it "
+         "restored the task)\n", "the downtime counts from the first "
+         "crash (2.0 s) to the restore (4.5 s)");
     free (text);
 }
 
@@ -820,7 +827,7 @@ int
 main (void)
 {
     zsys_set_logstream (stderr);
-    tap_plan (115);
+    tap_plan (117);
     const char *base = getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp";
     char dir [256];
     snprintf (dir, sizeof dir, "%s/test_spawner_report.XXXXXX", base);
