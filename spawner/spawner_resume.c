@@ -172,12 +172,13 @@ s_mark_off_cut (jace_msg_t **answer_of, size_t count, const char *job_id)
     free (off_cut);
 }
 
-//  Connect to every daemon working for the job and ask each what it runs.
+//  Connect to every daemon working for the job and ask each what it runs;
+//  their ids go into `working`.
 //  Returns the ASSIGN answers (a list of jace_msg_t), possibly empty.
 static zlist_t *
 s_adopt_daemons (const char *job_id, const spawner_options_t *options,
                  jace_security_t *security, const jace_key_t *job_key,
-                 char *reason, size_t reason_size)
+                 zlist_t *working, char *reason, size_t reason_size)
 {
     zlist_t *answers = zlist_new ();
     jace_msg_t *registry = spawner_nodes_query (options->supernode, security,
@@ -199,6 +200,7 @@ s_adopt_daemons (const char *job_id, const spawner_options_t *options,
         const jace_node_t *node = jace_msg_node (registry, i);
         if (node->state != JACE_NODE_WORKING || !streq (node->job, job_id))
             continue;
+        zlist_append (working, (void *) node->id);
         zsock_t *link = zsock_new (ZMQ_DEALER);
         jace_msg_prepare_socket (link, 0);
         if (jace_security_apply_client (security, link, node->pubkey)
@@ -290,15 +292,18 @@ s_adopted_job (zlist_t *answers, const char *job_id, char *reason,
 
 zlist_t *
 spawner_resume_gather (const char *job_id, const spawner_options_t *options,
-                       const jace_key_t *job_key, char *reason,
-                       size_t reason_size)
+                       const jace_key_t *job_key, zlist_t **listed_p,
+                       char *reason, size_t reason_size)
 {
-    assert (job_id && options && options->supernode && job_key);
+    assert (job_id && options && options->supernode && job_key && listed_p);
+    *listed_p = zlist_new ();
+    zlist_autofree (*listed_p);
+    zlist_comparefn (*listed_p, (zlist_compare_fn *) strcmp);
     jace_security_t *security = jace_security_new (options->keys_dir,
         options->cert ? options->cert : "spawner", reason, reason_size);
     zlist_t *answers = security ? s_adopt_daemons (job_id, options, security,
-                                                   job_key, reason,
-                                                   reason_size)
+                                                   job_key, *listed_p,
+                                                   reason, reason_size)
                                 : zlist_new ();
     jace_security_destroy (&security);
     return answers;

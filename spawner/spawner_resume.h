@@ -30,12 +30,15 @@
 //  kept.  Daemons that did not answer are told to stop; the answers of
 //  those on a rebalance's cut that never started, while the others run,
 //  are marked (spawner_resume_unstarted_cut, spawner_resume_off_cut).
-//  Writes the reason when none answered.
+//  Writes the reason when none answered.  *listed_p gets the ids of the
+//  daemons the super-node listed working for the job (the caller
+//  destroys it): a daemon of the job not among them died while the job
+//  had no spawner.
 zlist_t *
     spawner_resume_gather (const char *job_id,
                            const spawner_options_t *options,
-                           const jace_key_t *job_key, char *reason,
-                           size_t reason_size);
+                           const jace_key_t *job_key, zlist_t **listed_p,
+                           char *reason, size_t reason_size);
 
 //  True if every answer cuts the job's rows the same way (its ASSIGN's
 //  block/first/0 .. block/first/<tasks>).  A spawner killed while it

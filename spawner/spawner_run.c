@@ -112,8 +112,9 @@ spawner_resume (const char *job_id, const spawner_options_t *options)
         spawner_secret_let_go (&held);
         return 1;
     }
+    zlist_t *listed = NULL;
     zlist_t *answers = spawner_resume_gather (job_id, options, &job_key,
-                                              reason, sizeof reason);
+                                              &listed, reason, sizeof reason);
     spawner_job_t *job = spawner_resume_job (answers, job_id, reason,
                                              sizeof reason);
     int rc = 1;
@@ -121,6 +122,7 @@ spawner_resume (const char *job_id, const spawner_options_t *options)
         spawner_server_config_t config = { .job = job, .options = options,
                                            .job_id = job_id,
                                            .adopted = answers,
+                                           .listed = listed,
                                            .job_key = &job_key };
         rc = s_run_actor (&config);
         spawner_job_destroy (&job);
@@ -129,6 +131,7 @@ spawner_resume (const char *job_id, const spawner_options_t *options)
         fprintf (stderr, "jace-spawner: cannot resume job %s: %s\n", job_id,
                  reason);
     spawner_resume_forget (&answers);
+    zlist_destroy (&listed);
     jace_key_wipe (&job_key);
     spawner_secret_let_go (&held);
     return rc;

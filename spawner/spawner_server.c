@@ -4254,7 +4254,8 @@ s_adopt_task (server_t *self, size_t rank, const jace_msg_t *answer)
 //  those whose daemon answered off the cut, assigned again where they
 //  are.  Returns the daemons adopted.
 static size_t
-s_adopt_tasks (server_t *self, zlist_t *answers, size_t *reassigned)
+s_adopt_tasks (server_t *self, zlist_t *answers, zlist_t *listed,
+               size_t *reassigned)
 {
     size_t adopted = 0;
     *reassigned = 0;
@@ -4288,6 +4289,14 @@ s_adopt_tasks (server_t *self, zlist_t *answers, size_t *reassigned)
             self->tasks [rank].phase = SPAWNER_TASK_RUNNING;
             char id [JACE_ID_MAX];
             snprintf (id, sizeof id, "%s", self->tasks [rank].daemon.id);
+            //  Not listed working for the job: the super-nodes forgot it,
+            //  silent past their timeout while the job had no spawner.
+            //  A failure of the job, not a daemon the resume let go.
+            if (listed && !zlist_exists (listed, id)) {
+                s_give_up_daemon (self, rank, "dead", -1, "gone from the "
+                                  "grid while the job had no spawner");
+                continue;
+            }
             s_give_up_daemon (self, rank, "unadopted", -1,
                               "did not answer the resume");
             self->resume_moves++;
@@ -4323,7 +4332,7 @@ s_resume_drain (server_t *self)
 }
 
 static void
-s_resume (server_t *self, zlist_t *answers)
+s_resume (server_t *self, zlist_t *answers, zlist_t *listed)
 {
     if (s_rebuild_tasks (self, answers)) {
         s_fail (self, "the daemons of job %s describe it inconsistently",
@@ -4331,7 +4340,7 @@ s_resume (server_t *self, zlist_t *answers)
         return;
     }
     size_t reassigned;
-    size_t adopted = s_adopt_tasks (self, answers, &reassigned);
+    size_t adopted = s_adopt_tasks (self, answers, listed, &reassigned);
     //  From here on this spawner ends the job, and removes its secret.
     self->secret_ours = true;
     char *rows = s_rows_json (self, self->first_row);
@@ -4427,7 +4436,7 @@ spawner_server_actor (zsock_t *pipe, void *args)
     spawner_server_config_t *config = (spawner_server_config_t *) args;
     server_t *self = s_server_new (pipe, config);
     if (!*self->failure && config->adopted)
-        s_resume (self, config->adopted);
+        s_resume (self, config->adopted, config->listed);
     zsock_signal (pipe, 0);
     while (!self->terminated) {
         int64_t now = zclock_mono ();

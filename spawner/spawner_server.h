@@ -64,6 +64,8 @@ typedef struct {
     const char *job_id;         //  Resume this job, or NULL for a new one
     zlist_t *adopted;           //  Resume: its daemons' answers to ADOPT
                                 //  (jace_msg_t ASSIGNs), borrowed
+    zlist_t *listed;            //  Resume: ids of the daemons the grid
+                                //  listed working for the job, borrowed
     const jace_key_t *job_key;  //  Resume: the job key, from the secret
                                 //  file the job was submitted with
 } spawner_server_config_t;

@@ -16,7 +16,7 @@
 #  each job running long enough for the crashes to land while it runs.
 EXACT="--set solver/inner_tolerance=1e-12"
 lib_init
-plan 23
+plan 25
 
 JOB=$JACE_SRCDIR/examples/poisson3d.job
 start_supernode a --heartbeat 200 --timeout 1000 --allow-crash
@@ -82,6 +82,14 @@ iterations_then=$(nodes_json "$SN_b" | jq "[.[] | select(.job == \"$orphan_job\"
 ok $? "the spawner is gone; its 4 daemons still work for the job"
 [ -f "$JACE_SECRETS/$orphan_job.secret" ]
 ok $? "a crashed spawner leaves the job's secret for resume"
+#  A daemon of the job dies too while it has no spawner, and the
+#  super-nodes forget it: the resume counts a failure, not a daemon it
+#  let go (it said "not taken back by the resume")
+lost_daemon=$(daemon_of orphan 0)
+crash "$(eval echo "\$PID_$lost_daemon")"
+forgotten () { [ "$(nodes_json "$SN_b" | jq "[.[] | select(.id == \"$lost_daemon\")] | length")" -eq 0 ]; }
+wait_for 20 forgotten
+ok $? "its daemon $lost_daemon, killed meanwhile, is forgotten by the grid"
 #  The dead spawner's lease lapses before the resume (a user may resume
 #  minutes later): the resumed spawner must hold the job again, or `jobs`
 #  lists it orphaned and `cancel` stops its daemons behind its back.
@@ -133,6 +141,15 @@ ok $? "and records that it ended, and how, in its place"
 ok $? "cancelling it then says it ended, not that its secret is missing"
 grep -q "job $orphan_job: verified answer" "$RUN/resume.out"
 ok $? "the summary names the job"
+jq -s -e --arg d "$lost_daemon" '
+    (map(select(.event == "dead" and .daemon == $d and .task == 0
+                and (.reason | test("gone from the grid while the job had no spawner"))))
+     | length == 1)
+    and (map(select(.event == "unadopted" and .daemon == $d)) | length == 0)' \
+    "$RUN/orphan.events" >/dev/null &&
+    grep -q "^  replaced .*1 lost" "$RUN/resume.out"
+ok $? "the daemon that died meanwhile is a failure the resume recovered, not one it let go"
+diag "$(grep "^  replaced" "$RUN/resume.out")"
 "$BIN/jace-spawner" resume job-nobody --supernode "$SN_b" -q \
     >/dev/null 2>"$RUN/resume-secret.err"
 [ $? -eq 1 ] && grep -q "no secret for job job-nobody" \
