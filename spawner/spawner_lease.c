@@ -68,7 +68,8 @@ struct _spawner_lease_t {
     bool beats_answered;        //  The current super-node answers our
                                 //  HEARTBEATs (older ones never did)
     bool beats_known;           //  Some super-node of the grid did
-    int64_t heard_at;           //  When it last said anything (msec)
+    int64_t unanswered_since;   //  When the first renewal since it last
+                                //  said anything left (msec), or 0
 };
 
 
@@ -107,7 +108,7 @@ s_connect (spawner_lease_t *self)
         return -1;
     self->next_renewal = 0;
     self->beats_answered = false;
-    self->heard_at = zclock_mono ();
+    self->unanswered_since = 0;
     return 0;
 }
 
@@ -247,6 +248,9 @@ s_fail_over (spawner_lease_t *self)
                   "%s", self->failed_over_from,
                   self->endpoints [self->current]);
     s_connect (self);
+    //  A RESERVE the old one left unanswered goes to the new one at once:
+    //  waited for, its silence failed us over a second time
+    self->next_request = 0;
 }
 
 int64_t
@@ -271,9 +275,12 @@ spawner_lease_tick (spawner_lease_t *self, int64_t now)
         self->next_announce = now + LEASE_MSEC;
     }
     bool renewing = self->held_count > 0 || asking || self->announced;
-    //  Not when its answers wait unread: we were the ones stalled
+    //  Silence counts from our first renewal it left unanswered, not from
+    //  its last word: a spawner that was itself stalled sent nothing
+    //  meanwhile, and took a live super-node for dead on waking
     if (renewing && (self->beats_answered || self->beats_known)
-    &&  now - self->heard_at > LEASE_SILENT_MSEC
+    &&  self->unanswered_since
+    &&  now - self->unanswered_since > LEASE_SILENT_MSEC
     &&  !(zsock_events (self->dealer) & ZMQ_POLLIN))
         s_fail_over (self);
     if (now >= self->next_renewal && renewing) {
@@ -288,6 +295,8 @@ spawner_lease_tick (spawner_lease_t *self, int64_t now)
             if (!self->taken [i])
                 jace_msg_add_node (beat, &self->held [i]);
         jace_msg_send (&beat, self->dealer);
+        if (!self->unanswered_since)
+            self->unanswered_since = now;
         self->next_renewal = now + LEASE_RENEW_MSEC;
     }
     //  Holding nothing and asking for nothing (a job that cannot be
@@ -455,7 +464,7 @@ spawner_lease_recv (spawner_lease_t *self)
         return -1;
     }
     self->answered = true;
-    self->heard_at = zclock_mono ();
+    self->unanswered_since = 0;
     int kept = 0;
     if (jace_msg_type (msg) == JACE_MSG_HEARTBEAT)
         self->beats_answered = self->beats_known = true;
