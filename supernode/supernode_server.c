@@ -1038,6 +1038,10 @@ s_lease_taken_back (server_t *self, jace_msg_t *msg, int64_t now,
                     int64_t expires_at)
 {
     const char *job = jace_msg_job (msg);
+    //  A renewal late behind the job's end (a peer's RELEASE and the old
+    //  link's HEARTBEAT are not ordered) begins nothing
+    if (supernode_ended_proof (self->ended, job))
+        return;
     size_t daemons = supernode_registry_take_back (self->registry, job,
                                                    expires_at);
     bool works = daemons > 0
@@ -1091,7 +1095,7 @@ s_on_lease_heartbeat (server_t *self, jace_msg_t *msg)
     if (*job && !supernode_leases_renew (self->leases, job, expires_at))
         s_lease_taken_back (self, msg, now, expires_at);
     else
-    if (*job)
+    if (*job && !supernode_ended_proof (self->ended, job))
         //  A spare that registered here after the lease moved (its
         //  super-node died with ours) is held again as it arrives
         s_take_back_spares (self, msg, expires_at);
