@@ -49,7 +49,9 @@ struct _multisplit_t {
     int32_t weak_row;           //  First extended row (global) with no
                                 //  nonzero diagonal entry, or -1
     bool ilu_refused;           //  ILU(0) asked for, the diagonal kept
-    int32_t diverged_in_row;    //  Inner solves in a row that diverged
+    int32_t diverged_in_row;    //  Inner solves in a row that diverged,
+                                //  each from another right-hand side
+    uint64_t diverged_rhs;      //  Hash of the last one's right-hand side
     multisplit_failure_t failure;   //  Why the last iteration failed
 };
 
@@ -584,10 +586,27 @@ s_local_residual (const multisplit_t *self)
 //  Inner solves that may diverge in a row before the iteration fails.
 //  BiCGStab gives a block back unchanged when it diverges; now and then
 //  on a far-from-normal block (upwind convection), and the next solve,
-//  from other neighbour values, goes on.  Every time, on a singular block
-//  (an explicit zero on the diagonal): the task then reported no change,
-//  converged locally, and the job spun until its stall check.
+//  from other neighbour values, goes on.  A solve from the same values as
+//  the last that diverged (an asynchronous task waiting for news)
+//  diverges the same way: ten of those came within half a second, and
+//  are counted once.  Except on a block with a zero on its diagonal,
+//  where the diagonal preconditioner is the likely cause: there every
+//  solve is counted, since the task reported no change, converged
+//  locally, its neighbours settled, no news came, and the job spun until
+//  its stall check.
 #define MULTISPLIT_GAVE_BACK_MAX 10
+
+//  FNV-1a over the right-hand side's bytes: tells a solve from new
+//  neighbour values from a repeat of the last
+static uint64_t
+s_hash_rhs (const double *rhs, int32_t count)
+{
+    const unsigned char *bytes = (const unsigned char *) rhs;
+    uint64_t hash = 14695981039346656037ULL;
+    for (size_t i = 0; i < (size_t) count * sizeof (double); i++)
+        hash = (hash ^ bytes [i]) * 1099511628211ULL;
+    return hash;
+}
 
 //  Run the inner solver on self->rhs into self->x; fills the step's inner
 //  fields.  Returns false if the solver broke down.
@@ -607,7 +626,17 @@ s_inner_solve (multisplit_t *self, multisplit_step_t *step)
     step->inner_iterations = result.iterations;
     step->inner_status = result.status;
     step->residual = result.initial_residual;
-    self->diverged_in_row = result.gave_back ? self->diverged_in_row + 1 : 0;
+    if (!result.gave_back) {
+        self->diverged_in_row = 0;
+        self->diverged_rhs = 0;
+    }
+    else {
+        uint64_t hash = s_hash_rhs (self->rhs, self->local_size);
+        if (self->diverged_in_row == 0 || hash != self->diverged_rhs
+        ||  self->weak_row >= 0)
+            self->diverged_in_row++;
+        self->diverged_rhs = hash;
+    }
     return result.status != KRYLOV_BREAKDOWN;
 }
 
