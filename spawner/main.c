@@ -277,8 +277,10 @@ s_writable (const char *option, const char *path)
 {
     struct stat info;
     const char *why = NULL;
+    //  A pipe or a device (/dev/stdout, a FIFO) is written as a file is
     if (stat (path, &info) == 0)
-        why = !S_ISREG (info.st_mode) ? "not a regular file"
+        why = !S_ISREG (info.st_mode) && !S_ISFIFO (info.st_mode)
+              && !S_ISCHR (info.st_mode) ? "not a regular file"
             : access (path, W_OK) ? strerror (errno) : NULL;
     else {
         char *copy = strdup (path);

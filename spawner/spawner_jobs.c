@@ -814,9 +814,10 @@ spawner_jobs_status (const char *job_id, const char *supernode,
         if (!reply && s_count_working (registry, job_id) == 0)
             //  A resume would find no daemon to take the job back from
             fprintf (stderr, "jace-spawner: the spawner of %s (%s) does not "
-                     "answer, and no daemon works for the job: there is "
-                     "nothing to resume; submit it again (jace-spawner "
-                     "cancel %s records its end)\n", job_id, owner, job_id);
+                     "answer, and no daemon works for the job: if that "
+                     "spawner is gone, there is nothing to resume; submit "
+                     "the job again (jace-spawner cancel %s records its "
+                     "end)\n", job_id, owner, job_id);
         else
         if (!reply)
             fprintf (stderr, "jace-spawner: the spawner of %s (%s) does not "

@@ -876,6 +876,11 @@ s_place (server_t *self, size_t rank, const jace_node_t *node)
     jace_msg_prepare_socket (task->link, s_link_frame_max (self));
     zsock_set_rcvhwm (task->link, LINK_RCVHWM);
     self->items_dirty = true;
+    //  Watched before it connects: a fast connection's CONNECTED event
+    //  would come before the monitor, which would take the link for one
+    //  not yet connected
+    if (spawner_job_watch_links (self->job))
+        task->watch = spawner_watch_new (task->link);
     if (jace_security_apply_client (self->security, task->link,
                                     task->daemon.pubkey)
     ||  zsock_connect (task->link, "%s", task->daemon.endpoint)) {
@@ -883,8 +888,6 @@ s_place (server_t *self, size_t rank, const jace_node_t *node)
                       task->daemon.id, task->daemon.endpoint);
         return -1;
     }
-    if (spawner_job_watch_links (self->job))
-        task->watch = spawner_watch_new (task->link);
     //  Marked SENDING without an ASSIGN: s_stream_data sends it when the
     //  stream budget allows.
     task->phase = SPAWNER_TASK_SENDING;

@@ -89,7 +89,7 @@ kill -9 "$spawner"
 wait "$spawner" 2>/dev/null
 "$BIN/jace-spawner" status "$id" --supernode "$SN_sn" --timeout 2000 \
     >"$RUN/killed-status.out" 2>&1
-[ $? -ne 0 ] && grep -q "no daemon works for the job: there is nothing to resume; submit it again (jace-spawner cancel $id records its end)" \
+[ $? -ne 0 ] && grep -q "no daemon works for the job: if that spawner is gone, there is nothing to resume; submit the job again (jace-spawner cancel $id records its end)" \
     "$RUN/killed-status.out"
 ok $? "status of the killed waiting job says there is nothing to resume"
 diag "$(cat "$RUN/killed-status.out")"
