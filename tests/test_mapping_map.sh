@@ -13,7 +13,7 @@ check () {
     if [ "$1" = 0 ]; then echo "ok $count - $2"
     else echo "not ok $count - $2"; failed=1; fi
 }
-echo "1..15"
+echo "1..16"
 "$map" --help | grep -q "jace-map --job FILE (--platform FILE | --supernode EP)"
 check $? "--help prints the usage"
 "$map" --version | grep -q "^jace-map [0-9]"
@@ -68,4 +68,16 @@ check $? "the default policy takes daemons in hand-out order"
     --set job/spares=3 --algo maheve \
     | grep -q "spares: A-3 B-3 (3 wanted: no more free daemons)"
 check $? "spares the grid has no room for are said to be missing"
+#  A large grid reserves many spares: the text names the first ones
+#  (it printed all of them, 100,000 names on a large platform)
+mkdir -p "$tmp"
+printf 'platform\n    name = "p"\n    cluster\n        name = "A"\n        nodes = 300\n        supernodes = 1\n    cluster\n        name = "B"\n        nodes = 300\n' \
+    >"$tmp/big.platform"
+text=$("$map" --job "$job" --platform "$tmp/big.platform" --tasks 4 --algo maheve)
+all=$("$map" --job "$job" --platform "$tmp/big.platform" --tasks 4 --algo maheve \
+      --json | jq '.results [0].spares | length')
+echo "$text" | grep -q "spares: \([A-B]-[0-9]* \)\{24\}and $((all - 24)) more ($all in all; --json lists them)" \
+    && [ "$all" -gt 24 ]
+check $? "many spares: the text names 24 of them and counts the rest ($all in JSON)"
+rm -rf "$tmp"
 exit $failed

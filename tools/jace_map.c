@@ -95,6 +95,9 @@ s_json_string (const char *text)
     free (escaped);
 }
 
+//  Spares named in the text output; --json names every one
+#define MAP_SPARES_SHOWN 24
+
 static void
 s_print_plan (spawner_live_t *live, spawner_plan_t *plan,
               size_t spares_wanted, bool json, bool first)
@@ -124,10 +127,16 @@ s_print_plan (spawner_live_t *live, spawner_plan_t *plan,
     for (size_t task = 0; task < plan->tasks; task++)
         printf (" %zu:%s", task,
                 spawner_live_node (live, plan->placement [task])->id);
+    //  A grid of thousands reserves hundreds: the first ones name them
     printf ("\n  spares: ");
-    for (size_t index = 0; index < plan->spare_count; index++)
+    size_t shown = plan->spare_count < MAP_SPARES_SHOWN
+                 ? plan->spare_count : MAP_SPARES_SHOWN;
+    for (size_t index = 0; index < shown; index++)
         printf ("%s%s", index ? " " : "",
                 spawner_live_node (live, plan->spares [index])->id);
+    if (plan->spare_count > shown)
+        printf (" and %zu more (%zu in all; --json lists them)",
+                plan->spare_count - shown, plan->spare_count);
     printf ("%s", plan->spare_count ? "" : "none");
     //  job/spares is a floor the grid may not have room for: say so
     if (plan->spare_count < spares_wanted)
