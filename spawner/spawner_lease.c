@@ -29,6 +29,10 @@
 //  one.  Renewed into the void, it lapsed everywhere while the job ran,
 //  which then showed as orphaned, and its spares went to another job.
 #define LEASE_SILENT_MSEC 4000
+//  A super-node failed over from is passed over for this long while
+//  another has not failed: going round the ring through two dead ones,
+//  4 s each, outlived the lease (5 s), and it lapsed mid-job.
+#define FAILED_SKIP_MSEC 30000
 
 //  What the lease knows of a daemon id.
 #define KNOWN_SPARE "spare"
@@ -38,6 +42,8 @@
 struct _spawner_lease_t {
     char job [JACE_ID_MAX];     //  Job id, also the lease id
     char **endpoints;           //  Super-nodes: given, then learned
+    int64_t *failed_at;         //  Per endpoint: when we last failed
+                                //  over from it (msec), or 0
     size_t endpoint_count;      //  Entries in endpoints
     size_t current;             //  Index of the one we talk to
     jace_security_t *security;  //  Borrowed
@@ -122,6 +128,8 @@ spawner_lease_new (const char *job, const char **endpoints,
     snprintf (self->job, sizeof self->job, "%s", job);
     self->endpoints = (char **) zmalloc (SUPERNODES_KNOWN_MAX
                                          * sizeof (char *));
+    self->failed_at = (int64_t *) zmalloc (SUPERNODES_KNOWN_MAX
+                                           * sizeof (int64_t));
     for (size_t i = 0; i < endpoint_count && i < SUPERNODES_KNOWN_MAX; i++)
         self->endpoints [self->endpoint_count++] = strdup (endpoints [i]);
     self->security = security;
@@ -164,6 +172,7 @@ spawner_lease_destroy (spawner_lease_t **self_p)
     for (size_t i = 0; i < self->endpoint_count; i++)
         free (self->endpoints [i]);
     free (self->endpoints);
+    free (self->failed_at);
     free (self);
     *self_p = NULL;
 }
@@ -241,9 +250,30 @@ s_fail_over (spawner_lease_t *self)
 {
     if (self->endpoint_count < 2)
         return;
+    //  The next one not failed over from lately; when every other one
+    //  failed lately, this one again (a stalled super-node, the others
+    //  dead: going round through the dead ones let the lease lapse)
+    int64_t now = zclock_mono ();
+    size_t next = self->current;
+    for (size_t step = 1; step < self->endpoint_count; step++) {
+        size_t index = (self->current + step) % self->endpoint_count;
+        if (!self->failed_at [index]
+        ||  now - self->failed_at [index] > FAILED_SKIP_MSEC) {
+            next = index;
+            break;
+        }
+    }
+    if (next == self->current) {
+        //  Not a failover: no event, the same link (libzmq reconnects
+        //  it), and its silence counted anew
+        self->unanswered_since = 0;
+        self->next_request = 0;
+        return;
+    }
     free (self->failed_over_from);
     self->failed_over_from = strdup (self->endpoints [self->current]);
-    self->current = (self->current + 1) % self->endpoint_count;
+    self->failed_at [self->current] = now;
+    self->current = next;
     zsys_warning ("spawner: super-node %s does not answer, failing over to "
                   "%s", self->failed_over_from,
                   self->endpoints [self->current]);
@@ -465,6 +495,7 @@ spawner_lease_recv (spawner_lease_t *self)
     }
     self->answered = true;
     self->unanswered_since = 0;
+    self->failed_at [self->current] = 0;
     int kept = 0;
     if (jace_msg_type (msg) == JACE_MSG_HEARTBEAT)
         self->beats_answered = self->beats_known = true;
