@@ -39,14 +39,21 @@ grep -q '"event":"unplaced".*"reason":"maheve cannot map 4 tasks on 2 free daemo
     "$RUN/job.events"
 ok $? "the events record why the job waited"
 
+#  Submit a job of 4 tasks that waits for daemons, in the background:
+#  sets $spawner and, once it waits, $id
+submit_waiting () {     #  submit_waiting NAME
+    "$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson2d.job" \
+        --supernode "$SN_sn" -q --set job/tasks=4 \
+        --set job/reserve_timeout=120 --events "$RUN/$1.events" \
+        >/dev/null 2>"$RUN/$1.err" &
+    spawner=$!
+    wait_for 10 grep -q '"event":"unplaced"' "$RUN/$1.events"
+    id=$(jq -r 'select (.event == "unplaced") | .job' "$RUN/$1.events")
+}
+
 #  A waiting job holds a lease of no daemon: the grid lists it, and its
 #  spawner answers status and cancel (they could not reach it)
-"$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson2d.job" \
-    --supernode "$SN_sn" -q --set job/tasks=4 --set job/reserve_timeout=120 \
-    --events "$RUN/wait.events" >/dev/null 2>"$RUN/wait.err" &
-spawner=$!
-wait_for 10 grep -q '"event":"unplaced"' "$RUN/wait.events"
-id=$(jq -r 'select (.event == "unplaced") | .job' "$RUN/wait.events")
+submit_waiting wait
 listed () { "$BIN/jace-spawner" jobs --supernode "$SN_sn" --json \
                 | jq -e ".[] | select (.job == \"$id\" and .state == \"leasing\"
                                        and .daemons == 0)"; }
@@ -78,12 +85,7 @@ ok $? "its lease of no daemon ended with it"
 #  A waiting job whose spawner is killed: nothing to resume (no daemon
 #  has its data), which status says, and cancel records its end (its
 #  secret stayed, and status advised resume)
-"$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson2d.job" \
-    --supernode "$SN_sn" -q --set job/tasks=4 --set job/reserve_timeout=120 \
-    --events "$RUN/killed.events" >/dev/null 2>"$RUN/killed.err" &
-spawner=$!
-wait_for 10 grep -q '"event":"unplaced"' "$RUN/killed.events"
-id=$(jq -r 'select (.event == "unplaced") | .job' "$RUN/killed.events")
+submit_waiting killed
 wait_for 10 listed
 kill -9 "$spawner"
 wait "$spawner" 2>/dev/null
