@@ -17,6 +17,17 @@ spawner_secret_dir (const char *option)
     return option ? strdup (option) : jace_secret_dir_default ();
 }
 
+//  The path of job `job`'s secret file in `option` (or the default
+//  folder); the caller frees it
+static char *
+s_secret_path (const char *option, const char *job)
+{
+    char *dir = spawner_secret_dir (option);
+    char *path = zsys_sprintf ("%s/%s.secret", dir, job);
+    free (dir);
+    return path;
+}
+
 char *
 spawner_secret_make (const char *dir, const char *job, jace_key_t *job_key,
                      char *reason, size_t reason_size)
@@ -74,8 +85,7 @@ spawner_secret_hold (const char *option, const char *job, char *reason,
                      size_t reason_size)
 {
     assert (job);
-    char *dir = spawner_secret_dir (option);
-    char *path = zsys_sprintf ("%s/%s.secret", dir, job);
+    char *path = s_secret_path (option, job);
     int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         snprintf (reason, reason_size, "cannot open %s: %s", path,
@@ -93,7 +103,6 @@ spawner_secret_hold (const char *option, const char *job, char *reason,
         fd = -1;
     }
     free (path);
-    free (dir);
     return fd;
 }
 
@@ -101,15 +110,13 @@ bool
 spawner_secret_in_use (const char *option, const char *job)
 {
     assert (job);
-    char *dir = spawner_secret_dir (option);
-    char *path = zsys_sprintf ("%s/%s.secret", dir, job);
+    char *path = s_secret_path (option, job);
     int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     bool held = fd >= 0 && flock (fd, LOCK_SH | LOCK_NB) != 0
              && errno == EWOULDBLOCK;
     if (fd >= 0)
         close (fd);
     free (path);
-    free (dir);
     return held;
 }
 
@@ -117,8 +124,7 @@ double
 spawner_secret_age (const char *option, const char *job)
 {
     assert (job);
-    char *dir = spawner_secret_dir (option);
-    char *path = zsys_sprintf ("%s/%s.secret", dir, job);
+    char *path = s_secret_path (option, job);
     struct stat info;
     double age = NAN;
     if (stat (path, &info) == 0) {
@@ -128,7 +134,6 @@ spawner_secret_age (const char *option, const char *job)
             + (double) (now.tv_nsec - info.st_mtim.tv_nsec) / 1e9;
     }
     free (path);
-    free (dir);
     return age;
 }
 
