@@ -122,6 +122,8 @@ typedef struct {
     int64_t orphan_msec;        //  Its silence that ends the job
     uint64_t task_memory;       //  Most bytes of task data we take
     jace_key_t lease_key;       //  Our super-node's lease tokens' key
+    char held_for [JACE_ID_MAX];    //  Lease holding us, as our super-node
+                                    //  last said (WELCOME), or ""
     char lease_text [JACE_KEY_TEXT + 1];    //  ... as HELLO carries it
     jace_key_t job_key;         //  Key of our job (valid while job set)
     daemon_transfer_t *transfer;    //  Task data arriving, or NULL
@@ -438,6 +440,7 @@ s_connect_supernode (server_t *self)
     zpoller_add (self->poller, self->supernode);
     self->last_welcome = zclock_mono ();
     self->registered = false;
+    *self->held_for = 0;        //  The old one's leases end with it
 }
 
 static void
@@ -584,6 +587,9 @@ s_recv_supernode (server_t *self)
         self->registered = true;
         self->last_welcome = zclock_mono ();
         self->silence_reported = 0;
+        const char *held_for = jace_msg_param (msg, "held_for");
+        snprintf (self->held_for, sizeof self->held_for, "%s",
+                  held_for ? held_for : "");
         s_check_job_over (self, msg);
     }
     else
@@ -985,6 +991,18 @@ s_on_assign (server_t *self, jace_msg_t **msg_p)
         snprintf (reason, sizeof reason, "busy with task %" PRId64 " of job "
                   "%s", self->self_node.task, self->job);
         s_refuse (self, assign, JACE_REFUSE_BUSY, reason, &key);
+        goto out;
+    }
+    //  A lease token stays valid after its lease lapsed: our super-node
+    //  says whose we are now.
+    if (!*self->job && *self->held_for
+    &&  !streq (self->held_for, jace_msg_job (assign))) {
+        snprintf (reason, sizeof reason, "leased to job %s by super-node "
+                  "%s", self->held_for, self->current);
+        zsys_notice ("daemon %s: task %" PRId64 " of job %s refused: %s (its "
+                     "lease here lapsed)", self->self_node.id,
+                     jace_msg_task (assign), jace_msg_job (assign), reason);
+        s_refuse (self, assign, JACE_REFUSE_LEASED, reason, &key);
         goto out;
     }
     if (!*jace_msg_job (assign)) {

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 //  Wire version; a message of another version is rejected.
-#define JACE_MSG_VERSION        9
+#define JACE_MSG_VERSION        10
 //  RESTORED's count (the holder's task) when the task went on from the
 //  iterate its ASSIGN carried (a rebalance); -1 is its initial state.
 #define JACE_RESTORED_FROM_ASSIGN (-2)
@@ -130,7 +130,9 @@ typedef enum {
     JACE_REFUSE_BUSY = 1,       //  This daemon cannot take it (busy with
                                 //  another task, out of memory, data lost):
                                 //  another daemon may
-    JACE_REFUSE_DIVERGED = 2    //  The iteration diverged on this system
+    JACE_REFUSE_DIVERGED = 2,   //  The iteration diverged on this system
+    JACE_REFUSE_LEASED = 3      //  Leased to another job: the sender's
+                                //  lease on this daemon lapsed
 } jace_refuse_code_t;
 
 //  Bytes of every key and seal Jace makes (job secrets, job keys, lease

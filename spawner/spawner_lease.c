@@ -637,6 +637,24 @@ spawner_lease_forget (spawner_lease_t *self, const char *id)
 }
 
 void
+spawner_lease_drop (spawner_lease_t *self, const char *id)
+{
+    assert (self && id);
+    for (size_t i = 0; i < self->held_count; i++)
+        if (streq (self->held [i].id, id)) {
+            size_t after = self->held_count - i - 1;
+            memmove (&self->held [i], &self->held [i + 1],
+                     after * sizeof (jace_node_t));
+            memmove (&self->taken [i], &self->taken [i + 1],
+                     after * sizeof (bool));
+            self->held_count--;
+            break;
+        }
+    zhash_delete (self->known, id);
+    zhash_delete (self->tokens, id);
+}
+
+void
 spawner_lease_release_all (spawner_lease_t *self,
                            const jace_key_t *job_over)
 {

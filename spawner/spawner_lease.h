@@ -124,6 +124,12 @@ bool
 void
     spawner_lease_forget (spawner_lease_t *self, const char *id);
 
+//  Daemon `id` refused our task as leased to another job (REFUSE
+//  LEASED): our lease on it lapsed, so it is no longer ours in any way;
+//  once the grid lists it free it may be granted to us again.
+void
+    spawner_lease_drop (spawner_lease_t *self, const char *id);
+
 //  Release every daemon held, taken or not.  Given the job key, say
 //  first that the job is over (a lease HEARTBEAT of state
 //  JACE_LEASE_OVER, its token the job's proof of it: jace_job_over_proof),

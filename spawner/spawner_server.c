@@ -1654,7 +1654,7 @@ s_on_refuse (server_t *self, size_t rank, jace_msg_t *msg)
 {
     spawner_task_t *task = &self->tasks [rank];
     int64_t code = jace_msg_code (msg);
-    if (code != JACE_REFUSE_BUSY) {
+    if (code != JACE_REFUSE_BUSY && code != JACE_REFUSE_LEASED) {
         s_fail (self, "daemon %s refused task %zu: %s", task->daemon.id,
                 rank, jace_msg_reason (msg));
         return;
@@ -1664,7 +1664,9 @@ s_on_refuse (server_t *self, size_t rank, jace_msg_t *msg)
         s_handoff_fall_back (self, rank, jace_msg_reason (msg));
         return;
     }
-    if (++task->refusals >= REFUSALS_MAX) {
+    //  A spare our lease lapsed on, since leased to another job: the
+    //  others of ours may be too, and are tried in turn, however many.
+    if (code != JACE_REFUSE_LEASED && ++task->refusals >= REFUSALS_MAX) {
         s_fail (self, "%d daemons in a row refused task %zu, the last "
                 "one (%s): %s", REFUSALS_MAX, rank, task->daemon.id,
                 jace_msg_reason (msg));
@@ -1673,7 +1675,15 @@ s_on_refuse (server_t *self, size_t rank, jace_msg_t *msg)
     char why [256];
     snprintf (why, sizeof why, "refused its task (%s)",
               jace_msg_reason (msg));
+    char id [JACE_ID_MAX];
+    snprintf (id, sizeof id, "%s", task->daemon.id);
     s_lose_daemon (self, rank, -1, why);
+    //  Not dead, and not ours: free again once its job ends, it may
+    //  take this task then
+    if (code == JACE_REFUSE_LEASED) {
+        zlist_remove (self->dead, id);
+        spawner_lease_drop (self->lease, id);
+    }
 }
 
 static void

@@ -19,12 +19,15 @@ typedef struct {
     int64_t period;                 //  Time between its last two HELLOs
     char lease [JACE_ID_MAX];       //  Lease holding it, or ""
     int64_t lease_expires_at;       //  Lease lapses after this (msec)
+    bool untold;                    //  Lease changed since the daemon
+                                    //  was last told (in self->untold)
 } entry_t;
 
 struct _supernode_registry_t {
     char *endpoint;                 //  Our own endpoint, stamped on nodes
     zhashx_t *entries;              //  Daemon id -> entry_t, owned
     size_t max_daemons;             //  Most entries
+    zlist_t *untold;                //  Ids whose lease changed, untold
 };
 
 //  --------------------------------------------------------------------------
@@ -51,6 +54,8 @@ supernode_registry_new (const char *endpoint, size_t max_daemons)
     self->max_daemons = max_daemons ? max_daemons : SUPERNODE_MAX_DAEMONS;
     self->entries = zhashx_new ();
     zhashx_set_destructor (self->entries, s_entry_destroy);
+    self->untold = zlist_new ();
+    zlist_autofree (self->untold);
     return self;
 }
 
@@ -61,6 +66,7 @@ supernode_registry_destroy (supernode_registry_t **self_p)
     if (*self_p) {
         supernode_registry_t *self = *self_p;
         zhashx_destroy (&self->entries);
+        zlist_destroy (&self->untold);
         free (self->endpoint);
         free (self);
         *self_p = NULL;
@@ -81,6 +87,23 @@ s_derive_state (entry_t *entry)
         entry->node.state = JACE_NODE_LEASED;
     else
         entry->node.state = JACE_NODE_FREE;
+}
+
+//  Hold entry for `lease` ("" to free it) until expires_at.  A change is
+//  one the daemon must hear of: it refuses the ASSIGN of a job other
+//  than the one its lease is for, so that a spawner whose lease lapsed
+//  cannot take a daemon since leased to another job.
+static void
+s_hold (supernode_registry_t *self, entry_t *entry, const char *lease,
+        int64_t expires_at)
+{
+    if (!streq (entry->lease, lease) && !entry->untold) {
+        entry->untold = true;
+        zlist_append (self->untold, entry->node.id);    //  Copied
+    }
+    snprintf (entry->lease, sizeof entry->lease, "%s", lease);
+    entry->lease_expires_at = expires_at;
+    s_derive_state (entry);
 }
 
 //  True if the entry was registered with this lease key and user id.
@@ -232,10 +255,8 @@ supernode_registry_expire (supernode_registry_t *self, int64_t now,
         if (entry->expires_at < now)
             zlist_append (dead, entry->node.id);
         else
-        if (*entry->lease && entry->lease_expires_at < now) {
-            *entry->lease = 0;
-            s_derive_state (entry);
-        }
+        if (*entry->lease && entry->lease_expires_at < now)
+            s_hold (self, entry, "", 0);
     }
     size_t removed = s_delete (self, dead, expired);
     zlist_destroy (&dead);
@@ -341,9 +362,7 @@ supernode_registry_lease (supernode_registry_t *self, const char *lease,
     size_t leased = found < count ? found : count;
     for (size_t i = 0; i < leased; i++) {
         entry_t *entry = candidates [i].entry;
-        snprintf (entry->lease, sizeof entry->lease, "%s", lease);
-        entry->lease_expires_at = expires_at;
-        s_derive_state (entry);
+        s_hold (self, entry, lease, expires_at);
         if (msg)
             s_grant_entry (entry, lease, spawner_id, msg);
     }
@@ -371,14 +390,36 @@ supernode_registry_lease_ids (supernode_registry_t *self, const char *lease,
         ||  !s_runs (entry, app)
         ||  (exclude && exclude (entry->node.id, entry->appeared_at, arg)))
             continue;
-        snprintf (entry->lease, sizeof entry->lease, "%s", lease);
-        entry->lease_expires_at = expires_at;
-        s_derive_state (entry);
+        s_hold (self, entry, lease, expires_at);
         if (msg)
             s_grant_entry (entry, lease, spawner_id, msg);
         leased++;
     }
     return leased;
+}
+
+const char *
+supernode_registry_lease_of (supernode_registry_t *self, const char *id)
+{
+    assert (self && id);
+    entry_t *entry = (entry_t *) zhashx_lookup (self->entries, id);
+    return entry ? entry->lease : NULL;
+}
+
+zlist_t *
+supernode_registry_untold (supernode_registry_t *self)
+{
+    assert (self);
+    zlist_t *ids = self->untold;
+    for (char *id = (char *) zlist_first (ids); id;
+         id = (char *) zlist_next (ids)) {
+        entry_t *entry = (entry_t *) zhashx_lookup (self->entries, id);
+        if (entry)
+            entry->untold = false;
+    }
+    self->untold = zlist_new ();
+    zlist_autofree (self->untold);
+    return ids;
 }
 
 bool
@@ -405,9 +446,7 @@ supernode_registry_take_back (supernode_registry_t *self, const char *lease,
         if (*lease && !*entry->lease
         &&  entry->reported_state == JACE_NODE_WORKING
         &&  streq (entry->node.job, lease)) {
-            snprintf (entry->lease, sizeof entry->lease, "%s", lease);
-            entry->lease_expires_at = expires_at;
-            s_derive_state (entry);
+            s_hold (self, entry, lease, expires_at);
             taken++;
         }
     return taken;
@@ -442,8 +481,7 @@ supernode_registry_release (supernode_registry_t *self, const char *lease,
             continue;
         if (id && !streq (entry->node.id, id))
             continue;
-        *entry->lease = 0;
-        s_derive_state (entry);
+        s_hold (self, entry, "", 0);
         released++;
     }
     return released;
@@ -459,8 +497,7 @@ supernode_registry_release_idle (supernode_registry_t *self,
          entry = (entry_t *) zhashx_next (self->entries))
         if (*lease && streq (entry->lease, lease)
         &&  entry->node.state == JACE_NODE_LEASED) {
-            *entry->lease = 0;
-            s_derive_state (entry);
+            s_hold (self, entry, "", 0);
             released++;
         }
     return released;

@@ -130,6 +130,17 @@ size_t
                                   void *arg, jace_msg_t *msg);
 
 
+//  The lease holding daemon `id` ("" for none), or NULL if it is not
+//  registered here.
+const char *
+    supernode_registry_lease_of (supernode_registry_t *self, const char *id);
+
+//  The ids of the daemons whose lease changed (leased, freed, lapsed,
+//  taken back) since the last call, each once: they are to be told.  The
+//  caller destroys the list.
+zlist_t *
+    supernode_registry_untold (supernode_registry_t *self);
+
 //  True if some daemon here is held by `lease`.
 bool
     supernode_registry_holds (supernode_registry_t *self, const char *lease);

@@ -416,15 +416,6 @@ s_reply (server_t *self, jace_msg_t *request, jace_msg_t **reply_p)
                       jace_msg_sender (request));
 }
 
-static void
-s_send_grant (server_t *self, pending_t *pending)
-{
-    jace_msg_set_routing_id (pending->grant, pending->routing_id);
-    if (jace_msg_send (&pending->grant, self->router))
-        zsys_warning ("supernode: grant for %s lost (spawner gone)",
-                      pending->job);
-}
-
 //  --------------------------------------------------------------------------
 //  Daemons
 
@@ -504,6 +495,52 @@ s_tell_job_over (server_t *self, const jace_node_t *node,
                      "is over: told to stop", node->id, node->job);
 }
 
+//  A WELCOME for daemon `id`: our heartbeat, our peers, and the lease
+//  that holds it (held_for, "" for none), which a daemon checks every
+//  ASSIGN against.
+static jace_msg_t *
+s_welcome (server_t *self, const char *id)
+{
+    jace_msg_t *welcome = jace_msg_new (JACE_MSG_WELCOME);
+    jace_msg_set_sender (welcome, self->id);
+    jace_msg_set_interval (welcome, self->heartbeat_msec);
+    s_name_peers (self, welcome);
+    const char *lease = supernode_registry_lease_of (self->registry, id);
+    jace_msg_set_param (welcome, "held_for", lease ? lease : "");
+    return welcome;
+}
+
+//  Daemons whose lease changed hear of it now, not at their next HELLO
+//  (up to a second later): a spawner whose lease lapsed may send one of
+//  them an ASSIGN meanwhile, with a lease token that is still valid.
+static void
+s_tell_leases (server_t *self)
+{
+    zlist_t *ids = supernode_registry_untold (self->registry);
+    for (char *id = (char *) zlist_first (ids); id;
+         id = (char *) zlist_next (ids)) {
+        zframe_t *route = (zframe_t *) zhashx_lookup (self->routes, id);
+        if (!route || !supernode_registry_lease_of (self->registry, id))
+            continue;
+        jace_msg_t *welcome = s_welcome (self, id);
+        jace_msg_set_routing_id (welcome, route);
+        jace_msg_send (&welcome, self->router);
+    }
+    zlist_destroy (&ids);
+}
+
+static void
+s_send_grant (server_t *self, pending_t *pending)
+{
+    //  The daemons granted hear whose they are first: the ASSIGN this
+    //  grant leads to then finds them told.
+    s_tell_leases (self);
+    jace_msg_set_routing_id (pending->grant, pending->routing_id);
+    if (jace_msg_send (&pending->grant, self->router))
+        zsys_warning ("supernode: grant for %s lost (spawner gone)",
+                      pending->job);
+}
+
 static void
 s_on_hello (server_t *self, jace_msg_t *msg)
 {
@@ -547,10 +584,7 @@ s_on_hello (server_t *self, jace_msg_t *msg)
     //  Where to PING it, and how to know its PONG.
     zhashx_update (self->routes, node->id,
                    zframe_dup (jace_msg_routing_id (msg)));
-    jace_msg_t *welcome = jace_msg_new (JACE_MSG_WELCOME);
-    jace_msg_set_sender (welcome, self->id);
-    jace_msg_set_interval (welcome, self->heartbeat_msec);
-    s_name_peers (self, welcome);
+    jace_msg_t *welcome = s_welcome (self, node->id);
     s_tell_job_over (self, node, welcome);
     s_reply (self, msg, &welcome);
 }
@@ -1748,6 +1782,7 @@ supernode_server_actor (zsock_t *pipe, void *args)
     server_t *self = s_server_new (pipe, (supernode_config_t *) args);
     zsock_signal (pipe, 0);
     while (!self->terminated) {
+        s_tell_leases (self);
         int64_t wait = self->next_tick - zclock_mono ();
         if (self->endpoint && wait <= 0) {
             s_tick (self);
