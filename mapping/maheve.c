@@ -424,15 +424,16 @@ s_map (grid_t *grid, tig_t *tig, size_t *placement, bool locality)
         size_t cluster = cluster_order [rank];
         size_t count = s_cluster_nodes (grid, cluster, nodes, key);
         size_t usable = count - reserved [cluster];
-        for (size_t index = 0; index < count; index++) {
-            if (index < usable && next < tasks) {
-                placement [task_order [next++]] = nodes [index];
-                grid_set_state (grid, nodes [index], GRID_USED);
-            }
-            else
-            if (index >= usable)
-                grid_set_state (grid, nodes [index], GRID_RESERVED);
+        size_t placed = 0;
+        for (size_t index = 0; index < usable && next < tasks; index++) {
+            placement [task_order [next++]] = nodes [index];
+            grid_set_state (grid, nodes [index], GRID_USED);
+            placed++;
         }
+        //  Its spares: those of the tasks it took, no more
+        for (size_t index = usable; index < count && index < usable + placed;
+             index++)
+            grid_set_state (grid, nodes [index], GRID_RESERVED);
     }
     assert (next == tasks);
     free (reserved);

@@ -164,8 +164,8 @@ s_test_low (void)
         "in node order");
     is_int (grid_node_state (grid, 5), GRID_RESERVED, "low: A keeps node 5 "
             "as a spare");
-    is_int (grid_node_state (grid, 8), GRID_RESERVED, "low: B keeps node 8 "
-            "as a spare");
+    is_int (grid_node_state (grid, 8), GRID_FREE, "low: B, which takes no "
+            "task, keeps no spare: node 8 stays free");
     double time = grid_execution_time (grid, tig, placement);
     //  Task 3 (all in A): 3 flops at 1 GFLOP/s + one value from each of
     //  its 3 neighbours over A's link (50 us, 1000 Mb/s)
@@ -487,6 +487,38 @@ s_test_locality_cut (void)
     platform_destroy (&two);
 }
 
+//  A small job on a large grid keeps spares where its tasks run, no more
+//  than it has tasks there: three clusters of 40 nodes would reserve 4
+//  each, 12 idle daemons leased for a 2-task job.
+static void
+s_test_spares_thrift (void)
+{
+    platform_t *platform = platform_parse (
+        "platform\n    name = big\n"
+        "    cluster\n        name = A\n        nodes = 40\n"
+        "    cluster\n        name = B\n        nodes = 40\n"
+        "    cluster\n        name = C\n        nodes = 40\n", NULL, 0);
+    assert (platform);
+    tig_t *chain = s_chain (2, 100);
+    grid_t *grid = grid_new (platform);
+    size_t placement [2], reserved = 0, reserved_where = SIZE_MAX;
+    int rc = mapper_map ("maheve", grid, chain, placement);
+    for (size_t node = 0; node < grid_node_count (grid); node++)
+        if (grid_node_state (grid, node) == GRID_RESERVED) {
+            reserved++;
+            reserved_where = grid_node_cluster (grid, node);
+        }
+    ok (rc == 0 && reserved == 2
+        && grid_node_cluster (grid, placement [0]) == reserved_where
+        && grid_node_cluster (grid, placement [1]) == reserved_where,
+        "thrift: a 2-task job on 3 x 40 nodes keeps 2 spares, in its "
+        "tasks' cluster");
+    diag ("spares kept: %zu", reserved);
+    grid_destroy (&grid);
+    tig_destroy (&chain);
+    platform_destroy (&platform);
+}
+
 //  A dead node's task goes to the spare MAHEVE holds in its cluster,
 //  even when a free node there is more powerful: the spare is the job's
 //  already.  A: speeds 1 1 1 0.5, two tasks: nodes 0 and 1 run them,
@@ -540,7 +572,7 @@ s_test_order (void)
 int
 main (void)
 {
-    tap_plan (10 + 15 + 9 + 2 + 11 + 1 + 3 + 9 + 4 + 2 + 1);
+    tap_plan (10 + 15 + 9 + 2 + 11 + 1 + 3 + 9 + 4 + 2 + 1 + 1);
     s_test_tig ();
     s_test_low ();
     s_test_high ();
@@ -549,6 +581,7 @@ main (void)
     s_test_locality_equal_links ();
     s_test_locality_cut ();
     s_test_reserved_first ();
+    s_test_spares_thrift ();
     s_test_order ();
     return tap_done ();
 }
