@@ -12,6 +12,7 @@
     =========================================================================
 */
 #include "solvers.h"
+#include <ctype.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <sys/stat.h>
@@ -163,6 +164,7 @@ main (int argc, char *argv [])
     bool symmetric = false;
     const char *rhs = NULL;
     int option;
+    opterr = 0;                 //  Our own messages, below
     while ((option = getopt_long (argc, argv, "c:sr:hV", options, NULL))
            != -1)
         switch (option) {
@@ -189,7 +191,16 @@ main (int argc, char *argv [])
                 printf ("jace-mmgen %s\n", PACKAGE_VERSION);
                 return 0;
             default:
-                return s_usage_error ("bad option");
+                //  getopt read "-5" as option '5': a size given negative
+                if (isdigit (optopt))
+                    return s_usage_error ("N must be a positive whole "
+                                          "number, not a negative one");
+                if (strncmp (argv [optind - 1], "--", 2) == 0)
+                    return s_usage_error ("option '%s' is unknown or "
+                                          "lacks its value",
+                                          argv [optind - 1]);
+                return s_usage_error ("option '-%c' is unknown or lacks "
+                                      "its value", optopt);
         }
     if (argc - optind != 3)
         return s_usage_error ("expected KIND N OUT");
