@@ -17,9 +17,9 @@
     - a cluster of f >= 2 free nodes reserves max(1, floor(rho f)) spares,
       rho = MAHEVE_SPARE_RATIO; spares are released, largest reserve
       first, when the tasks would not fit;
-    - spares are kept only in the clusters the tasks fill, at most as
-      many as tasks there: the paper preserves nodes in the clusters it
-      fills, for a job using most of the grid; taken literally on a
+    - at most one spare per task is kept: a cluster keeps as many of its
+      reserve as it takes tasks, the rest of that budget goes to the
+      clusters that take none, in their order; taken literally on a
       large grid, a 4-task job leased 60 idle spares of 600 daemons;
     - nodes are used most powerful first, so spares are the weakest;
     - Nb_i is rounded to the nearest integer, dependencies pulled in

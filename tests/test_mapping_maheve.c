@@ -164,8 +164,8 @@ s_test_low (void)
         "in node order");
     is_int (grid_node_state (grid, 5), GRID_RESERVED, "low: A keeps node 5 "
             "as a spare");
-    is_int (grid_node_state (grid, 8), GRID_FREE, "low: B, which takes no "
-            "task, keeps no spare: node 8 stays free");
+    is_int (grid_node_state (grid, 8), GRID_RESERVED, "low: B keeps node 8 "
+            "as a spare (A's one leaves 4 of the 5 tasks' spares to give)");
     double time = grid_execution_time (grid, tig, placement);
     //  Task 3 (all in A): 3 flops at 1 GFLOP/s + one value from each of
     //  its 3 neighbours over A's link (50 us, 1000 Mb/s)
@@ -488,8 +488,8 @@ s_test_locality_cut (void)
 }
 
 //  A small job on a large grid keeps spares where its tasks run, no more
-//  than it has tasks there: three clusters of 40 nodes would reserve 4
-//  each, 12 idle daemons leased for a 2-task job.
+//  than it has tasks: three clusters of 40 nodes would reserve 4 each,
+//  12 idle daemons leased for a 2-task job.
 static void
 s_test_spares_thrift (void)
 {

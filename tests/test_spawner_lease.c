@@ -63,8 +63,11 @@ s_grant (zsock_t *supernode, zframe_t *to, jace_msg_t *reserve)
     jace_msg_set_sender (grant, "sn");
     jace_msg_set_job (grant, jace_msg_job (reserve));
     jace_msg_set_count (grant, jace_msg_count (reserve));
-    for (size_t i = 0; i < jace_msg_node_count (reserve); i++)
-        jace_msg_add_node (grant, jace_msg_node (reserve, i));
+    //  Whole records, from the registry: a RESERVE names only ids
+    for (size_t i = 0; i < jace_msg_node_count (reserve); i++) {
+        jace_node_t node = s_daemon (jace_msg_node (reserve, i)->id);
+        jace_msg_add_node (grant, &node);
+    }
     jace_msg_send (&grant, supernode);
 }
 
