@@ -13,7 +13,7 @@ check () {
     if [ "$1" = 0 ]; then echo "ok $count - $2"
     else echo "not ok $count - $2"; failed=1; fi
 }
-echo "1..16"
+echo "1..17"
 "$map" --help | grep -q "jace-map --job FILE (--platform FILE | --supernode EP)"
 check $? "--help prints the usage"
 "$map" --version | grep -q "^jace-map [0-9]"
@@ -68,16 +68,23 @@ check $? "the default policy takes daemons in hand-out order"
     --set job/spares=3 --algo maheve \
     | grep -q "spares: A-3 B-3 (3 wanted: no more free daemons)"
 check $? "spares the grid has no room for are said to be missing"
-#  A large grid reserves many spares: the text names the first ones
-#  (it printed all of them, 100,000 names on a large platform)
+#  Many spares (job/spares on a large grid): the text names the first
+#  ones (it printed all of them, 100,000 names on a large platform)
 mkdir -p "$tmp"
 printf 'platform\n    name = "p"\n    cluster\n        name = "A"\n        nodes = 300\n        supernodes = 1\n    cluster\n        name = "B"\n        nodes = 300\n' \
     >"$tmp/big.platform"
-text=$("$map" --job "$job" --platform "$tmp/big.platform" --tasks 4 --algo maheve)
+text=$("$map" --job "$job" --platform "$tmp/big.platform" --tasks 4 --algo maheve \
+      --set job/spares=60)
 all=$("$map" --job "$job" --platform "$tmp/big.platform" --tasks 4 --algo maheve \
-      --json | jq '.results [0].spares | length')
+      --set job/spares=60 --json | jq '.results [0].spares | length')
 echo "$text" | grep -q "spares: \([A-B]-[0-9]* \)\{24\}and $((all - 24)) more ($all in all; --json lists them)" \
     && [ "$all" -gt 24 ]
 check $? "many spares: the text names 24 of them and counts the rest ($all in JSON)"
+#  Without job/spares, MAHEVE keeps at most a spare per task: its 10% of
+#  each cluster leased 60 idle spares for these 4 tasks
+few=$("$map" --job "$job" --platform "$tmp/big.platform" --tasks 4 --algo maheve \
+      --json | jq '.results [0].spares | length')
+[ "$few" -ge 1 ] && [ "$few" -le 4 ]
+check $? "a 4-task job on 600 daemons keeps $few spares, at most one per task"
 rm -rf "$tmp"
 exit $failed
