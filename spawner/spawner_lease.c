@@ -76,6 +76,8 @@ struct _spawner_lease_t {
     bool beats_known;           //  Some super-node of the grid did
     int64_t unanswered_since;   //  When the first renewal since it last
                                 //  said anything left (msec), or 0
+    bool none_answer_said;      //  Logged that no super-node answers,
+                                //  since one last did
 };
 
 
@@ -277,7 +279,16 @@ s_fail_over (spawner_lease_t *self)
     }
     if (next == self->current) {
         //  Not a failover: no event, the same link (libzmq reconnects
-        //  it), and its silence counted anew
+        //  it), and its silence counted anew; said once, as the lease
+        //  lapses meanwhile
+        if (!self->none_answer_said)
+            zsys_warning ("spawner: no super-node answers (the %zu known "
+                          "all failed in the last %d s); staying with %s "
+                          "until one does: the lease lapses meanwhile, and "
+                          "the job's spares may go to other jobs",
+                          self->endpoint_count, FAILED_SKIP_MSEC / 1000,
+                          self->endpoints [self->current]);
+        self->none_answer_said = true;
         self->unanswered_since = 0;
         self->next_request = 0;
         return;
@@ -507,6 +518,7 @@ spawner_lease_recv (spawner_lease_t *self)
     }
     self->answered = true;
     self->unanswered_since = 0;
+    self->none_answer_said = false;
     self->failed_at [self->current] = 0;
     int kept = 0;
     if (jace_msg_type (msg) == JACE_MSG_HEARTBEAT)

@@ -8,7 +8,7 @@
 #  listed orphaned with its spares free.  It stays with three now.
 . "$(dirname "$0")/lib.sh"
 lib_init medium
-plan 8
+plan 9
 
 start_supernode one
 start_supernode two --peer "$SN_one"
@@ -51,6 +51,9 @@ wait_for 30 running >/dev/null
 ok $? "after three's 6 s stall it lists the job running again"
 [ "$(failovers)" -eq 2 ]
 ok $? "and the spawner did not go round to the dead ones ($(failovers) failovers)"
+said=$(grep -c "no super-node answers" "$RUN/job.err")
+[ "$said" -eq 1 ]
+ok $? "it said once that no super-node answered ($said times)"
 "$BIN/jace-spawner" cancel "$id" --supernode "$SN_three" >"$RUN/cancel.out" 2>&1
 wait "$spawner"
 lib_finish
