@@ -83,12 +83,13 @@ s_print_json (const jace_node_t *nodes, size_t count)
 static void
 s_print_table (const jace_node_t *nodes, size_t count)
 {
-    printf ("%-16s %-10s %-8s %9s %5s %8s  %s\n", "ID", "CLUSTER", "STATE",
-            "POWER", "CORES", "MEM(MiB)", "ENDPOINT");
+    printf ("%-16s %-10s %-8s %-14s %9s %5s %8s  %s\n", "ID", "CLUSTER",
+            "STATE", "JOB", "POWER", "CORES", "MEM(MiB)", "ENDPOINT");
     for (size_t i = 0; i < count; i++) {
         const jace_node_t *node = &nodes [i];
-        printf ("%-16s %-10s %-8s %9.2f %5" PRId64 " %8" PRId64 "  %s\n",
-                node->id, node->cluster, s_state_name (node->state),
+        printf ("%-16s %-10s %-8s %-14s %9.2f %5" PRId64 " %8" PRId64
+                "  %s\n", node->id, node->cluster,
+                s_state_name (node->state), *node->job ? node->job : "-",
                 node->power, node->cores, node->memory, node->endpoint);
     }
     printf ("%zu daemons\n", count);

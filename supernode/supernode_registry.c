@@ -514,6 +514,12 @@ supernode_registry_describe (supernode_registry_t *self,
     assert (msg);
     for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
          entry = (entry_t *) zhashx_next (self->entries))
-        if (!(exclude && exclude (entry->node.id, entry->appeared_at, arg)))
-            jace_msg_add_node (msg, &entry->node);
+        if (!(exclude && exclude (entry->node.id, entry->appeared_at, arg))) {
+            //  A spare is listed with the job holding it, as a working
+            //  daemon is with its job's (`nodes` shows whose it is)
+            jace_node_t node = entry->node;
+            if (node.state == JACE_NODE_LEASED)
+                snprintf (node.job, sizeof node.job, "%s", entry->lease);
+            jace_msg_add_node (msg, &node);
+        }
 }

@@ -172,7 +172,7 @@ size_t
                                      const char *lease);
 
 //  Append every registered daemon to msg's node list, but those for which
-//  `exclude` (may be NULL) holds.
+//  `exclude` (may be NULL) holds; a leased one's `job` is its lease's.
 void
     supernode_registry_describe (supernode_registry_t *self,
                                  supernode_registry_filter_fn *exclude,

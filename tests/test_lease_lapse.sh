@@ -38,13 +38,14 @@ run_job () {        #  run_job NAME ARGS...
 run_job one --set job/tasks=2 --set job/spares=1 &
 one=$!
 check "job one's 2 tasks iterate" wait_for 60 all_iterate "$RUN/one.events" 2
+id_one=$(jq -r 'select(.event == "submit") | .job' "$RUN/one.events")
 state_of () {       #  state_of DAEMON: its state and job, as listed
     nodes_json "$SN" | jq -r ".[] | select(.id == \"$1\")
                               | \"\(.state) \(.job)\""
 }
 is_state () { [ "$(state_of "$1")" = "$2" ]; }
-is_state s1 "leased "
-ok $? "s1 is job one's spare ($(state_of s1))"
+is_state s1 "leased $id_one"
+ok $? "s1 is listed as job one's spare ($(state_of s1))"
 
 #  f1, the fastest, joins free; job one's spawner stops past its lease
 start_daemon f1 --cluster A --supernode "$SN" --power 8
@@ -55,9 +56,9 @@ check "while job one's spawner is stopped, its spare goes free" \
 run_job two --set job/tasks=1 --set job/spares=1 &
 two=$!
 wait_for 60 all_iterate "$RUN/two.events" 1
-[ "$(daemon_of two 0)" = f1 ] && is_state s1 "leased "
-ok $? "job two runs on f1 and leased s1 as its spare"
 id_two=$(jq -r 'select(.event == "submit") | .job' "$RUN/two.events")
+[ "$(daemon_of two 0)" = f1 ] && is_state s1 "leased $id_two"
+ok $? "job two runs on f1, s1 is listed as its spare ($(state_of s1))"
 
 #  Job one, running again, loses a daemon: its spare is job two's now
 kill -CONT "$one"
@@ -69,7 +70,7 @@ refused_s1 () {
 }
 check "job one's ASSIGN to s1 is refused: it is leased to job two" \
     wait_for 60 refused_s1
-is_state s1 "leased "
+is_state s1 "leased $id_two"
 ok $? "s1 stays job two's spare ($(state_of s1))"
 
 #  Job two loses its daemon: its spare takes the task (restores it)
@@ -88,7 +89,6 @@ ended_at=$(($(wc -l <"$RUN/one.events") + 1))
 wait "$two"
 check "job one's lost task runs on s1 once job two ended" \
     wait_for 60 restored_on_s1 one "$ended_at"
-id_one=$(jq -r 'select(.event == "submit") | .job' "$RUN/one.events")
 "$BIN/jace-spawner" cancel "$id_one" --supernode "$SN" >"$RUN/cancel1.out" 2>&1
 wait "$one"
 grep -q "refused: leased to job $id_two" "$RUN/s1.log"
