@@ -60,22 +60,29 @@ s_print_json (const jace_node_t *nodes, size_t count)
     for (size_t i = 0; i < count; i++) {
         const jace_node_t *node = &nodes [i];
         char id [256], endpoint [1024], data [1024], cluster [256],
-             supernode [1024], job [256], apps [2 * JACE_APPS_MAX];
+             supernode [1024], job [256], held_for [256],
+             apps [2 * JACE_APPS_MAX];
         spawner_events_escape (id, sizeof id, node->id);
         spawner_events_escape (endpoint, sizeof endpoint, node->endpoint);
         spawner_events_escape (data, sizeof data, node->data);
         spawner_events_escape (cluster, sizeof cluster, node->cluster);
         spawner_events_escape (supernode, sizeof supernode, node->supernode);
-        spawner_events_escape (job, sizeof job, node->job);
+        //  `job` only for a working daemon, as scripts select a job's
+        //  daemons by it; a spare's job is `held_for`
+        bool working = node->state == JACE_NODE_WORKING;
+        spawner_events_escape (job, sizeof job, working ? node->job : "");
+        spawner_events_escape (held_for, sizeof held_for,
+                               node->state == JACE_NODE_LEASED
+                               ? node->job : "");
         s_apps_json (node, apps, sizeof apps);
         printf ("%s\n  {\"id\":\"%s\",\"endpoint\":\"%s\",\"data\":\"%s\","
                 "\"cluster\":\"%s\",\"power\":%.4f,\"cores\":%" PRId64
                 ",\"memory\":%" PRId64 ",\"state\":\"%s\",\"task\":%" PRId64
-                ",\"epoch\":%" PRId64 ",\"job\":\"%s\",\"supernode\":\"%s\","
-                "\"apps\":%s}",
+                ",\"epoch\":%" PRId64 ",\"job\":\"%s\",\"held_for\":\"%s\","
+                "\"supernode\":\"%s\",\"apps\":%s}",
                 i ? "," : "", id, endpoint, data, cluster, node->power,
                 node->cores, node->memory, s_state_name (node->state),
-                node->task, node->epoch, job, supernode, apps);
+                node->task, node->epoch, job, held_for, supernode, apps);
     }
     printf ("%s]\n", count ? "\n" : "");
 }

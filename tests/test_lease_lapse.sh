@@ -39,9 +39,9 @@ run_job one --set job/tasks=2 --set job/spares=1 &
 one=$!
 check "job one's 2 tasks iterate" wait_for 60 all_iterate "$RUN/one.events" 2
 id_one=$(jq -r 'select(.event == "submit") | .job' "$RUN/one.events")
-state_of () {       #  state_of DAEMON: its state and job, as listed
+state_of () {       #  state_of DAEMON: its state and whose it is
     nodes_json "$SN" | jq -r ".[] | select(.id == \"$1\")
-                              | \"\(.state) \(.job)\""
+                              | \"\(.state) \(.job)\(.held_for)\""
 }
 is_state () { [ "$(state_of "$1")" = "$2" ]; }
 is_state s1 "leased $id_one"
