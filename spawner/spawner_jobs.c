@@ -44,6 +44,7 @@
 typedef struct {
     char id [JACE_ID_MAX];      //  Job id
     size_t daemons;             //  Daemons working for it
+    size_t spares;              //  Daemons leased to it, idle
     char owner [JACE_ENDPOINT_MAX];     //  Owner's status endpoint, or ""
     char owner_key [JACE_ID_MAX];       //  Its CURVE key, or "" (unknown)
     int64_t unauthorised;       //  Messages the owner refused, or -1
@@ -124,6 +125,14 @@ s_group_jobs (jace_msg_t *registry, size_t *count)
             s_job_row (rows, count, registry, job);
     }
     zlist_destroy (&keys);
+    //  Spares count for the jobs listed; they make none of their own
+    for (size_t i = 0; i < nodes; i++) {
+        const jace_node_t *node = jace_msg_node (registry, i);
+        for (size_t row = 0; node->state == JACE_NODE_LEASED && row < *count;
+             row++)
+            if (streq (rows [row].id, node->job))
+                rows [row].spares++;
+    }
     return rows;
 }
 
@@ -174,25 +183,25 @@ s_print_jobs (const job_row_t *rows, size_t count, bool json)
         printf ("[");
         for (size_t i = 0; i < count; i++)
             printf ("%s{\"job\":\"%s\",\"state\":\"%s\",\"daemons\":%zu,"
-                    "\"tasks\":%" PRId64 ",\"age_seconds\":%.1f,"
+                    "\"spares\":%zu,\"tasks\":%" PRId64 ",\"age_seconds\":%.1f,"
                     "\"owner\":\"%s\",\"unauthorised\":%" PRId64 "}",
                     i ? "," : "", rows [i].id, rows [i].state,
-                    rows [i].daemons, rows [i].tasks,
+                    rows [i].daemons, rows [i].spares, rows [i].tasks,
                     rows [i].lease_age / 1000.0, rows [i].owner,
                     rows [i].unauthorised);
         printf ("]\n");
         return;
     }
-    printf ("%-16s %-10s %7s %6s %9s  %s\n", "JOB", "STATE", "DAEMONS",
-            "TASKS", "AGE", "OWNER");
+    printf ("%-16s %-10s %7s %6s %6s %9s  %s\n", "JOB", "STATE", "DAEMONS",
+            "SPARES", "TASKS", "AGE", "OWNER");
     for (size_t i = 0; i < count; i++) {
         char tasks [24] = "-", age [24] = "-";
         if (rows [i].tasks >= 0)
             snprintf (tasks, sizeof tasks, "%" PRId64, rows [i].tasks);
         if (rows [i].lease_age >= 0)
             snprintf (age, sizeof age, "%.0f s", rows [i].lease_age / 1000.0);
-        printf ("%-16s %-10s %7zu %6s %9s  %s\n", rows [i].id,
-                rows [i].state, rows [i].daemons, tasks, age,
+        printf ("%-16s %-10s %7zu %6zu %6s %9s  %s\n", rows [i].id,
+                rows [i].state, rows [i].daemons, rows [i].spares, tasks, age,
                 *rows [i].owner ? rows [i].owner : "-");
     }
     if (count == 0)

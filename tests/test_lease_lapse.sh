@@ -11,7 +11,7 @@
 #  is there for it.
 . "$(dirname "$0")/lib.sh"
 lib_init medium
-plan 13
+plan 14
 
 start_supernode sn
 #  The simple mapping sorts the daemons by cluster, then power:
@@ -72,6 +72,12 @@ check "job one's ASSIGN to s1 is refused: it is leased to job two" \
     wait_for 60 refused_s1
 is_state s1 "leased $id_two"
 ok $? "s1 stays job two's spare ($(state_of s1))"
+spares_of () {      #  spares_of JOB: as `jobs` counts them
+    timeout 10 "$BIN/jace-spawner" jobs --supernode "$SN" --json |
+        jq -r ".[] | select(.job == \"$1\") | .spares"
+}
+[ "$(spares_of "$id_two")" = 1 ] && [ "$(spares_of "$id_one")" = 0 ]
+ok $? "jobs counts it job two's spare, and none of job one's"
 
 #  Job two loses its daemon: its spare takes the task (restores it)
 restored_on_s1 () {     #  restored_on_s1 NAME [FIRST-LINE]
