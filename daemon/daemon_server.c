@@ -440,7 +440,9 @@ s_connect_supernode (server_t *self)
     zpoller_add (self->poller, self->supernode);
     self->last_welcome = zclock_mono ();
     self->registered = false;
-    *self->held_for = 0;        //  The old one's leases end with it
+    //  held_for stays the old one's last word until the new one speaks:
+    //  a spare that fails over is still held for its job a while (its
+    //  new super-node holds it again on the job's next renewal)
 }
 
 static void
@@ -957,6 +959,33 @@ s_rebalanced (server_t *self, const jace_msg_t *assign, const jace_key_t *key)
     return true;
 }
 
+//  True if our super-node says a job other than `job` holds us.  Its
+//  word may be on its way: the WELCOMEs that free us and lease us to
+//  `job` leave before the GRANT that leads to this ASSIGN, but our
+//  poller may hand us the ASSIGN first, so what is queued is read.
+static bool
+s_held_for_another (server_t *self, const char *job)
+{
+    for (int read = 0; read < 64 && *self->held_for
+                       && !streq (self->held_for, job)
+                       && (zsock_events (self->supernode) & ZMQ_POLLIN);
+         read++)
+        s_recv_supernode (self);
+    return *self->held_for && !streq (self->held_for, job);
+}
+
+//  Refuse an ASSIGN whose lease token outlived its lease (REFUSE LEASED):
+//  the spawner gives us up without counting it a failure.
+static void
+s_refuse_leased (server_t *self, const jace_msg_t *assign,
+                 const char *reason, const jace_key_t *key)
+{
+    zsys_notice ("daemon %s: task %" PRId64 " of job %s refused: %s (its "
+                 "lease here lapsed)", self->self_node.id,
+                 jace_msg_task (assign), jace_msg_job (assign), reason);
+    s_refuse (self, assign, JACE_REFUSE_LEASED, reason, key);
+}
+
 //  True if the ASSIGN is for the job we run and sealed with its key by a
 //  spawner: a new block of our task from the spawner that resumed the
 //  job, which adopted us with no lease token from our super-node.
@@ -987,22 +1016,24 @@ s_on_assign (server_t *self, jace_msg_t **msg_p)
                   "job key", NULL);
         goto out;
     }
+    //  A lease token stays valid after its lease lapsed: working for
+    //  another job, or held for one, we are not the sender's any more
+    if (*self->job && !streq (self->job, jace_msg_job (assign))) {
+        snprintf (reason, sizeof reason, "working for task %" PRId64 " of "
+                  "job %s", self->self_node.task, self->job);
+        s_refuse_leased (self, assign, reason, &key);
+        goto out;
+    }
     if (*self->job && !s_rebalanced (self, assign, &key)) {
         snprintf (reason, sizeof reason, "busy with task %" PRId64 " of job "
                   "%s", self->self_node.task, self->job);
         s_refuse (self, assign, JACE_REFUSE_BUSY, reason, &key);
         goto out;
     }
-    //  A lease token stays valid after its lease lapsed: our super-node
-    //  says whose we are now.
-    if (!*self->job && *self->held_for
-    &&  !streq (self->held_for, jace_msg_job (assign))) {
+    if (!*self->job && s_held_for_another (self, jace_msg_job (assign))) {
         snprintf (reason, sizeof reason, "leased to job %s by super-node "
                   "%s", self->held_for, self->current);
-        zsys_notice ("daemon %s: task %" PRId64 " of job %s refused: %s (its "
-                     "lease here lapsed)", self->self_node.id,
-                     jace_msg_task (assign), jace_msg_job (assign), reason);
-        s_refuse (self, assign, JACE_REFUSE_LEASED, reason, &key);
+        s_refuse_leased (self, assign, reason, &key);
         goto out;
     }
     if (!*jace_msg_job (assign)) {

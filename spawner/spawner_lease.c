@@ -676,6 +676,16 @@ spawner_lease_drop (spawner_lease_t *self, const char *id)
         }
     zhash_delete (self->known, id);
     zhash_delete (self->tokens, id);
+    //  Given back, in case the grid still holds it for us after all (the
+    //  daemon read our ASSIGN before its super-node's word that it is
+    //  ours): renewed, it stayed leased to us, idle, for good, and a job
+    //  waiting for a daemon failed beside it.  A super-node releases only
+    //  a daemon our lease holds.
+    if (self->dealer) {
+        jace_msg_t *release = s_lease_msg (self, JACE_MSG_RELEASE);
+        s_add_id (release, id);
+        jace_msg_send (&release, self->dealer);
+    }
 }
 
 void

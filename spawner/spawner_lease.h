@@ -125,7 +125,8 @@ void
     spawner_lease_forget (spawner_lease_t *self, const char *id);
 
 //  Daemon `id` refused our task as leased to another job (REFUSE
-//  LEASED): our lease on it lapsed, so it is no longer ours in any way;
+//  LEASED): our lease on it lapsed, so it is no longer ours in any way.
+//  It is released too (a no-op unless the grid still holds it for us);
 //  once the grid lists it free it may be granted to us again.
 void
     spawner_lease_drop (spawner_lease_t *self, const char *id);

@@ -249,6 +249,21 @@ supernode_overlay_is_busy (supernode_overlay_t *self, const char *id)
     return false;
 }
 
+const char *
+supernode_overlay_held_for (supernode_overlay_t *self, const char *id)
+{
+    assert (self);
+    assert (id);
+    for (size_t i = 0; i < self->count; i++) {
+        record_t *record = (record_t *) zhashx_lookup (
+            self->views [i]->records, id);
+        if (record && record->node.state == JACE_NODE_LEASED
+        &&  *record->node.job)
+            return record->node.job;
+    }
+    return NULL;
+}
+
 bool
 supernode_overlay_works_for (supernode_overlay_t *self, const char *job)
 {

@@ -51,6 +51,11 @@ bool
 bool
     supernode_overlay_works_for (supernode_overlay_t *self, const char *job);
 
+//  The job a peer lists daemon id leased to (borrowed), or NULL: a spare
+//  that failed over to us is still held there until that peer forgets it.
+const char *
+    supernode_overlay_held_for (supernode_overlay_t *self, const char *id);
+
 //  Endpoint of the peer whose record of daemon id is the freshest (the
 //  super-node it talks to; borrowed), or NULL if no peer lists it.
 const char *

@@ -505,7 +505,13 @@ s_welcome (server_t *self, const char *id)
     jace_msg_set_sender (welcome, self->id);
     jace_msg_set_interval (welcome, self->heartbeat_msec);
     s_name_peers (self, welcome);
+    //  Not held here: a spare that failed over to us is held by its old
+    //  super-node still (we hold it again on its job's next renewal,
+    //  once the old one forgets it); a token of a lease that lapsed
+    //  took it meanwhile
     const char *lease = supernode_registry_lease_of (self->registry, id);
+    if (!lease || !*lease)
+        lease = supernode_overlay_held_for (self->overlay, id);
     jace_msg_set_param (welcome, "held_for", lease ? lease : "");
     return welcome;
 }
