@@ -3631,7 +3631,7 @@ s_check_stall (server_t *self)
     char link [640];
     bool slow = s_stall_link (self, link, sizeof link);
     s_fail (self, "%s%s%s: the verified residual %s over the last %" PRId64
-            " snapshots (now %.1e, %.1e before them; tolerance %.1e, "
+            " snapshots (now %.3e, %.3e before them; tolerance %.1e, "
             "job/stall_snapshots = %" PRId64 ")", slow ? link : "",
             slow ? "; if not that, " : "",
             advice ? advice : "the iteration does not converge on this "
