@@ -197,6 +197,25 @@ task_event () {     #  task_event NAME EVENT T
 has_task_event () {     #  has_task_event NAME EVENT T
     [ -n "$(task_event "$1" "$2" "$3")" ]
 }
+#  A job that runs until cancelled (no reachable tolerance; bounded by
+#  job/max_seconds), run by the spawner itself so that $! of
+#  `endless_job ... &` is the spawner's pid, to stop it.  Events in
+#  $RUN/NAME.events.
+endless_job () {    #  endless_job NAME SUPERNODE ARGS...
+    name=$1; sn=$2; shift 2
+    exec "$BIN/jace-spawner" submit "$JACE_SRCDIR/examples/poisson2d.job" \
+        --supernode "$sn" -q --events "$RUN/$name.events" \
+        --set problem/n=64 --set job/tolerance=1e-300 \
+        --set job/stall_snapshots=0 --set job/max_seconds=240 \
+        --set job/reserve_timeout=200 "$@" \
+        >"$RUN/$name.out" 2>"$RUN/$name.err"
+}
+#  A daemon's state and the job it works for or is leased to, as
+#  super-node SN lists it ("leased job-1a2b3c4d", "free ")
+held_state () {     #  held_state SN DAEMON
+    nodes_json "$1" | jq -r ".[] | select(.id == \"$2\")
+                             | \"\\(.state) \\(.job)\\(.held_for)\""
+}
 #  The daemon task T of job NAME ran on last
 daemon_of () {      #  daemon_of NAME T
     jq -r "select((.event == \"assign\" or .event == \"replace\")

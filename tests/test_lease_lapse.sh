@@ -21,28 +21,12 @@ start_daemon a2 --cluster A --supernode "$SN" --power 4
 start_daemon s1 --cluster A --supernode "$SN" --power 1
 check "the super-node lists the 3 daemons" wait_for 15 count_is 3 "$SN"
 
-#  No reachable tolerance: both jobs run until cancelled
-common="--set problem/n=64 --set job/tolerance=1e-300 \
-        --set job/stall_snapshots=0 --set job/mapping=simple \
-        --set job/max_seconds=240 --set job/reserve_timeout=200"
-#  The spawner itself, so that $! is its pid (to stop it); bounded by
-#  job/max_seconds
-run_job () {        #  run_job NAME ARGS...
-    name=$1; shift
-    # shellcheck disable=SC2086
-    exec "$BIN/jace-spawner" submit \
-        "$JACE_SRCDIR/examples/poisson2d.job" --supernode "$SN" -q \
-        --events "$RUN/$name.events" $common "$@" \
-        >"$RUN/$name.out" 2>"$RUN/$name.err"
-}
-run_job one --set job/tasks=2 --set job/spares=1 &
+endless_job one "$SN" --set job/mapping=simple \
+    --set job/tasks=2 --set job/spares=1 &
 one=$!
 check "job one's 2 tasks iterate" wait_for 60 all_iterate "$RUN/one.events" 2
 id_one=$(jq -r 'select(.event == "submit") | .job' "$RUN/one.events")
-state_of () {       #  state_of DAEMON: its state and whose it is
-    nodes_json "$SN" | jq -r ".[] | select(.id == \"$1\")
-                              | \"\(.state) \(.job)\(.held_for)\""
-}
+state_of () { held_state "$SN" "$1"; }
 is_state () { [ "$(state_of "$1")" = "$2" ]; }
 is_state s1 "leased $id_one"
 ok $? "s1 is listed as job one's spare ($(state_of s1))"
@@ -53,7 +37,8 @@ wait_for 15 count_is 4 "$SN"
 kill -STOP "$one"
 check "while job one's spawner is stopped, its spare goes free" \
     wait_for 30 is_state s1 "free "
-run_job two --set job/tasks=1 --set job/spares=1 &
+endless_job two "$SN" --set job/mapping=simple \
+    --set job/tasks=1 --set job/spares=1 &
 two=$!
 wait_for 60 all_iterate "$RUN/two.events" 1
 id_two=$(jq -r 'select(.event == "submit") | .job' "$RUN/two.events")

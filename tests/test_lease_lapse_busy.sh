@@ -22,19 +22,8 @@ for i in 1 2 3 4 5 6 7 8; do
 done
 check "the super-node lists the 9 daemons" wait_for 15 count_is 9 "$SN"
 
-common="--set problem/n=64 --set job/tolerance=1e-300 \
-        --set job/stall_snapshots=0 --set job/mapping=simple \
-        --set job/max_seconds=240 --set job/reserve_timeout=200"
-#  The spawner itself, so that $! is its pid (to stop it)
-run_job () {        #  run_job NAME ARGS...
-    name=$1; shift
-    # shellcheck disable=SC2086
-    exec "$BIN/jace-spawner" submit \
-        "$JACE_SRCDIR/examples/poisson2d.job" --supernode "$SN" -q \
-        --events "$RUN/$name.events" $common "$@" \
-        >"$RUN/$name.out" 2>"$RUN/$name.err"
-}
-run_job one --set job/tasks=1 --set job/spares=8 &
+endless_job one "$SN" --set job/mapping=simple \
+    --set job/tasks=1 --set job/spares=8 &
 one=$!
 wait_for 60 all_iterate "$RUN/one.events" 1
 [ "$(daemon_of one 0)" = a1 ] \
@@ -47,7 +36,8 @@ kill -STOP "$one"
 spares_free () { count_is 9 "$SN" '.state == "free"'; }
 check "while job one's spawner is stopped, its spares go free" \
     wait_for 30 spares_free
-run_job two --set job/tasks=9 --set job/spares=0 &
+endless_job two "$SN" --set job/mapping=simple \
+    --set job/tasks=9 --set job/spares=0 &
 two=$!
 check "job two runs its 9 tasks on them and f1" \
     wait_for 60 all_iterate "$RUN/two.events" 9

@@ -19,25 +19,11 @@ start_daemon s1 --cluster A --supernode "$SN_one" --supernode "$SN_two" \
     --power 1
 check "the super-nodes list the 2 daemons" wait_for 15 count_is 2 "$SN_two"
 
-common="--set problem/n=64 --set job/tolerance=1e-300 \
-        --set job/stall_snapshots=0 --set job/mapping=simple \
-        --set job/max_seconds=240 --set job/reserve_timeout=200"
-#  The spawner itself, so that $! is its pid (to stop it)
-run_job () {        #  run_job NAME ARGS...
-    name=$1; shift
-    # shellcheck disable=SC2086
-    exec "$BIN/jace-spawner" submit \
-        "$JACE_SRCDIR/examples/poisson2d.job" --supernode "$SN_two" -q \
-        --events "$RUN/$name.events" $common "$@" \
-        >"$RUN/$name.out" 2>"$RUN/$name.err"
-}
-run_job one --set job/tasks=1 --set job/spares=1 &
+endless_job one "$SN_two" --set job/mapping=simple \
+    --set job/tasks=1 --set job/spares=1 &
 one=$!
 wait_for 60 all_iterate "$RUN/one.events" 1
-state_of () {       #  state_of DAEMON: its state and whose it is
-    nodes_json "$SN_two" | jq -r ".[] | select(.id == \"$1\")
-                                  | \"\(.state) \(.job)\(.held_for)\""
-}
+state_of () { held_state "$SN_two" "$1"; }
 is_state () { [ "$(state_of "$1")" = "$2" ]; }
 [ "$(daemon_of one 0)" = a1 ] && is_state s1 "leased $(event one submit | jq -r .job)"
 ok $? "job one runs on a1, s1 is its spare"
@@ -46,7 +32,8 @@ start_daemon f1 --cluster A --supernode "$SN_two" --power 8
 wait_for 15 count_is 3 "$SN_two"
 kill -STOP "$one"
 wait_for 30 is_state s1 "free "
-run_job two --set job/tasks=1 --set job/spares=1 &
+endless_job two "$SN_two" --set job/mapping=simple \
+    --set job/tasks=1 --set job/spares=1 &
 two=$!
 wait_for 60 all_iterate "$RUN/two.events" 1
 id_two=$(event two submit | jq -r .job)
