@@ -225,10 +225,10 @@ s_add_id (jace_msg_t *msg, const char *id)
 }
 
 static void
-s_release_one (spawner_lease_t *self, const jace_node_t *node)
+s_release_one (spawner_lease_t *self, const char *id)
 {
     jace_msg_t *release = s_lease_msg (self, JACE_MSG_RELEASE);
-    s_add_id (release, node->id);
+    s_add_id (release, id);
     jace_msg_send (&release, self->dealer);
 }
 
@@ -425,12 +425,12 @@ s_on_grant (spawner_lease_t *self, jace_msg_t *grant)
             //  one did not, and the daemon would refuse the task.
             zsys_warning ("spawner: granted daemon '%s' has no application "
                           "'%s', given back", node->id, self->app);
-            s_release_one (self, node);
+            s_release_one (self, node->id);
             continue;
         }
         bool by_id = *node->id && zhashx_lookup (self->wanted, node->id);
         if (!by_id && (self->shortfall == 0 || !*node->id)) {
-            s_release_one (self, node);
+            s_release_one (self, node->id);
             continue;
         }
         s_hold (self, node);
@@ -681,11 +681,8 @@ spawner_lease_drop (spawner_lease_t *self, const char *id)
     //  ours): renewed, it stayed leased to us, idle, for good, and a job
     //  waiting for a daemon failed beside it.  A super-node releases only
     //  a daemon our lease holds.
-    if (self->dealer) {
-        jace_msg_t *release = s_lease_msg (self, JACE_MSG_RELEASE);
-        s_add_id (release, id);
-        jace_msg_send (&release, self->dealer);
-    }
+    if (self->dealer)
+        s_release_one (self, id);
 }
 
 void
@@ -821,7 +818,7 @@ spawner_lease_release_spare (spawner_lease_t *self, size_t index)
     assert (self);
     size_t slot = s_spare_slot (self, index);
     assert (slot < self->held_count);
-    s_release_one (self, &self->held [slot]);
+    s_release_one (self, self->held [slot].id);
     zhash_delete (self->known, self->held [slot].id);
     zhash_delete (self->tokens, self->held [slot].id);
     self->held_count--;

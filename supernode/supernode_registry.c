@@ -410,6 +410,8 @@ zlist_t *
 supernode_registry_untold (supernode_registry_t *self)
 {
     assert (self);
+    if (zlist_size (self->untold) == 0)
+        return NULL;            //  Called after every message: no garbage
     zlist_t *ids = self->untold;
     for (char *id = (char *) zlist_first (ids); id;
          id = (char *) zlist_next (ids)) {

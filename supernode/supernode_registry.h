@@ -137,7 +137,7 @@ const char *
 
 //  The ids of the daemons whose lease changed (leased, freed, lapsed,
 //  taken back) since the last call, each once: they are to be told.  The
-//  caller destroys the list.
+//  caller destroys the list; NULL when there is none.
 zlist_t *
     supernode_registry_untold (supernode_registry_t *self);
 

@@ -523,6 +523,8 @@ static void
 s_tell_leases (server_t *self)
 {
     zlist_t *ids = supernode_registry_untold (self->registry);
+    if (!ids)
+        return;
     for (char *id = (char *) zlist_first (ids); id;
          id = (char *) zlist_next (ids)) {
         zframe_t *route = (zframe_t *) zhashx_lookup (self->routes, id);
