@@ -1380,28 +1380,37 @@ s_unavailable (server_t *self)
 //  A task that has found no daemon off the clusters drained before for
 //  half its job/reserve_timeout may go back to them: their daemons still
 //  run, and a job failed for want of daemons loses all the drain kept.
-//  Not while a drain runs: its moves need its cluster kept off.
+//  A drain under way gives way at once, on the first listing taken since
+//  the task lost its daemon (`fresh`): a drain short of room leaves its
+//  tasks running where they are, but this one runs nowhere, and the job
+//  with it.  A spare a drain moved a task to, since leased to another
+//  job, left the task without a daemon for 47 s while its old one sat
+//  free on the drained cluster.
 static void
-s_readmit_drained (server_t *self, size_t rank, int64_t now)
+s_readmit_drained (server_t *self, size_t rank, bool fresh, int64_t now)
 {
     char names [256];
     spawner_mapper_excluded_names (self->mapper, names, sizeof names);
     double limit = spawner_job_reserve_timeout (self->job);
-    if (!*names
-    ||  now - self->tasks [rank].assigned_at < (int64_t) (limit * 500))
+    bool waited = now - self->tasks [rank].assigned_at
+               >= (int64_t) (limit * 500);
+    if (!*names || !(waited || (*self->draining && fresh)))
         return;
-    //  A drain under way gives way too: the job would fail for want of
-    //  daemons while the drained cluster's sat free (a drain whose steps
-    //  waited for room, crashes using up the daemons elsewhere).
+    char how [64];
+    if (waited)
+        snprintf (how, sizeof how, "in %.0f s", limit / 2);
+    else
+        snprintf (how, sizeof how, "on the grid as it is since it lost "
+                  "its own");
     if (*self->draining) {
         char why [128];
-        snprintf (why, sizeof why, "task %zu found no daemon off it in "
-                  "%.0f s", rank, limit / 2);
+        snprintf (why, sizeof why, "task %zu found no daemon off it %s",
+                  rank, how);
         s_stop_drain (self, why);
     }
-    zsys_warning ("spawner: task %zu found no daemon off drained %s in "
-                  "%.0f s: their daemons may take tasks again, rather than "
-                  "the job fail", rank, names, limit / 2);
+    zsys_warning ("spawner: task %zu found no daemon off drained %s %s: "
+                  "their daemons may take tasks again, rather than the job "
+                  "fail", rank, names, how);
     spawner_events_write (self->events, "drain_undone", ",\"task\":%zu,"
                           "\"clusters\":\"%s\"", rank, names);
     spawner_mapper_readmit_all (self->mapper);
@@ -1477,7 +1486,7 @@ s_replace_by_mapping (server_t *self, size_t rank, int64_t now)
                          why);
             snprintf (task->why, sizeof task->why, "%s", why);
         }
-        s_readmit_drained (self, rank, now);
+        s_readmit_drained (self, rank, fresh, now);
         return false;
     }
     snprintf (task->why, sizeof task->why, "%s", why);

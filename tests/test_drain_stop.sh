@@ -9,8 +9,9 @@
 #  stays, the others stay on X).  Y, the other of A and B, is drained in
 #  turn and waits likewise; the task it moved is crashed, and no daemon
 #  off Y is left for it.  The job used to wait job/reserve_timeout and
-#  fail "for want of daemons" while Y's sat free; now, after half that
-#  time, the drain gives way, the task goes on Y, and the job verifies.
+#  fail "for want of daemons" while Y's sat free; then, after half that
+#  time, the drain gave way; now it does on the first listing that finds
+#  no daemon off Y, the task goes on Y, and the job verifies.
 #  Steps wait for checkpoints, taken every 3 iterations.  The job's last
 #  round waits for a file the test creates once it is done with the job
 #  (exchange/hold_file), so the job outlasts all this on any machine.
