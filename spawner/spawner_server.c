@@ -132,7 +132,15 @@ typedef struct {
 } repeat_t;
 
 //  A link to a daemon we fenced: kept to tell it again, and to hear it
-//  say it dropped our task
+//  say it dropped our task.  Kept until it says so, and at most
+//  FENCED_EXTRA more than the job has tasks, the oldest going first: most
+//  fenced daemons are dead, and each link held a descriptor (and retried
+//  its connection ten times a second) for the rest of the job; a spawner
+//  limited to 100 descriptors aborted after 52 replacements.  A daemon
+//  whose link was let go and that still runs our task hears that the job
+//  moved on from its neighbours' epochs, and leaves it at job/
+//  orphan_timeout, or when its super-node says the job is over.
+#define FENCED_EXTRA 8
 typedef struct {
     zsock_t *link;              //  DEALER to its control endpoint
     char id [JACE_ID_MAX];      //  Its daemon
@@ -587,6 +595,19 @@ s_repeat_due (repeat_t *repeat, uint64_t *held)
     return true;
 }
 
+//  Close the link to fenced daemon `index`: it dropped our task, or it
+//  is the oldest of too many
+static void
+s_let_fenced_go (server_t *self, size_t index)
+{
+    assert (index < self->fenced_count);
+    zsock_destroy (&self->fenced [index].link);
+    memmove (&self->fenced [index], &self->fenced [index + 1],
+             (self->fenced_count - index - 1) * sizeof (fenced_t));
+    self->fenced_count--;
+    self->items_dirty = true;
+}
+
 //  The daemon of `task` is no longer the task's: tell it to stop (it may
 //  be frozen and read it later), keep its link to answer it with STOP
 //  again if it speaks, and never lease it again for this job.
@@ -598,6 +619,8 @@ s_fence (server_t *self, spawner_task_t *task, const char *reason)
         jace_msg_t *stop = s_job_msg (self, JACE_MSG_STOP, task);
         jace_msg_set_reason (stop, reason);
         s_send_job (self, &stop, task->link);
+        if (self->fenced_count >= self->task_count + FENCED_EXTRA)
+            s_let_fenced_go (self, 0);
         self->fenced = (fenced_t *) realloc (self->fenced,
             (self->fenced_count + 1) * sizeof (fenced_t));
         assert (self->fenced);
@@ -1885,6 +1908,7 @@ s_recv_fenced (server_t *self, size_t index)
                                   "\"%s\",\"stopped\":true",
                                   fenced->id);
         jace_msg_destroy (&msg);
+        s_let_fenced_go (self, index);      //  Nothing left to tell it
         return;
     }
     int64_t now = zclock_mono ();
