@@ -10,6 +10,7 @@
     =========================================================================
 */
 #include "spawner_lease.h"
+#include "spawner_nodes.h"
 
 #define LEASE_RENEW_MSEC 500
 #define LEASE_MSEC 5000
@@ -63,6 +64,7 @@ struct _spawner_lease_t {
     size_t shortfall;           //  Daemons wanted beyond the spares
     char cluster [JACE_ID_MAX]; //  Cluster to prefer, or ""
     char app [JACE_ID_MAX];     //  The job's application, or "" for any
+    size_t lacking_app;         //  Free daemons without it, last listed
     bool grant_heard;           //  The last RESERVE was answered
     int64_t next_request;       //  When to send the next RESERVE, or 0
     int64_t next_renewal;       //  When to renew the lease
@@ -457,33 +459,6 @@ s_on_grant (spawner_lease_t *self, jace_msg_t *grant)
     return kept;
 }
 
-//  The listing as this job sees it: a daemon without the job's
-//  application is shown taken, so that no plan chooses it (it still
-//  counts in its cluster's links).  Consumes *listing_p.
-static jace_msg_t *
-s_listing_for_app (spawner_lease_t *self, jace_msg_t **listing_p)
-{
-    jace_msg_t *listing = *listing_p;
-    *listing_p = NULL;
-    if (!*self->app)
-        return listing;
-    jace_msg_t *seen = jace_msg_new (JACE_MSG_STATUS_REPLY);
-    jace_msg_set_sender (seen, jace_msg_sender (listing));
-    zhash_t *params = jace_msg_params (listing);
-    for (const char *value = (const char *) zhash_first (params); value;
-         value = (const char *) zhash_next (params))
-        jace_msg_set_param (seen, zhash_cursor (params), value);
-    for (size_t i = 0; i < jace_msg_node_count (listing); i++) {
-        jace_node_t node = *jace_msg_node (listing, i);
-        if (node.state == JACE_NODE_FREE
-        &&  !jace_node_has_app (&node, self->app))
-            node.state = JACE_NODE_LEASED;
-        jace_msg_add_node (seen, &node);
-    }
-    jace_msg_destroy (&listing);
-    return seen;
-}
-
 //  The super-nodes a listing names (the peers of ours) that we did not
 //  know: they go after those given, in the failover order.
 static void
@@ -533,7 +508,8 @@ spawner_lease_recv (spawner_lease_t *self)
         s_learn_supernodes (self, msg);
         self->listing_asked = 0;
         jace_msg_destroy (&self->listing);
-        self->listing = s_listing_for_app (self, &msg);
+        self->listing = spawner_nodes_for_app (&msg, self->app,
+                                               &self->lacking_app);
     }
     jace_msg_destroy (&msg);
     return kept;
@@ -854,6 +830,13 @@ spawner_lease_listing (spawner_lease_t *self)
     jace_msg_t *listing = self->listing;
     self->listing = NULL;
     return listing;
+}
+
+size_t
+spawner_lease_lacking_app (spawner_lease_t *self)
+{
+    assert (self);
+    return self->lacking_app;
 }
 
 bool

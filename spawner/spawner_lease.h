@@ -199,6 +199,11 @@ void
 jace_msg_t *
     spawner_lease_listing (spawner_lease_t *self);
 
+//  How many free daemons of the last listing lack the job's application
+//  (shown taken in it)
+size_t
+    spawner_lease_lacking_app (spawner_lease_t *self);
+
 //  Events worth logging since the last call: failovers.  Returns the
 //  super-node given up, or NULL; the caller frees it.
 char *

@@ -108,7 +108,10 @@ spawner_mapper_busy_elsewhere (spawner_mapper_t *self, const char *job_id)
     for (size_t i = 0; self->listing && i < jace_msg_node_count (self->listing);
          i++) {
         const jace_node_t *node = jace_msg_node (self->listing, i);
-        busy += node->state != JACE_NODE_FREE && !streq (node->job, job_id);
+        //  Job "": free, but without the job's application
+        //  (spawner_nodes_for_app); no job's end frees it for us
+        busy += node->state != JACE_NODE_FREE && *node->job
+             && !streq (node->job, job_id);
     }
     return busy;
 }

@@ -181,8 +181,39 @@ spawner_nodes_security (const char *keys_dir, const char *cert)
     jace_security_t *security = jace_security_new (keys_dir,
         cert ? cert : "spawner", reason, sizeof reason);
     if (!security)
-        fprintf (stderr, "jace-spawner: %s\n", reason);
+        fprintf (stderr, "%s: %s\n", program_invocation_short_name, reason);
     return security;
+}
+
+jace_msg_t *
+spawner_nodes_for_app (jace_msg_t **listing_p, const char *app,
+                       size_t *lacking)
+{
+    assert (listing_p && *listing_p && app);
+    jace_msg_t *listing = *listing_p;
+    *listing_p = NULL;
+    if (lacking)
+        *lacking = 0;
+    if (!*app)
+        return listing;
+    jace_msg_t *seen = jace_msg_new (JACE_MSG_STATUS_REPLY);
+    jace_msg_set_sender (seen, jace_msg_sender (listing));
+    zhash_t *params = jace_msg_params (listing);
+    for (const char *value = (const char *) zhash_first (params); value;
+         value = (const char *) zhash_next (params))
+        jace_msg_set_param (seen, zhash_cursor (params), value);
+    for (size_t i = 0; i < jace_msg_node_count (listing); i++) {
+        jace_node_t node = *jace_msg_node (listing, i);
+        if (node.state == JACE_NODE_FREE && !jace_node_has_app (&node, app)) {
+            node.state = JACE_NODE_LEASED;
+            *node.job = 0;
+            if (lacking)
+                (*lacking)++;
+        }
+        jace_msg_add_node (seen, &node);
+    }
+    jace_msg_destroy (&listing);
+    return seen;
 }
 
 //  The links between clusters the super-nodes measured (params

@@ -34,6 +34,15 @@ jace_msg_t *
 jace_security_t *
     spawner_nodes_security (const char *keys_dir, const char *cert);
 
+//  The listing as a job of application `app` sees it: a free daemon
+//  without `app` is shown leased to no job (job ""), so that no plan
+//  chooses it (it still counts in its cluster's links); `app` "" keeps
+//  the listing as it is.  Consumes *listing_p; stores how many free
+//  daemons lack `app` in *lacking (may be NULL).
+jace_msg_t *
+    spawner_nodes_for_app (jace_msg_t **listing_p, const char *app,
+                           size_t *lacking);
+
 //  Query and print.  Returns 0, or 1 with the reason on stderr.
 int
     spawner_nodes_list (const char *supernode, const char *keys_dir,

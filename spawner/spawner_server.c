@@ -3931,6 +3931,21 @@ s_check_scatter_root (server_t *self)
     return -1;
 }
 
+//  A plan that failed on a grid whose free daemons lack the job's
+//  application says so: "4 free daemons" of 97 listed free sent users
+//  looking for jobs that were not there.
+static void
+s_add_lacking_app (server_t *self, char *reason, size_t size)
+{
+    size_t lacking = spawner_lease_lacking_app (self->lease);
+    size_t used = strlen (reason);
+    if (lacking && used < size)
+        snprintf (reason + used, size - used, "; %zu more free daemon%s "
+                  "lack%s application '%s' (jace-daemon --apps)", lacking,
+                  lacking == 1 ? "" : "s", lacking == 1 ? "s" : "",
+                  spawner_job_app (self->job)->name);
+}
+
 //  LEASING: plan on the newest listing (again when a planned daemon was
 //  taken), lease the plan's daemons by id, and place the tasks once they
 //  are all held.
@@ -3945,6 +3960,7 @@ s_lease_step (server_t *self, int64_t now)
         char reason [256] = "";
         if (spawner_mapper_plan (self->mapper, self->lease, self->refused,
                                  reason, sizeof reason)) {
+            s_add_lacking_app (self, reason, sizeof reason);
             if (!streq (reason, self->plan_failure)) {
                 zsys_notice ("spawner: job %s cannot be placed yet: %s",
                              self->id, reason);

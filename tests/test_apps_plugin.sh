@@ -14,7 +14,7 @@
 #  a plugin of another ABI, are refused with what was wrong.
 . "$(dirname "$0")/lib.sh"
 lib_init medium
-plan 21
+plan 23
 
 trap '[ -n "${inst_bin:-}" ] && "$inst_bin/jace-grid" stop --run "$RUN/grid" \
     >/dev/null 2>&1; lib_cleanup' EXIT
@@ -149,6 +149,19 @@ ok $? "a RESERVE for advdiff, by count or by id, never gets noapp"
 "$inst_bin/jace-map" --job "$RUN/advdiff/advdiff.job" \
     --platform "$RUN/one.platform" >"$RUN/map.out" 2>&1
 ok $? "jace-map maps a job of the plugin"
+#  ... on the live grid too, leaving out noapp, the fastest, as the
+#  spawner does (it placed a task there, where the spawner could not)
+"$inst_bin/jace-map" --job "$RUN/advdiff/advdiff.job" --supernode "$sn" \
+    --tasks 4 --json >"$RUN/map-live.json" 2>&1
+jq -e '.without_app == 1 and (.results [0].mapping | length == 4
+       and (index("noapp") | not))' "$RUN/map-live.json" >/dev/null
+ok $? "jace-map --supernode leaves out the daemon without the plugin"
+#  A job the grid's daemons with the plugin cannot hold says why
+submit short "$RUN/advdiff/advdiff.job" "$sn" --set job/tasks=5 \
+    --set job/spares=0 --set job/reserve_timeout=2
+[ $? -ne 0 ] && grep -q "1 more free daemon lacks application 'advdiff'" \
+    "$RUN/short.err" && ! grep -q "held by other jobs" "$RUN/short.err"
+ok $? "a job short of daemons with its application says that is why"
 
 #  A job names an application; it never ships code.
 job=$RUN/advdiff/advdiff.job

@@ -103,9 +103,15 @@ s_print_plan (spawner_live_t *live, spawner_plan_t *plan,
               size_t spares_wanted, bool json, bool first)
 {
     if (json) {
-        printf ("%s{\"algorithm\": \"%s\", \"predicted_et_seconds\": %.17g, "
+        //  A platform of powers near 0 predicts an infinite time, which
+        //  JSON cannot say ("inf" made the whole output unreadable)
+        char predicted [32] = "null";
+        if (isfinite (plan->predicted_seconds))
+            snprintf (predicted, sizeof predicted, "%.17g",
+                      plan->predicted_seconds);
+        printf ("%s{\"algorithm\": \"%s\", \"predicted_et_seconds\": %s, "
                 "\"plan_msec\": %.6g, \"mapping\": [", first ? "" : ", ",
-                plan->mapping, plan->predicted_seconds, plan->plan_msec);
+                plan->mapping, predicted, plan->plan_msec);
         for (size_t task = 0; task < plan->tasks; task++) {
             printf ("%s", task ? ", " : "");
             s_json_string (spawner_live_node (live,
@@ -210,8 +216,16 @@ s_run (options_t *options)
     platform_t *platform = NULL;
     jace_msg_t *listing = NULL;
     spawner_live_t *probe = NULL;
-    if (s_source (options, &platform, &listing) == 0)
+    size_t lacking = 0;
+    if (s_source (options, &platform, &listing) == 0) {
+        //  As the spawner sees the grid: daemons without the job's
+        //  application taken (jace-map chose them, the spawner did not)
+        if (listing)
+            listing = spawner_nodes_for_app (&listing,
+                                             spawner_job_app (job)->name,
+                                             &lacking);
         probe = s_live (options, platform, listing);
+    }
     if (!probe) {
         tig_destroy (&tig);
         platform_destroy (&platform);
@@ -231,10 +245,11 @@ s_run (options_t *options)
         s_json_string (source);
         printf (", \"daemons\": %zu, \"clusters\": %zu, "
                 "\"links_measured\": %zu, \"links_total\": %zu, "
-                "\"hd\": %.17g, \"results\": [", daemons,
+                "\"hd\": %.17g, \"without_app\": %zu, \"results\": [",
+                daemons,
                 platform_cluster_count (spawner_live_platform (probe)),
                 spawner_live_links_measured (probe),
-                spawner_live_links_total (probe), hd);
+                spawner_live_links_total (probe), hd, lacking);
     }
     else
         printf ("job %s: %s, %zu tasks, %" PRId64 " spares wanted\n"
@@ -245,6 +260,10 @@ s_run (options_t *options)
                 platform_cluster_count (spawner_live_platform (probe)),
                 spawner_live_links_measured (probe),
                 spawner_live_links_total (probe), hd);
+    if (lacking && !options->json)
+        printf ("%zu free daemon%s without application %s, left out\n",
+                lacking, lacking == 1 ? "" : "s",
+                spawner_job_app (job)->name);
     spawner_live_destroy (&probe);
     const char *single [] = { algorithm, NULL };
     const char *const *names = streq (algorithm, "all") ? spawner_plan_list ()
