@@ -4354,16 +4354,21 @@ s_adopt_tasks (server_t *self, zlist_t *answers, zlist_t *listed,
             //  Not listed working for the job: the super-nodes forgot it,
             //  silent past their timeout while the job had no spawner.
             //  A failure of the job, not a daemon the resume let go.
-            if (listed && !zlist_exists (listed, id)) {
+            if (listed && !zlist_exists (listed, id))
                 s_give_up_daemon (self, rank, "dead", -1, "gone from the "
                                   "grid while the job had no spawner");
-                continue;
+            else {
+                s_give_up_daemon (self, rank, "unadopted", -1,
+                                  "did not answer the resume");
+                self->resume_moves++;
             }
-            s_give_up_daemon (self, rank, "unadopted", -1,
-                              "did not answer the resume");
-            self->resume_moves++;
-            //  Not dead: if it lives, the resume told it to stop
-            //  (spawner_resume_gather), and it is free to replace a task.
+            //  Not dead to the mapping: if it lives, the resume told it to
+            //  stop (spawner_resume_gather), and it may replace a task if
+            //  the grid lists it free.  A spawner killed during the
+            //  scatter left daemons leased but never assigned: free once
+            //  its lease lapsed, and kept dead, they were not used again,
+            //  and the resumed job failed "for want of daemons" beside
+            //  five of them.
             zlist_remove (self->dead, id);
             spawner_lease_forget (self->lease, id);
         }
