@@ -166,7 +166,10 @@ s_open (mmio_reader_t *reader, const char *path, char *error,
     reader->error = error;
     reader->error_size = error_size;
     reader->nul_offset = -1;
-    reader->fd = open (path, O_RDONLY | O_CLOEXEC);
+    //  Without blocking: a FIFO (or device) nobody writes to held the
+    //  spawner in open() for good, before the check below could say what
+    //  it is
+    reader->fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (reader->fd < 0) {
         solvers_set_error (error, error_size, "%s: cannot open: %s", path,
                            strerror (errno));
@@ -182,6 +185,7 @@ s_open (mmio_reader_t *reader, const char *path, char *error,
         reader->fd = -1;
         return -1;
     }
+    fcntl (reader->fd, F_SETFL, fcntl (reader->fd, F_GETFL) & ~O_NONBLOCK);
     reader->file_size = (int64_t) status.st_size;
     posix_fadvise (reader->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     reader->buffer = solvers_malloc (MMIO_BUFFER_SIZE + 1);

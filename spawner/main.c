@@ -330,7 +330,9 @@ s_check (const char *command, arguments_t *args)
     else
     if (streq (command, "drain")
     &&  (!args->cluster || !*args->cluster) == !args->stop_drain)
-        missing = "drain needs one of --cluster NAME or --stop";
+        missing = args->stop_drain
+                ? "drain takes --cluster NAME or --stop, not both"
+                : "drain needs one of --cluster NAME or --stop";
     if (missing) {
         fprintf (stderr, PROGRAM ": %s\n", missing);
         return 2;

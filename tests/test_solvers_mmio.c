@@ -9,6 +9,7 @@
 #include "solvers.h"
 #include "tap.h"
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 //  Source tree for running by hand, when make check did not set JACE_SRCDIR
@@ -209,6 +210,14 @@ s_test_corrupt (const char *dir)
     ok (mmio_read_matrix (dir, &A, error, sizeof (error)) == -1,
         "a directory is rejected, not crashed on");
     diag ("directory gives: %s", error);
+    //  A FIFO nobody writes to: open() used to block for good
+    char fifo [512];
+    snprintf (fifo, sizeof fifo, "%s/fifo.mtx", dir);
+    ok (mkfifo (fifo, 0600) == 0
+        && mmio_read_matrix (fifo, &A, error, sizeof (error)) == -1
+        && s_error_is (error, fifo, ": not a regular file"),
+        "a FIFO is rejected at once, not waited on");
+    unlink (fifo);
 }
 
 static void
@@ -706,7 +715,7 @@ main (void)
     openblas_set_num_threads (1);
     size_t cases = sizeof (matrix_cases) / sizeof (matrix_cases [0])
                  + sizeof (vector_cases) / sizeof (vector_cases [0]);
-    tap_plan ((int) cases + 5 + 6 + 9 + 13 + 2 + 5 + 3 + 5 + 1 + 1);
+    tap_plan ((int) cases + 5 + 6 + 9 + 13 + 2 + 5 + 3 + 5 + 1 + 1 + 1);
     const char *base = getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp";
     char dir [256];
     snprintf (dir, sizeof (dir), "%s/test_solvers_mmio.XXXXXX", base);
