@@ -22,7 +22,11 @@
 #define PLATFORM_LATENCY_MAX_US 1e8
 #define PLATFORM_BANDWIDTH_MIN_MBPS 1e-3
 #define PLATFORM_BANDWIDTH_MAX_MBPS 1e9     //  jace-grid --netns: "free"
+//  What jace-daemon takes for --power and --speed: a file the virtual
+//  grid cannot start (speed 0.0001) was mapped by jace-map as if it could
+#define PLATFORM_POWER_MIN 1e-9
 #define PLATFORM_POWER_MAX 1e6
+#define PLATFORM_SPEED_MIN 1e-3
 //  Cluster names name daemons, files and processes (jace-grid)
 #define PLATFORM_NAME_MAX 40
 
@@ -203,8 +207,9 @@ s_parse_speeds (parser_t *parser, zpl_t *item, cluster_t *cluster)
         if (end == cursor || errno || !isfinite (speed)
         ||  (*end && !isspace ((unsigned char) *end)))
             return s_fail (parser, field, "speeds holds a non-number");
-        if (speed <= 0 || speed > 1)
-            return s_fail (parser, field, "speed %g is out of (0, 1]", speed);
+        if (speed < PLATFORM_SPEED_MIN || speed > 1)
+            return s_fail (parser, field, "speed %g is out of [%g, 1]", speed,
+                           PLATFORM_SPEED_MIN);
         if (count < cluster->nodes)
             cluster->speeds [count] = speed;
         count++;
@@ -262,16 +267,19 @@ s_parse_cluster (parser_t *parser, zpl_t *item, cluster_t *cluster,
     if (cluster->nodes > PLATFORM_NODES_MAX)
         return s_fail (parser, zpl_locate (item, "nodes"), "more than %d "
                        "nodes in all", PLATFORM_NODES_MAX);
-    if (speed <= 0 || speed > 1)
+    if (speed < PLATFORM_SPEED_MIN || speed > 1)
         return s_fail (parser, zpl_locate (item, "speed"),
-                       "speed %g is out of (0, 1]", speed);
+                       "speed %g is out of [%g, 1]", speed,
+                       PLATFORM_SPEED_MIN);
     if (zpl_locate (item, "speed") && zpl_locate (item, "speeds"))
         return s_fail (parser, zpl_locate (item, "speeds"),
                        "speed and speeds both given: speeds sets every "
                        "node's, give one of them");
-    if (cluster->power <= 0 || cluster->power > PLATFORM_POWER_MAX)
+    if (cluster->power < PLATFORM_POWER_MIN
+    ||  cluster->power > PLATFORM_POWER_MAX)
         return s_fail (parser, zpl_locate (item, "power"),
-                       "power must be in (0, %g]", PLATFORM_POWER_MAX);
+                       "power must be in [%g, %g]", PLATFORM_POWER_MIN,
+                       PLATFORM_POWER_MAX);
     cluster->speeds = (double *) malloc (cluster->nodes * sizeof (double));
     assert (cluster->speeds);
     for (size_t node = 0; node < cluster->nodes; node++)

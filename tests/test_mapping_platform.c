@@ -119,9 +119,14 @@ s_test_bad (void)
           "        nodes = 2\n        supernodes = 0\n",
           "line 3: no cluster has a super-node" },
         { "    cluster\n        name = A\n        nodes = 2\n"
-          "        speed = 1.5\n", "line 6: speed 1.5 is out of (0, 1]" },
+          "        speed = 1.5\n", "line 6: speed 1.5 is out of [0.001, 1]" },
         { "    cluster\n        name = A\n        nodes = 2\n"
-          "        speed = 0\n", "out of (0, 1]" },
+          "        speed = 0\n", "out of [0.001, 1]" },
+        //  jace-daemon takes no slower speed: the grid could not start
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "        speed = 0.0001\n", "line 6: speed 0.0001 is out of [0.001, 1]" },
+        { "    cluster\n        name = A\n        nodes = 2\n"
+          "        power = 1e-300\n", "line 6: power must be in [1e-09, 1e+06]" },
         { "    cluster\n        name = A\n        nodes = 3\n"
           "        speeds = \"1 0.5\"\n", "speeds has 2 values for 3 nodes" },
         { "    cluster\n        name = A\n        nodes = 2\n"
@@ -168,7 +173,7 @@ s_test_bad (void)
         { "    backbone\n        bandwidth_mbps = 1e-30\n",
           "line 4: bandwidth_mbps must be in [0.001, 1e+09]" },
         { "    cluster\n        name = A\n        nodes = 2\n"
-          "        power = 1e308\n", "line 6: power must be in (0, 1e+06]" },
+          "        power = 1e308\n", "line 6: power must be in [1e-09, 1e+06]" },
         //  Read once, or refused: the first of two was read, silently
         { "    cluster\n        name = A\n        nodes = 4\n"
           "        nodes = 2\n",
@@ -464,7 +469,7 @@ s_test_shared (void)
 int
 main (void)
 {
-    tap_plan (96);
+    tap_plan (98);
     s_test_good ();
     s_test_shared ();
     s_test_bad ();

@@ -770,10 +770,10 @@ s_start_daemon (launcher_t *self, size_t cluster, size_t node)
     s_argv_push (&args, "--cluster");
     s_argv_push (&args, "%s", cluster_name);
     s_argv_push (&args, "--speed");
-    s_argv_push (&args, "%g",
+    s_argv_push (&args, "%.17g",
                  platform_node_speed (self->platform, cluster, node));
     s_argv_push (&args, "--power");
-    s_argv_push (&args, "%g",
+    s_argv_push (&args, "%.17g",
                  platform_node_power (self->platform, cluster, node));
     //  The daemons emulate the platform's links between their clusters,
     //  sharing those it shares; in a testbed, only their latency.
