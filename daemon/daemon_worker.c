@@ -51,8 +51,14 @@ typedef enum {
     WORKER_HALTED               //  Stopped iterating (max iterations)
 } worker_state_t;
 
-//  Longest wait for every task's request list after START.
-#define EXCHANGE_TIMEOUT_MSEC 30000
+//  Longest wait after START with nothing new from the set-up exchange
+//  (request lists, pieces of its first round, copies): job/setup_timeout
+//  seconds, by default this.  It counts from the last news, not from
+//  START: under a load of 25-100, healthy daemons of a 576 MB job gave
+//  their tasks up after a fixed 30 s while one slow task still built its
+//  block, their replacements waited on the same task, and the job failed
+//  for want of daemons.
+#define SETUP_TIMEOUT_SECONDS 60
 //  A set-up that waits this long says in the log what for, and again
 //  each time as long: one replacement sat 5 s before its first
 //  iteration, and nothing said why.
@@ -107,6 +113,8 @@ typedef struct {
     int64_t max_iterations;     //  Iteration cap, or 0
     bool synchronous;           //  job/mode = sync: wait for neighbours
     int64_t exchange_deadline;  //  Give up the request exchange then
+    int64_t setup_timeout_msec; //  ... that long after its last news
+    char exchange_missing [256];    //  What it waited for at that news
     int64_t exchange_reported;  //  Last said what it waits for
     int64_t quiet_iterations;   //  Consecutive iterations under tolerance
     bool verify_pause;          //  Pause before the next iteration: the
@@ -726,6 +734,8 @@ s_on_assign (worker_t *self, jace_msg_t **assign_p)
         "job/converge_iterations", 10);
     self->max_iterations = jace_task_param_int (self->task,
         "job/max_iterations", 0);
+    self->setup_timeout_msec = (int64_t) (1000 * jace_task_param_double (
+        self->task, "job/setup_timeout", SETUP_TIMEOUT_SECONDS));
     int64_t copies = jace_task_param_int (self->task, "checkpoint/copies", 2);
     self->checkpoint_copies = copies < 0 ? 0 : copies > COPIES_MAX
                             ? COPIES_MAX : (size_t) copies;
@@ -926,7 +936,8 @@ s_on_start (worker_t *self, jace_msg_t *start)
     else
     if (jace_task_epoch (self->task) > 1)
         s_begin_fetch (self);
-    self->exchange_deadline = zclock_mono () + EXCHANGE_TIMEOUT_MSEC;
+    self->exchange_deadline = zclock_mono () + self->setup_timeout_msec;
+    *self->exchange_missing = 0;
     self->exchange_reported = zclock_mono ();
     self->state = WORKER_EXCHANGING;
 }
@@ -1693,19 +1704,29 @@ s_exchange (worker_t *self)
         return;
     }
     int64_t now = zclock_mono ();
+    char missing [sizeof self->exchange_missing];
+    jace_task_requests_missing (self->task, missing, sizeof missing);
+    if (self->fetching && strlen (missing) + 20 < sizeof missing)
+        strcat (missing, ", checkpoint copies");
+    if (!streq (missing, self->exchange_missing)) {
+        self->exchange_deadline = now + self->setup_timeout_msec;
+        snprintf (self->exchange_missing, sizeof self->exchange_missing,
+                  "%s", missing);
+    }
     if (now >= self->exchange_reported + EXCHANGE_REPORT_MSEC) {
-        char missing [256];
-        jace_task_requests_missing (self->task, missing, sizeof missing);
-        zsys_info ("daemon %s: task %" PRId64 " waits to iterate: %s%s",
-                   self->sender, jace_task_rank (self->task), missing,
-                   self->fetching ? ", checkpoint copies" : "");
+        zsys_info ("daemon %s: task %" PRId64 " waits to iterate: %s",
+                   self->sender, jace_task_rank (self->task), missing);
         self->exchange_reported = now;
     }
     //  Another daemon may well get through: the set-up of a replacement
     //  goes the same way with fresh links.
-    if (zclock_mono () > self->exchange_deadline)
-        s_give_up (self, JACE_REFUSE_BUSY, "request lists of the other "
-                   "tasks did not arrive within 30 s");
+    if (now > self->exchange_deadline) {
+        char why [sizeof missing + 96];
+        snprintf (why, sizeof why, "nothing new in the set-up exchange "
+                  "for %.0f s (job/setup_timeout); waiting for: %s",
+                  self->setup_timeout_msec / 1000.0, missing);
+        s_give_up (self, JACE_REFUSE_BUSY, why);
+    }
 }
 
 //  Serve the spawner's commands (COLLECT, STOP) while the answer just

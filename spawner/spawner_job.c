@@ -56,7 +56,7 @@ struct _spawner_job_t {
 static const char *const s_keys [] = {
     "job/application", "job/tasks", "job/tolerance", "job/max_iterations",
     "job/max_seconds", "job/reserve_timeout", "job/heartbeat_timeout",
-    "job/orphan_timeout", "job/spares", "job/replacement", "job/mapping",
+    "job/orphan_timeout", "job/setup_timeout", "job/spares", "job/replacement", "job/mapping",
     "job/detector", "job/watch_links", "checkpoint/copies",
     "checkpoint/every_iterations", "checkpoint/every_seconds",
     "report/sample_seconds", "job/stall_snapshots", "drain/schedule",
@@ -386,7 +386,8 @@ s_check_job_section (spawner_job_t *self, const char *path, char *reason,
 {
     if (!self->app && s_find_app (self, path, reason, reason_size))
         return -1;
-    double tasks, max_iterations, heartbeat_timeout, orphan_timeout;
+    double tasks, max_iterations, heartbeat_timeout, orphan_timeout,
+           setup_timeout;
     if (s_number (self, "job/tasks", 1, JACE_NODES_MAX, 1, &tasks, path,
                   reason, reason_size)
     ||  s_number (self, "job/tolerance", 1e-300, 1, 1e-6, &self->tolerance,
@@ -400,7 +401,9 @@ s_check_job_section (spawner_job_t *self, const char *path, char *reason,
     ||  s_number (self, "job/heartbeat_timeout", 100, 1e8, 3000,
                   &heartbeat_timeout, path, reason, reason_size)
     ||  s_number (self, "job/orphan_timeout", 2, 1e7, 600,
-                  &orphan_timeout, path, reason, reason_size))
+                  &orphan_timeout, path, reason, reason_size)
+    ||  s_number (self, "job/setup_timeout", 1, 1e7, 60, &setup_timeout,
+                  path, reason, reason_size))
         return -1;
     const char *fraction = tasks != floor (tasks) ? "job/tasks"
                          : max_iterations != floor (max_iterations)
