@@ -370,11 +370,13 @@ spawner_plan_replace (const char *mapping, spawner_live_t *live,
     //  Why not its own cluster: a drained one may have free nodes, kept off
     const char *not_own = drained ? "is being drained"
                                   : "has no node available";
+    //  Whether the node was one of the job's spares, in every reason
     if (streq (mapping, "default"))
-        snprintf (why, why_size, "first free daemon in hand-out order");
+        snprintf (why, why_size, "first %s daemon in hand-out order", kind);
     else
     if (streq (mapping, "aiac-qm"))
-        snprintf (why, why_size, "the available node that minimises its ET");
+        snprintf (why, why_size, "the available node that minimises its ET "
+                  "(a %s node of %s)", kind, other);
     else
     if (chosen_cluster == cluster)
         snprintf (why, why_size, "a %s node of its cluster %s", kind, name);
@@ -393,8 +395,8 @@ spawner_plan_replace (const char *mapping, spawner_live_t *live,
         snprintf (why, why_size, "cluster %s %s: the most powerful %s node, "
                   "in %s", name, not_own, kind, other);
     else
-        snprintf (why, why_size, "cluster %s %s: best of the re-sorted "
-                  "clusters, %s", name, not_own, other);
+        snprintf (why, why_size, "cluster %s %s: a %s node of the best "
+                  "of the re-sorted clusters, %s", name, not_own, kind, other);
     return 0;
 }
 
