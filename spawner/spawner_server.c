@@ -1343,11 +1343,12 @@ s_lose_daemon (server_t *self, size_t rank, int64_t silent, const char *why)
 
 //  Task `rank` runs on `node` now, in place of its lost daemon.
 static void
-s_place_replacement (server_t *self, size_t rank, const jace_node_t *node,
-                     int64_t now)
+s_place_replacement (server_t *self, size_t rank, const jace_node_t *node)
 {
     spawner_task_t *task = &self->tasks [rank];
-    int64_t waited = now - task->assigned_at;
+    //  The clock now, not a pass's start: a loss found later in the same
+    //  pass (a long one, under load) gave 0.000 for 0.2 s waited
+    int64_t waited = zclock_mono () - task->assigned_at;
     *task->lost = 0;            //  Its next loss says its own reason
     s_place (self, rank, node);
     self->replacements++;
@@ -1367,7 +1368,7 @@ s_place_replacement (server_t *self, size_t rank, const jace_node_t *node,
 //  The simple mapping with job/replacement = any: a spare the policy
 //  picks, else one more daemon leased, preferring the policy's cluster.
 static bool
-s_replace_by_policy (server_t *self, size_t rank, int64_t now)
+s_replace_by_policy (server_t *self, size_t rank)
 {
     const spawner_replacement_t *policy = spawner_job_replacement (self->job);
     spawner_task_t *task = &self->tasks [rank];
@@ -1384,7 +1385,7 @@ s_replace_by_policy (server_t *self, size_t rank, int64_t now)
     spawner_lease_take (self->lease, (size_t) chosen, &node);
     snprintf (task->why, sizeof task->why, "job/replacement = %s",
               policy->name);
-    s_place_replacement (self, rank, &node, now);
+    s_place_replacement (self, rank, &node);
     return true;
 }
 
@@ -1470,7 +1471,7 @@ s_replace_by_mapping (server_t *self, size_t rank, int64_t now)
         if (index >= 0) {
             jace_node_t node;
             spawner_lease_take (self->lease, (size_t) index, &node);
-            s_place_replacement (self, rank, &node, now);
+            s_place_replacement (self, rank, &node);
             return true;
         }
         //  A grant comes in milliseconds: none for STALE_LISTING_MSEC,
@@ -1518,7 +1519,7 @@ s_replace_by_mapping (server_t *self, size_t rank, int64_t now)
     if (index >= 0) {
         jace_node_t node;
         spawner_lease_take (self->lease, (size_t) index, &node);
-        s_place_replacement (self, rank, &node, now);
+        s_place_replacement (self, rank, &node);
         return true;
     }
     snprintf (task->wanted, sizeof task->wanted, "%s", chosen.id);
@@ -1546,7 +1547,7 @@ s_place_waiting (server_t *self, int64_t now)
         spawner_task_t *task = &self->tasks [rank];
         if (task->phase != SPAWNER_TASK_WAITING)
             continue;
-        if (simple ? s_replace_by_policy (self, rank, now)
+        if (simple ? s_replace_by_policy (self, rank)
                    : s_replace_by_mapping (self, rank, now))
             continue;
         waiting++;
