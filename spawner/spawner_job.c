@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <sys/stat.h>
 
 struct _spawner_job_t {
     zhash_t *params;            //  Flattened "section/key" -> value
@@ -607,6 +608,66 @@ s_check_problem (spawner_job_t *self, const char *path, char *reason,
     return 0;
 }
 
+//  The files a job reads (its matrix and right-hand side), each stamped
+//  with its size and modification time under "stamp/KEY": a resumed job
+//  reads them again, and one rewritten since (values doubled) was
+//  resumed on its old daemons, then failed 90 s later "does not
+//  converge", the advice pointing at the solver.
+static const char *const s_file_keys [] = {
+    "problem/matrix", "problem/rhs", NULL
+};
+
+static bool
+s_file_stamp (const char *file, char *stamp, size_t size)
+{
+    struct stat status;
+    if (stat (file, &status) != 0)
+        return false;
+    snprintf (stamp, size, "%lld %lld.%09ld", (long long) status.st_size,
+              (long long) status.st_mtim.tv_sec, status.st_mtim.tv_nsec);
+    return true;
+}
+
+static void
+s_stamp_files (spawner_job_t *self)
+{
+    for (size_t i = 0; s_file_keys [i]; i++) {
+        const char *file = (const char *) zhash_lookup (self->params,
+                                                        s_file_keys [i]);
+        char stamp [96], key [64];
+        snprintf (key, sizeof key, "stamp/%s", s_file_keys [i]);
+        if (file && s_file_stamp (file, stamp, sizeof stamp))
+            zhash_update (self->params, key, stamp);
+    }
+}
+
+//  True if every stamped file is as it was stamped; else says which not
+static bool
+s_files_unchanged (spawner_job_t *self, const char *what, char *reason,
+                   size_t reason_size)
+{
+    for (size_t i = 0; s_file_keys [i]; i++) {
+        char key [64], stamp [96] = "gone";
+        snprintf (key, sizeof key, "stamp/%s", s_file_keys [i]);
+        const char *then = (const char *) zhash_lookup (self->params, key);
+        const char *file = (const char *) zhash_lookup (self->params,
+                                                        s_file_keys [i]);
+        if (!then || !file)
+            continue;
+        s_file_stamp (file, stamp, sizeof stamp);
+        if (!streq (stamp, then)) {
+            snprintf (reason, reason_size, "%s: %s = %s changed since the "
+                      "job was submitted (size and modification time "
+                      "'%s', now '%s'): its tasks hold the data it had, "
+                      "and it can only go on with the same; put the "
+                      "file back, or cancel the job", what,
+                      s_file_keys [i], file, then, stamp);
+            return false;
+        }
+    }
+    return true;
+}
+
 spawner_job_t *
 spawner_job_load (const char *path, zlist_t *overrides, char *reason,
                   size_t reason_size)
@@ -630,6 +691,7 @@ spawner_job_load (const char *path, zlist_t *overrides, char *reason,
     ||  s_find_app (self, path, reason, reason_size))
         goto out_fail;
     s_known_fill (&known, self->app);
+    s_stamp_files (self);       //  Before they are read
     if (s_check_tree (&known, tree, path, reason, reason_size)
     ||  s_check_overrides (&known, overrides, reason, reason_size)
     ||  s_check_job_section (self, path, reason, reason_size)
@@ -653,7 +715,8 @@ spawner_job_adopt (zhash_t *params, const char *what, char *reason,
     spawner_job_t *self = (spawner_job_t *) zmalloc (sizeof *self);
     self->params = zhash_dup (params);
     zhash_autofree (self->params);
-    if (s_check_job_section (self, what, reason, reason_size)
+    if (!s_files_unchanged (self, what, reason, reason_size)
+    ||  s_check_job_section (self, what, reason, reason_size)
     ||  s_check_recovery_sections (self, what, reason, reason_size)
     ||  s_check_problem (self, what, reason, reason_size))
         spawner_job_destroy (&self);
