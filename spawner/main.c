@@ -57,7 +57,8 @@ s_usage (FILE *out)
 "nodes    list the daemons a super-node and its peers know\n"
 "jobs     list the jobs running on the grid, and those waiting for\n"
 "         daemons: daemons, state, age, owner spawner (\"orphaned\" when no\n"
-"         spawner answers for a job)\n"
+"         spawner answers for a job, \"ended\" when this machine's record\n"
+"         says it ended and its daemons are being freed)\n"
 "status   the task table of a running job, from its spawner: each task's\n"
 "         daemon, cluster and state, and the job's state and residual;\n"
 "         why a waiting job waits; how and when an ended job ended\n"
@@ -432,8 +433,8 @@ s_dispatch (const char *command, const char *operand, arguments_t *args)
                                     (int) args->timeout_msec);
     if (streq (command, "jobs"))
         return spawner_jobs_list (args->run.supernode, args->run.keys_dir,
-                                  args->run.cert, args->json,
-                                  (int) args->timeout_msec);
+                                  args->run.cert, args->run.secrets_dir,
+                                  args->json, (int) args->timeout_msec);
     if (streq (command, "cancel"))
         return spawner_jobs_cancel (operand, args->run.supernode,
                                     args->run.keys_dir, args->run.cert,

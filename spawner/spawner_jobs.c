@@ -208,9 +208,26 @@ s_print_jobs (const job_row_t *rows, size_t count, bool json)
         printf ("(no job running)\n");
 }
 
+//  A job whose spawner wrote, as it finished, that it ended: its daemons
+//  may be listed at work for a moment after (their super-node hears of
+//  their release with their next heartbeat), and `jobs` run right after
+//  `submit` called the job orphaned.
+static void
+s_mark_ended (job_row_t *row, const char *secrets_dir)
+{
+    if (!streq (row->state, "orphaned"))
+        return;
+    char *dir = spawner_secret_dir (secrets_dir);
+    char ended [256];
+    if (jace_secret_ended (dir, row->id, ended, sizeof ended))
+        snprintf (row->state, sizeof row->state, "ended");
+    free (dir);
+}
+
 int
 spawner_jobs_list (const char *supernode, const char *keys_dir,
-                   const char *cert, bool json, int timeout_msec)
+                   const char *cert, const char *secrets_dir, bool json,
+                   int timeout_msec)
 {
     jace_security_t *security = spawner_nodes_security (keys_dir, cert);
     if (!security)
@@ -223,9 +240,11 @@ spawner_jobs_list (const char *supernode, const char *keys_dir,
         job_row_t *rows = s_group_jobs (registry, &count);
         for (size_t i = 0; i < count; i++) {
             s_ask_owner (&rows [i], security);
+            s_mark_ended (&rows [i], secrets_dir);
             //  A lease no daemon works for and no spawner answers for is
             //  one that is ending (a peer's listing lags): nothing to show
-            if (rows [i].daemons > 0 || !streq (rows [i].state, "orphaned"))
+            if (rows [i].daemons > 0 || (!streq (rows [i].state, "orphaned")
+                                         && !streq (rows [i].state, "ended")))
                 rows [shown++] = rows [i];
         }
         s_print_jobs (rows, shown, json);

@@ -24,11 +24,14 @@
 #include <stddef.h>
 #include "jace_auth.h"
 
-//  Print the grid's jobs (a table, or a JSON array with --json).  Returns
-//  0, or 1 with the reason on stderr.
+//  Print the grid's jobs (a table, or a JSON array with --json); a job
+//  no spawner answers for that this machine's records (in secrets_dir,
+//  NULL: the default folder) say ended is "ended", not "orphaned".
+//  Returns 0, or 1 with the reason on stderr.
 int
     spawner_jobs_list (const char *supernode, const char *keys_dir,
-                       const char *cert, bool json, int timeout_msec);
+                       const char *cert, const char *secrets_dir, bool json,
+                       int timeout_msec);
 
 //  Cancel job `job_id`, proving it ours with its secret in secrets_dir
 //  (NULL: the default folder), and wait until its daemons are free (at
