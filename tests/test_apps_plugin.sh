@@ -14,7 +14,7 @@
 #  a plugin of another ABI, are refused with what was wrong.
 . "$(dirname "$0")/lib.sh"
 lib_init medium
-plan 23
+plan 24
 
 trap '[ -n "${inst_bin:-}" ] && "$inst_bin/jace-grid" stop --run "$RUN/grid" \
     >/dev/null 2>&1; lib_cleanup' EXIT
@@ -149,6 +149,10 @@ ok $? "a RESERVE for advdiff, by count or by id, never gets noapp"
 "$inst_bin/jace-map" --job "$RUN/advdiff/advdiff.job" \
     --platform "$RUN/one.platform" >"$RUN/map.out" 2>&1
 ok $? "jace-map maps a job of the plugin"
+env -u JACE_APPS "$inst_bin/jace-map" --apps "$appsdir" \
+    --job "$RUN/advdiff/advdiff.job" --platform "$RUN/one.platform" \
+    >"$RUN/map-apps.out" 2>&1
+ok $? "... found with --apps DIR as well as through JACE_APPS"
 #  ... on the live grid too, leaving out noapp, the fastest, as the
 #  spawner does (it placed a task there, where the spawner could not)
 "$inst_bin/jace-map" --job "$RUN/advdiff/advdiff.job" --supernode "$sn" \

@@ -27,6 +27,8 @@
 #include <getopt.h>
 
 #define PROGRAM "jace-map"
+//  --apps given at most this often, as jace-spawner takes it
+#define APPS_DIRS_MAX 16
 
 //  Options of one run
 typedef struct {
@@ -39,6 +41,8 @@ typedef struct {
     long tasks;                 //  --tasks N, or -1
     bool json;                  //  --json
     zlist_t *overrides;         //  --set KEY=VALUE
+    const char *apps [APPS_DIRS_MAX];   //  --apps DIR, in order
+    size_t app_dirs;
 } options_t;
 
 static void
@@ -47,7 +51,7 @@ s_usage (FILE *stream)
     fprintf (stream,
         "usage: " PROGRAM " --job FILE (--platform FILE | --supernode EP)\n"
         "                [--algo NAME|all] [--tasks N] [--set KEY=VALUE]...\n"
-        "                [--keys DIR] [--cert NAME] [--json]\n"
+        "                [--keys DIR] [--cert NAME] [--apps DIR]... [--json]\n"
         "\n"
         "Maps a jace-spawner job file's tasks (one per daemon) as the spawner\n"
         "would and prints hd, the daemon of every task, the spares and the\n"
@@ -64,6 +68,10 @@ s_usage (FILE *stream)
         "      --set KEY=VALUE   override any job key (as jace-spawner)\n"
         "  -k, --keys DIR        CURVE keys from jace-keygen (--supernode)\n"
         "  -c, --cert NAME       our certificate in DIR (default: spawner)\n"
+        "      --apps DIR        load the application plugins (*.so) of DIR\n"
+        "                        (repeatable; then those of the JACE_APPS\n"
+        "                        path and the installed folder), as\n"
+        "                        jace-spawner submit --apps does\n"
         "      --json            one JSON object\n"
         "  -h, --help            this help\n"
         "  -V, --version         the version\n", spawner_plan_names ());
@@ -194,7 +202,8 @@ s_run (options_t *options)
     char reason [4400] = "";
     //  A job of a plugin maps as the spawner would map it: with the plugins
     //  of the JACE_APPS path and the installed folder.
-    if (app_plugin_load_all (NULL, 0, reason, sizeof reason) < 0) {
+    if (app_plugin_load_all (options->apps, options->app_dirs, reason,
+                             sizeof reason) < 0) {
         fprintf (stderr, PROGRAM ": %s\n", reason);
         return 1;
     }
@@ -318,6 +327,7 @@ main (int argc, char *argv [])
         { "algo", required_argument, NULL, 'a' },
         { "tasks", required_argument, NULL, 't' },
         { "set", required_argument, NULL, 'S' },
+        { "apps", required_argument, NULL, 'A' },
         { NULL, 0, NULL, 0 }
     };
     int option, rc = -1;
@@ -342,6 +352,15 @@ main (int argc, char *argv [])
             case 'c': options.cert = optarg; break;
             case 'a': options.algorithm = optarg; break;
             case 'S': zlist_append (options.overrides, optarg); break;
+            case 'A':
+                if (options.app_dirs == APPS_DIRS_MAX) {
+                    fprintf (stderr, PROGRAM ": at most %d --apps\n",
+                             APPS_DIRS_MAX);
+                    rc = 2;
+                }
+                else
+                    options.apps [options.app_dirs++] = optarg;
+                break;
             case 't':
                 options.tasks = strtol (optarg, &end, 10);
                 if (*end || end == optarg || options.tasks < 1
@@ -358,6 +377,12 @@ main (int argc, char *argv [])
         if (optind < argc || !options.job
         ||  (!options.platform) == (!options.supernode)) {
             s_usage (stderr);
+            rc = 2;
+        }
+        else
+        if (options.cert && !options.keys_dir) {
+            fprintf (stderr, PROGRAM ": --cert names a certificate of "
+                     "--keys DIR, which is not given\n");
             rc = 2;
         }
         else
