@@ -2,6 +2,10 @@
     spawner_job - a job as the user describes it: the ZPL job file
     =========================================================================
 */
+//  program_invocation_short_name: the tool reading the job names itself
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "spawner_job.h"
 #include "spawner_handoff.h"
 #include "spawner_drain.h"
@@ -628,6 +632,10 @@ s_file_stamp (const char *file, char *stamp, size_t size)
     return true;
 }
 
+//  A file this large takes a while to read (55 s for 576 MB under load),
+//  and nothing was said meanwhile
+#define LARGE_FILE_BYTES (64LL * 1000 * 1000)
+
 static void
 s_stamp_files (spawner_job_t *self)
 {
@@ -636,8 +644,13 @@ s_stamp_files (spawner_job_t *self)
                                                         s_file_keys [i]);
         char stamp [96], key [64];
         snprintf (key, sizeof key, "stamp/%s", s_file_keys [i]);
-        if (file && s_file_stamp (file, stamp, sizeof stamp))
-            zhash_update (self->params, key, stamp);
+        if (!file || !s_file_stamp (file, stamp, sizeof stamp))
+            continue;
+        zhash_update (self->params, key, stamp);
+        long long bytes = atoll (stamp);
+        if (bytes >= LARGE_FILE_BYTES)
+            fprintf (stderr, "%s: reading %s (%.0f MB)\n",
+                     program_invocation_short_name, file, bytes / 1e6);
     }
 }
 
