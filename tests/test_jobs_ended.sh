@@ -11,7 +11,8 @@
 lib_init light
 plan 5
 
-start_supernode sn
+#  The frozen daemon stays listed however long the spawner takes to end
+start_supernode sn --timeout 60000
 start_daemon d1 --cluster A --supernode "$SN"
 start_daemon d2 --cluster A --supernode "$SN"
 wait_for 15 count_is 2 "$SN"
@@ -28,8 +29,15 @@ frozen=$(daemon_of one 1)
 eval "kill -STOP \$PID_$frozen"
 kill -TERM "$one"
 wait "$one"
-[ "$(state_of "$id")" = ended ]
-ok $? "ended by its spawner, one daemon still listed at work: ended"
+st=$(state_of "$id")
+#  The frozen daemon may have been dropped by then (a slow build's
+#  spawner takes seconds to end): the job is then not listed at all
+listed=$(nodes_json "$SN" | jq -r ".[] | select(.id == \"$frozen\")
+                                     | .job")
+if [ "$listed" = "$id" ]; then [ "$st" = ended ]; else [ -z "$st" ]; fi
+rc=$?
+[ $rc -ne 0 ] && diag "state '$st' of $id, $frozen listed for '$listed'"
+ok $rc "ended by its spawner, a daemon still listed at work: ended (not orphaned)"
 eval "kill -CONT \$PID_$frozen"
 wait_for 30 count_is 2 "$SN" '.state == "free"'
 
