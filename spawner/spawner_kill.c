@@ -195,8 +195,10 @@ s_round (killer_t *self, bool first)
             }
         if (!found)
             fprintf (stderr, "jace-spawner: no daemon runs task %" PRId64
-                     " of job %s (as %s lists them now)\n", options->task,
-                     options->job, options->supernode);
+                     " of job %s (as %s lists them now: %zu at work; a task "
+                     "being placed, or still taking its data, is not listed "
+                     "until it runs: try again then)\n", options->task,
+                     options->job, options->supernode, count);
     }
     else {
         //  A random order of all of them: one that cannot be crashed
