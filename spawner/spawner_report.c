@@ -735,15 +735,18 @@ s_time_lost (const failure_t *failure)
          ? failure->restored - s_failed_at (failure) : NAN;
 }
 
-//  -1 when unknown
+//  -1 when unknown: also when the task went on from an iteration past
+//  the last one it reported (its copy was newer than its last progress
+//  line), where how far it had got is not in the log; "0" said nothing
+//  was lost where nothing was known
 static int64_t
 s_iterations_lost (const failure_t *failure)
 {
     if (failure->state != FAILURE_RESTORED || failure->iteration < 0
-    ||  failure->last_iteration < 0)
+    ||  failure->last_iteration < 0
+    ||  failure->iteration > failure->last_iteration)
         return -1;
-    int64_t lost = failure->last_iteration - failure->iteration;
-    return lost > 0 ? lost : 0;
+    return failure->last_iteration - failure->iteration;
 }
 
 //  ---------------------------------------------------------------------

@@ -498,8 +498,9 @@ test_unfinished_recoveries (const char *dir)
     is_string (cells [COLUMN_STATE], "from the initial state",
                "and says it restarted from the initial state");
     ok (s_row (text, "d3", cells), "the crash of d3 has a row");
-    is_string (cells [COLUMN_ITERATIONS], "0", "iterations lost are never "
-               "negative");
+    is_string (cells [COLUMN_ITERATIONS], "-", "iterations lost are never "
+               "negative: unknown where the copy is newer than the last "
+               "progress seen");
     is_string (cells [COLUMN_LOST], "1.100", "its time lost is 3.1 - 2.0");
     ok (s_row (text, "d2", cells), "the unrecovered failure of d2 has a row");
     is_string (cells [COLUMN_REPLACED], "4.100", "it was replaced");
