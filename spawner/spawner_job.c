@@ -61,8 +61,8 @@ struct _spawner_job_t {
 static const char *const s_keys [] = {
     "job/application", "job/tasks", "job/tolerance", "job/max_iterations",
     "job/max_seconds", "job/reserve_timeout", "job/heartbeat_timeout",
-    "job/orphan_timeout", "job/setup_timeout", "job/spares", "job/replacement", "job/mapping",
-    "job/detector", "job/watch_links", "checkpoint/copies",
+    "job/orphan_timeout", "job/setup_timeout", "job/spares",
+    "job/replacement", "job/mapping", "job/detector", "job/watch_links", "checkpoint/copies",
     "checkpoint/every_iterations", "checkpoint/every_seconds",
     "report/sample_seconds", "job/stall_snapshots", "drain/schedule",
     "job/rebalance", "job/rebalance_threshold", "job/rebalance_handoff",
@@ -621,15 +621,17 @@ static const char *const s_file_keys [] = {
     "problem/matrix", "problem/rhs", NULL
 };
 
-static bool
+//  The stamp of `file` into `stamp`; its size in bytes, or -1 (stamp
+//  untouched) if it cannot be seen
+static int64_t
 s_file_stamp (const char *file, char *stamp, size_t size)
 {
     struct stat status;
     if (stat (file, &status) != 0)
-        return false;
+        return -1;
     snprintf (stamp, size, "%lld %lld.%09ld", (long long) status.st_size,
               (long long) status.st_mtim.tv_sec, status.st_mtim.tv_nsec);
-    return true;
+    return (int64_t) status.st_size;
 }
 
 //  A file this large takes a while to read (55 s for 576 MB under load),
@@ -644,30 +646,31 @@ s_stamp_files (spawner_job_t *self)
                                                         s_file_keys [i]);
         char stamp [96], key [64];
         snprintf (key, sizeof key, "stamp/%s", s_file_keys [i]);
-        if (!file || !s_file_stamp (file, stamp, sizeof stamp))
-            continue;
+        int64_t bytes = file ? s_file_stamp (file, stamp, sizeof stamp) : -1;
+        if (bytes < 0)
+            continue;           //  Reading it says what is wrong
         zhash_update (self->params, key, stamp);
-        long long bytes = atoll (stamp);
         if (bytes >= LARGE_FILE_BYTES)
             fprintf (stderr, "%s: reading %s (%.0f MB)\n",
                      program_invocation_short_name, file, bytes / 1e6);
     }
 }
 
-//  True if every stamped file is as it was stamped; else says which not
+//  True if every stamped file is as it was stamped; else says which not.
+//  One that cannot be seen (gone, or named relative to another folder)
+//  passes here: reading it says what is wrong, better than "changed".
 static bool
 s_files_unchanged (spawner_job_t *self, const char *what, char *reason,
                    size_t reason_size)
 {
     for (size_t i = 0; s_file_keys [i]; i++) {
-        char key [64], stamp [96] = "gone";
+        char key [64], stamp [96];
         snprintf (key, sizeof key, "stamp/%s", s_file_keys [i]);
         const char *then = (const char *) zhash_lookup (self->params, key);
         const char *file = (const char *) zhash_lookup (self->params,
                                                         s_file_keys [i]);
-        if (!then || !file)
+        if (!then || !file || s_file_stamp (file, stamp, sizeof stamp) < 0)
             continue;
-        s_file_stamp (file, stamp, sizeof stamp);
         if (!streq (stamp, then)) {
             snprintf (reason, reason_size, "%s: %s = %s changed since the "
                       "job was submitted (size and modification time "

@@ -201,7 +201,7 @@ s_run (options_t *options)
 {
     char reason [4400] = "";
     //  A job of a plugin maps as the spawner would map it: with the plugins
-    //  of the JACE_APPS path and the installed folder.
+    //  of --apps, the JACE_APPS path and the installed folder.
     if (app_plugin_load_all (options->apps, options->app_dirs, reason,
                              sizeof reason) < 0) {
         fprintf (stderr, PROGRAM ": %s\n", reason);
